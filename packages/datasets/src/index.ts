@@ -1,1 +1,82 @@
-export {};
+// @grassflow/datasets: Wikitext-2, SNLI and synthetic attention tasks: verified downloads, token caches and batches.
+export { DatasetError, type DatasetErrorCode } from './errors';
+export {
+  resolveDataDir,
+  userCacheDir,
+  wikitextPath,
+  snliPath,
+  bertVocabPath,
+  wikitextRelPath,
+  snliRelPath,
+  BERT_VOCAB_REL_PATH,
+  type DataDirOptions,
+  type WikitextSplit,
+  type WikitextVariant,
+  type SnliSplit,
+} from './data-dir';
+export {
+  DEFAULT_MANIFEST,
+  DEFAULT_USER_AGENT,
+  WIKITEXT2_TOKENS,
+  WIKITEXT2_RAW,
+  SNLI_1_0,
+  BERT_VOCAB,
+  findOrigin,
+  expectedSha256,
+  sourceByName,
+  mirroredUrl,
+  type ArchiveMember,
+  type ArchiveSource,
+  type FileSource,
+  type LocalOnlyFile,
+  type SourcesManifest,
+  type FileOrigin,
+} from './sources';
+export { downloadFile, type DownloadOptions, type DownloadResult } from './download';
+export { extractZip, unsafeEntryReason, type ExtractOptions } from './zip-extract';
+export { ensureDataset, ensureDataFile, verifyDataFile, type EnsureOptions, type EnsureResult, type VerifyResult } from './ensure-dataset';
+export { sha256File, sha256Hex, writeFileAtomic } from './files';
+export { encodeTexts, isCorpusEncoder, type TextEncoderLike, type CorpusEncoderLike, type TokenIds } from './text-encoder';
+export {
+  loadOrBuildTokenIds,
+  encodeTokenCache,
+  decodeTokenCache,
+  resolveTokenCacheDir,
+  tokenCachePath,
+  TOKEN_CACHE_MAGIC,
+  TOKEN_CACHE_VERSION,
+  TOKEN_CACHE_HEADER_BYTES,
+  type TokenCacheKey,
+  type TokenCacheResult,
+  type TokenCacheStatus,
+} from './token-cache';
+export {
+  loadWikitextText,
+  loadWikitextIds,
+  encodeLines,
+  encodeCorpusText,
+  type WikitextOptions,
+  type WikitextText,
+  type WikitextIds,
+  type WikitextIdsOptions,
+  type LineEncodingOptions,
+} from './wikitext';
+export { LmTrainBatcher, lmEvalBatches, lmEvalWindowCount, type LmBatch, type LmBatcherState, type LmTrainOptions, type LmEvalOptions } from './lm-batches';
+export {
+  SNLI_LABELS,
+  parseSnliJsonl,
+  loadSnli,
+  encodeSnliPairs,
+  snliBatches,
+  type SnliLabel,
+  type SnliPair,
+  type SnliData,
+  type SnliSplitData,
+  type SnliLoadOptions,
+  type SnliEncodeOptions,
+  type EncodedSnli,
+  type SnliBatch,
+  type SnliBatchOptions,
+} from './snli';
+export { Prng, splitmix32, mixSeed, permutation, epochPermutation, type PrngState } from './prng';
+export { SyntheticTask, LAGGED_SUM_LAGS, type SyntheticFamily, type SyntheticTaskOptions, type SyntheticSequence } from './synthetic';

@@ -1,0 +1,81 @@
+// Where data lives: explicit path, else GRASSFLOW_DATA_DIR, else the per-user cache; per-file accessors.
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { DatasetError } from './errors';
+
+/** Options shared by every function that touches the data folder. */
+export interface DataDirOptions {
+  /** Data folder; wins over GRASSFLOW_DATA_DIR and the per-user cache. */
+  dataDir?: string;
+  /** Environment to read (default `process.env`); tests pass their own. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Wikitext-2 split names. */
+export type WikitextSplit = 'train' | 'valid' | 'test';
+/** `.tokens` = word level with `<unk>` (for the word-level tokenizer); `.raw` = original text (for WordPiece). */
+export type WikitextVariant = 'tokens' | 'raw';
+/** SNLI files: the official splits, and the 1% train sample of the shared data. */
+export type SnliSplit = 'train' | 'dev' | 'test' | 'train_0.01';
+
+/**
+ * Per-user cache root: `$XDG_CACHE_HOME/grassflow`, else `~/.cache/grassflow`.
+ * Holds downloaded data (when GRASSFLOW_DATA_DIR is unset) and the token-id caches.
+ */
+export function userCacheDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const xdg = env['XDG_CACHE_HOME'];
+  const base = xdg !== undefined && xdg !== '' ? xdg : join(homedir(), '.cache');
+  return resolve(base, 'grassflow');
+}
+
+/**
+ * The data folder, absolute: `opts.dataDir` ?? `$GRASSFLOW_DATA_DIR` ?? {@link userCacheDir}.
+ * Relative paths resolve against the current working directory.
+ */
+export function resolveDataDir(opts: DataDirOptions = {}): string {
+  if (opts.dataDir !== undefined) {
+    if (opts.dataDir === '') throw new DatasetError('INVALID_ARGUMENT', 'dataDir is an empty string: pass a folder path or leave it unset.');
+    return resolve(opts.dataDir);
+  }
+  const env = opts.env ?? process.env;
+  const fromEnv = env['GRASSFLOW_DATA_DIR'];
+  if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
+  return userCacheDir(env);
+}
+
+/** Path of a Wikitext-2 file relative to the data folder: `wikitext-2/wiki.{split}.{variant}`. */
+export function wikitextRelPath(split: WikitextSplit, variant: WikitextVariant): string {
+  checkOneOf('split', split, ['train', 'valid', 'test']);
+  checkOneOf('variant', variant, ['tokens', 'raw']);
+  return `wikitext-2/wiki.${split}.${variant}`;
+}
+
+/** Path of an SNLI file relative to the data folder: `snli/snli_1.0_{split}.jsonl`. */
+export function snliRelPath(split: SnliSplit): string {
+  checkOneOf('split', split, ['train', 'dev', 'test', 'train_0.01']);
+  return `snli/snli_1.0_${split}.jsonl`;
+}
+
+/** Relative path of the BERT uncased WordPiece vocabulary. */
+export const BERT_VOCAB_REL_PATH = 'bert-vocab/vocab.txt';
+
+/** Absolute path of `wikitext-2/wiki.{split}.{variant}` in the data folder (the file may not exist yet). */
+export function wikitextPath(split: WikitextSplit, variant: WikitextVariant = 'tokens', opts: DataDirOptions = {}): string {
+  return join(resolveDataDir(opts), wikitextRelPath(split, variant));
+}
+
+/** Absolute path of `snli/snli_1.0_{split}.jsonl` in the data folder (the file may not exist yet). */
+export function snliPath(split: SnliSplit, opts: DataDirOptions = {}): string {
+  return join(resolveDataDir(opts), snliRelPath(split));
+}
+
+/** Absolute path of `bert-vocab/vocab.txt` in the data folder (the file may not exist yet). */
+export function bertVocabPath(opts: DataDirOptions = {}): string {
+  return join(resolveDataDir(opts), BERT_VOCAB_REL_PATH);
+}
+
+function checkOneOf(name: string, value: string, allowed: readonly string[]): void {
+  if (!allowed.includes(value)) {
+    throw new DatasetError('INVALID_ARGUMENT', `${name} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got '${value}'.`);
+  }
+}
