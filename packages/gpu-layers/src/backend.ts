@@ -1,0 +1,154 @@
+// Backend selection: tfjs-node-gpu (CUDA) → tfjs-node → wasm (SIMD) → cpu, or one forced by name.
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import { registerWasmTrainingKernels } from './wasm-kernels.js';
+
+/** Backends this package can select, in automatic order. */
+export const BACKEND_NAMES = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const;
+export type BackendName = (typeof BACKEND_NAMES)[number];
+
+export interface InitBackendOptions {
+  /** Force one backend; default: GRASSFLOW_BACKEND, else the first that loads in BACKEND_NAMES order. */
+  backend?: BackendName;
+  /** wasm only: thread count (honoured where the platform supports wasm threads; Node does not). */
+  threads?: number;
+}
+
+/** What was selected, for apps to print. */
+export interface BackendInfo {
+  /** This package's name of the backend. */
+  name: BackendName;
+  /** The tfjs backend now active (tf.getBackend()): 'tensorflow', 'wasm' or 'cpu'. */
+  tfBackend: string;
+  /** wasm: whether the SIMD binary is in use. */
+  simd?: boolean;
+  /** wasm: threads in use. */
+  threads?: number;
+  /** tfjs-core version of the layers' tf instance. */
+  tfjsCore: string;
+  /** Backends tried before this one and why each did not load (automatic selection only). */
+  skipped: Array<{ name: BackendName; reason: string }>;
+}
+
+/** A backend that was asked for and cannot be used; the message says why and what to do. */
+export class BackendUnavailableError extends Error {
+  constructor(
+    readonly backend: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BackendUnavailableError';
+  }
+}
+
+const NODE_MODULES: Record<'tensorflow-gpu' | 'tensorflow', string> = {
+  'tensorflow-gpu': '@tensorflow/tfjs-node-gpu',
+  tensorflow: '@tensorflow/tfjs-node',
+};
+
+function isModuleNotFound(err: unknown, specifier: string): boolean {
+  const e = err as { code?: string; message?: string };
+  return (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') && String(e.message).includes(specifier);
+}
+
+/**
+ * tfjs-node(-gpu) is CommonJS and depends on its own copy of @tensorflow/tfjs(-core). Importing it
+ * registers the 'tensorflow' backend and its kernels in tfjs-core's engine and kernel registry, which
+ * tfjs-core keeps on globalThis (`_tfengine`, `kernelRegistry`) and so shares between copies: the
+ * backend becomes usable from this package's tf instance too. We check that it did (an incompatible
+ * copy that keeps a private engine would not) rather than assume it.
+ */
+async function loadNode(name: 'tensorflow-gpu' | 'tensorflow'): Promise<void> {
+  const specifier = NODE_MODULES[name];
+  let mod: { version?: Record<string, string> };
+  // When tfjs-node-gpu failed after registering its kernels, tfjs-node re-registers the same kernel
+  // names for 'tensorflow' and tfjs-core warns once per kernel (~150 lines): drop exactly those lines.
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && /^The kernel '\w+' for backend 'tensorflow' is already registered$/.test(args[0])) return;
+    warn(...args);
+  };
+  try {
+    mod = (await import(/* @vite-ignore */ specifier)) as { version?: Record<string, string> };
+  } catch (err) {
+    if (isModuleNotFound(err, specifier)) {
+      throw new BackendUnavailableError(
+        name,
+        `backend '${name}' needs ${specifier}, which is not installed: run \`npm install ${specifier}@4.22.0\`` +
+          (name === 'tensorflow-gpu' ? ' (Linux x64 with CUDA 11.2 + cuDNN 8.1; its install downloads libtensorflow)' : ' (its install downloads libtensorflow)'),
+      );
+    }
+    throw new BackendUnavailableError(
+      name,
+      `backend '${name}': ${specifier} is installed but failed to load (usually its native libtensorflow was not downloaded at install, e.g. offline; ` +
+        `reinstall it with network access or run \`npm rebuild ${specifier}\`): ${(err as Error).message}`,
+    );
+  } finally {
+    console.warn = warn;
+  }
+  if (tf.findBackendFactory('tensorflow') === null || tf.findBackendFactory('tensorflow') === undefined) {
+    const theirs = mod.version?.['tfjs-core'] ?? 'unknown';
+    throw new BackendUnavailableError(
+      name,
+      `${specifier} loaded, but its 'tensorflow' backend is not visible to this package's tfjs-core ${tf.version_core} ` +
+        `(it uses tfjs-core ${theirs}); install matching versions (4.22.0) so that they share one engine`,
+    );
+  }
+  if (!(await tf.setBackend('tensorflow'))) {
+    throw new BackendUnavailableError(name, `${specifier} loaded, but its 'tensorflow' backend failed to initialise`);
+  }
+}
+
+async function loadWasm(threads: number | undefined): Promise<{ simd: boolean; threads: number }> {
+  let wasm: typeof import('@tensorflow/tfjs-backend-wasm');
+  try {
+    wasm = await import('@tensorflow/tfjs-backend-wasm');
+  } catch (err) {
+    throw new BackendUnavailableError('wasm', `backend 'wasm' needs @tensorflow/tfjs-backend-wasm@4.22.0: ${(err as Error).message}`);
+  }
+  registerWasmTrainingKernels();
+  if (threads !== undefined) {
+    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer >= 1, got ${threads}`);
+    wasm.setThreadsCount(threads);
+  }
+  if (!(await tf.setBackend('wasm'))) throw new BackendUnavailableError('wasm', "backend 'wasm' failed to initialise (see the warning above)");
+  const simd = (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) === true;
+  return { simd, threads: wasm.getThreadsCount() };
+}
+
+async function load(name: BackendName, threads: number | undefined): Promise<Partial<BackendInfo>> {
+  if (name === 'tensorflow-gpu' || name === 'tensorflow') {
+    await loadNode(name);
+    return {};
+  }
+  if (name === 'wasm') return loadWasm(threads);
+  if (!(await tf.setBackend('cpu'))) throw new BackendUnavailableError('cpu', "backend 'cpu' failed to initialise");
+  return {};
+}
+
+/**
+ * Select and initialise a backend for this package's tf instance. Forced (option, else the
+ * GRASSFLOW_BACKEND environment variable): that one or a {@link BackendUnavailableError} saying why.
+ * Automatic: the first of tensorflow-gpu, tensorflow, wasm, cpu that loads.
+ */
+export async function initBackend(options: InitBackendOptions = {}): Promise<BackendInfo> {
+  const env = typeof process !== 'undefined' ? process.env['GRASSFLOW_BACKEND'] : undefined;
+  const forced = options.backend ?? (env !== undefined && env !== '' ? env : undefined);
+  if (forced !== undefined && !(BACKEND_NAMES as readonly string[]).includes(forced)) {
+    const source = options.backend !== undefined ? 'options.backend' : 'GRASSFLOW_BACKEND';
+    throw new BackendUnavailableError(forced, `unknown backend '${forced}' (from ${source}); choose one of ${BACKEND_NAMES.join(', ')}`);
+  }
+  const candidates = forced !== undefined ? [forced as BackendName] : [...BACKEND_NAMES];
+  const skipped: BackendInfo['skipped'] = [];
+  for (const name of candidates) {
+    try {
+      const extra = await load(name, options.threads);
+      await tf.ready();
+      return { name, tfBackend: tf.getBackend(), tfjsCore: tf.version_core, skipped, ...extra };
+    } catch (err) {
+      if (forced !== undefined || !(err instanceof BackendUnavailableError)) throw err;
+      skipped.push({ name, reason: err.message });
+    }
+  }
+  throw new BackendUnavailableError('cpu', `no backend could be loaded: ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`);
+}

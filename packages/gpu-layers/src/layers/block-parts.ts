@@ -1,0 +1,32 @@
+// Pieces shared by the blocks: LayerNorm and feed-forward parameter specs, block arguments.
+import type { ParamSpec } from '../param-layer.js';
+
+/** LayerNorm ε of every block (paper-notes §1). */
+export const LN_EPS = 1e-5;
+
+/** `{prefix}.weight` (ones) and `{prefix}.bias` (zeros) of a LayerNorm of width d. */
+export function layerNormSpecs(prefix: string, d: number): ParamSpec[] {
+  return [
+    { name: `${prefix}.weight`, shape: [d], init: 'ones', linear: false },
+    { name: `${prefix}.bias`, shape: [d], init: 'zeros', linear: false },
+  ];
+}
+
+/** ffn.fc1 [d → d_ff] and ffn.fc2 [d_ff → d]. */
+export function ffnSpecs(d: number, dFF: number): ParamSpec[] {
+  return [
+    { name: 'ffn.fc1.weight', shape: [d, dFF], init: 'normal', linear: true },
+    { name: 'ffn.fc1.bias', shape: [dFF], init: 'zeros', linear: false },
+    { name: 'ffn.fc2.weight', shape: [dFF, d], init: 'normal', linear: true },
+    { name: 'ffn.fc2.bias', shape: [d], init: 'zeros', linear: false },
+  ];
+}
+
+/** Check the arguments every block shares; `who` names the block in the error. */
+export function checkBlockArgs(who: string, dFF: unknown, norm: unknown, dropout: unknown): void {
+  if (typeof dFF !== 'number' || !Number.isInteger(dFF) || dFF < 1) throw new RangeError(`${who}: dFF must be an integer >= 1, got ${String(dFF)}`);
+  if (norm !== 'post' && norm !== 'pre') throw new RangeError(`${who}: norm must be 'post' or 'pre', got ${JSON.stringify(norm)}`);
+  if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1)) {
+    throw new RangeError(`${who}: dropout must be in [0, 1), got ${String(dropout)}`);
+  }
+}

@@ -1,0 +1,26 @@
+// GrassmannLM: the attention-free language model of paper-notes §2.
+import type { ModelConfig } from '../config.js';
+import { GrassmannBlock } from '../layers/grassmann-block.js';
+import { TiedEmbeddingLM, type CreateModelOptions } from './language-model.js';
+
+/**
+ * logits = LN_f?(Block_N(…Block_1(Dropout(tok_emb[x] + pos_emb[t])))) · tok_embᵀ, each block a
+ * GrassmannBlock with the layer's own offsets (config.offsets[i]). [B, L] int32 → [B, L, V].
+ */
+export class GrassmannLM extends TiedEmbeddingLM {
+  constructor(config: ModelConfig, options: CreateModelOptions = {}) {
+    if (config.kind !== 'grassmann') throw new TypeError(`GrassmannLM needs config.kind 'grassmann', got '${config.kind}'`);
+    super(config, options, (i, seed) => {
+      const c = config;
+      return new GrassmannBlock({
+        r: c.r,
+        offsets: c.offsets[i] as number[],
+        dFF: c.dFF,
+        norm: c.norm,
+        dropout: c.dropout,
+        eps: c.eps,
+        ...(seed === undefined ? {} : { seed }),
+      });
+    });
+  }
+}

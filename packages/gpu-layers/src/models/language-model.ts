@@ -1,0 +1,170 @@
+// Shared skeleton of the language models: token + position embeddings, N blocks, tied output head.
+import * as tf from '@tensorflow/tfjs-core';
+import { validateModelConfig, type ModelConfig } from '../config.js';
+import { LN_EPS } from '../layers/block-parts.js';
+import { dropout, embeddingLookup, layerNorm, tiedHead } from '../ops.js';
+import { INIT_STD, type NamedParam, type ParamLayer } from '../param-layer.js';
+
+/** Options of a forward pass. */
+export interface ForwardOptions {
+  /** Apply dropout (default false). */
+  training?: boolean;
+}
+
+/** Options when building a model. */
+export interface CreateModelOptions {
+  /** Seed of every N(0, 0.02) init: two models built with one seed are identical. Unseeded if absent. */
+  seed?: number;
+}
+
+/** What every language model of this package offers (GrassmannLM, TransformerLM). */
+export interface LanguageModel {
+  readonly config: ModelConfig;
+  /** Logits [B, L, V] of int32 token ids [B, L], L ≤ maxLen. */
+  apply(inputIds: tf.Tensor2D, opts?: ForwardOptions): tf.Tensor3D;
+  /** Same as {@link LanguageModel.apply}. */
+  forward(inputIds: tf.Tensor2D, opts?: ForwardOptions): tf.Tensor3D;
+  trainableVariables(): tf.Variable[];
+  /** New tensors (the caller disposes) under PyTorch names, linear weights in nn.Linear's [out, in]. */
+  stateDict(): Map<string, tf.Tensor>;
+  /** Check every name, shape and dtype against this model, then assign (transposing linear weights). */
+  loadStateDict(dict: Map<string, tf.Tensor>): void;
+  dispose(): void;
+}
+
+/** A state dict that does not fit the model: names the tensor and both shapes. */
+export class StateDictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StateDictError';
+  }
+}
+
+/** Internal [in, out] ↔ PyTorch [out, in] for linear weights. */
+function torchShape(p: NamedParam): number[] {
+  const s = p.variable.shape;
+  return p.linear ? [s[1] as number, s[0] as number] : [...s];
+}
+
+/** A variable holding `init`'s values; `init` itself is disposed (tf.variable keeps its own reference). */
+function ownedVariable<R extends tf.Rank>(init: tf.Tensor<R>): tf.Variable<R> {
+  const variable = tf.variable(init);
+  init.dispose();
+  return variable;
+}
+
+/** Token + position embeddings → blocks → (ln_f if pre-LN) → logits = h · tok_embᵀ. */
+export abstract class TiedEmbeddingLM implements LanguageModel {
+  readonly config: ModelConfig;
+  protected readonly tokEmb: tf.Variable<tf.Rank.R2>; // [V, d]
+  protected readonly posEmb: tf.Variable<tf.Rank.R2>; // [L, d]
+  protected readonly blocks: ParamLayer[];
+  protected readonly lnF: { weight: tf.Variable; bias: tf.Variable } | null;
+  private disposed = false;
+
+  protected constructor(config: ModelConfig, options: CreateModelOptions, makeBlock: (i: number, seed: number | undefined) => ParamLayer) {
+    this.config = validateModelConfig(config);
+    const { vocabSize: V, dModel: d, maxLen: L, nLayers } = this.config;
+    const seed = options.seed;
+    if (seed !== undefined && !Number.isInteger(seed)) throw new TypeError(`seed must be an integer, got ${seed}`);
+    this.tokEmb = ownedVariable(tf.randomNormal([V, d], 0, INIT_STD, 'float32', seed));
+    this.posEmb = ownedVariable(tf.randomNormal([L, d], 0, INIT_STD, 'float32', seed === undefined ? undefined : seed + 1));
+    this.blocks = Array.from({ length: nLayers }, (_, i) => {
+      const block = makeBlock(i, seed === undefined ? undefined : seed + 100 * (i + 1));
+      tf.tidy(() => block.apply(tf.zeros([1, 1, d])) as tf.Tensor); // builds the weights (and lets Layer.dispose work)
+      return block;
+    });
+    this.lnF = this.config.norm === 'pre' ? { weight: ownedVariable(tf.ones([d])), bias: ownedVariable(tf.zeros([d])) } : null;
+  }
+
+  apply(inputIds: tf.Tensor2D, opts: ForwardOptions = {}): tf.Tensor3D {
+    if (this.disposed) throw new Error('this model has been disposed');
+    const { maxLen, dModel: d, vocabSize: V, dropout: rate } = this.config;
+    if (inputIds.rank !== 2 || inputIds.dtype !== 'int32') {
+      throw new TypeError(`inputIds must be an int32 tensor [B, L], got ${inputIds.dtype} [${inputIds.shape.join(', ')}]`);
+    }
+    const [B, L] = inputIds.shape;
+    if (L > maxLen || L < 1) throw new RangeError(`sequence length ${L} must be in [1, maxLen = ${maxLen}]`);
+    // Out-of-range ids would read garbage rows on wasm instead of failing: check them (B·L ints, cheap).
+    const idValues = inputIds.dataSync();
+    for (let k = 0; k < idValues.length; k++) {
+      const id = idValues[k] as number;
+      if (id < 0 || id >= V) throw new RangeError(`token id ${id} at flat position ${k} is outside [0, vocabSize = ${V})`);
+    }
+    const training = opts.training === true;
+    return tf.tidy(() => {
+      const pos = tf.reshape(tf.slice(this.posEmb, [0, 0], [L, d]), [1, L, d]); // [1, L, d]
+      let x = dropout(tf.add(embeddingLookup(this.tokEmb, inputIds), pos) as tf.Tensor3D, rate, training); // [B, L, d]
+      for (const block of this.blocks) x = block.apply(x, { training }) as tf.Tensor3D; // [B, L, d]
+      if (this.lnF !== null) x = layerNorm(x, this.lnF.weight, this.lnF.bias, LN_EPS) as tf.Tensor3D;
+      const logits = tiedHead(tf.reshape(x, [B * L, d]) as tf.Tensor2D, this.tokEmb); // [B·L, d]·[d, V] = [B·L, V]
+      return tf.reshape(logits, [B, L, V]);
+    });
+  }
+
+  forward(inputIds: tf.Tensor2D, opts: ForwardOptions = {}): tf.Tensor3D {
+    return this.apply(inputIds, opts);
+  }
+
+  /** Every parameter under its PyTorch name, in a fixed order. */
+  protected namedParams(): NamedParam[] {
+    const out: NamedParam[] = [
+      { name: 'tok_emb.weight', variable: this.tokEmb, linear: false },
+      { name: 'pos_emb.weight', variable: this.posEmb, linear: false },
+    ];
+    this.blocks.forEach((block, i) => {
+      for (const p of block.namedParams()) out.push({ ...p, name: `blocks.${i}.${p.name}` });
+    });
+    if (this.lnF !== null) {
+      out.push({ name: 'ln_f.weight', variable: this.lnF.weight, linear: false });
+      out.push({ name: 'ln_f.bias', variable: this.lnF.bias, linear: false });
+    }
+    return out;
+  }
+
+  trainableVariables(): tf.Variable[] {
+    return this.namedParams().map((p) => p.variable);
+  }
+
+  /** Total number of trainable scalars (equals countParams(config)). */
+  numParams(): number {
+    return this.namedParams().reduce((n, p) => n + p.variable.size, 0);
+  }
+
+  stateDict(): Map<string, tf.Tensor> {
+    return new Map(this.namedParams().map((p) => [p.name, p.linear ? tf.transpose(p.variable) : tf.clone(p.variable)]));
+  }
+
+  loadStateDict(dict: Map<string, tf.Tensor>): void {
+    const params = this.namedParams();
+    for (const p of params) {
+      const t = dict.get(p.name);
+      const want = torchShape(p);
+      if (t === undefined) throw new StateDictError(`state dict is missing '${p.name}' (expected shape [${want.join(', ')}])`);
+      if (t.dtype !== 'float32') throw new StateDictError(`'${p.name}' has dtype ${t.dtype}, expected float32`);
+      if (t.shape.length !== want.length || t.shape.some((s, k) => s !== want[k])) {
+        throw new StateDictError(`'${p.name}' has shape [${t.shape.join(', ')}], expected [${want.join(', ')}]`);
+      }
+    }
+    const known = new Set(params.map((p) => p.name));
+    for (const [name, t] of dict) {
+      if (!known.has(name)) throw new StateDictError(`unexpected tensor '${name}' (shape [${t.shape.join(', ')}]) in state dict`);
+    }
+    tf.tidy(() => {
+      for (const p of params) {
+        const t = dict.get(p.name) as tf.Tensor;
+        p.variable.assign(p.linear ? tf.transpose(t) : t);
+      }
+    });
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.tokEmb.dispose();
+    this.posEmb.dispose();
+    for (const block of this.blocks) block.dispose();
+    this.lnF?.weight.dispose();
+    this.lnF?.bias.dispose();
+  }
+}

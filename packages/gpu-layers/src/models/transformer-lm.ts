@@ -1,0 +1,22 @@
+// TransformerLM: the attention baseline (DPA or expressive attention) of paper-notes §2 and §4.
+import type { ModelConfig } from '../config.js';
+import { TransformerBlock } from '../layers/transformer-block.js';
+import { TiedEmbeddingLM, type CreateModelOptions } from './language-model.js';
+
+/** The same skeleton as GrassmannLM with TransformerBlocks (config.attention, config.nHeads). */
+export class TransformerLM extends TiedEmbeddingLM {
+  constructor(config: ModelConfig, options: CreateModelOptions = {}) {
+    if (config.kind !== 'transformer') throw new TypeError(`TransformerLM needs config.kind 'transformer', got '${config.kind}'`);
+    super(config, options, (_i, seed) =>
+      new TransformerBlock({
+        nHeads: config.nHeads,
+        dFF: config.dFF,
+        attention: config.attention,
+        norm: config.norm,
+        dropout: config.dropout,
+        eps: config.eps,
+        ...(seed === undefined ? {} : { seed }),
+      }),
+    );
+  }
+}

@@ -1,0 +1,194 @@
+// Differentiable building blocks with hand-written gradients: explicit-transpose matmul, linear,
+// LayerNorm, exact GELU, embedding lookup. Every gradient here runs on the cpu and wasm backends.
+import * as tf from '@tensorflow/tfjs-core';
+
+/** Swap the last two axes of a rank ≥ 2 tensor, as an explicit `tf.transpose` (never a matMul flag). */
+export function transposeLast(x: tf.Tensor): tf.Tensor {
+  const perm = x.shape.map((_, i) => i);
+  const n = perm.length;
+  if (n < 2) throw new RangeError(`transposeLast needs a tensor of rank >= 2, got shape [${x.shape.join(', ')}]`);
+  perm[n - 2] = n - 1;
+  perm[n - 1] = n - 2;
+  return tf.transpose(x, perm);
+}
+
+const matmulWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const a = args[0] as tf.Tensor;
+  const b = args[1] as tf.Tensor;
+  const save = args[2] as tf.GradSaveFunc;
+  save([a, b]);
+  return {
+    value: tf.matMul(a, b),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sa, sb] = saved as [tf.Tensor, tf.Tensor];
+      return [tf.matMul(dy, transposeLast(sb)), tf.matMul(transposeLast(sa), dy)];
+    },
+  };
+});
+
+const matmulConstBWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const a = args[0] as tf.Tensor;
+  const b = args[1] as tf.Tensor;
+  const save = args[2] as tf.GradSaveFunc;
+  save([b]);
+  return {
+    value: tf.matMul(a, b),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sb] = saved as [tf.Tensor];
+      // b is a constant (e.g. a 0/1 selection matrix): its gradient is never used, skip the product.
+      return [tf.matMul(dy, transposeLast(sb)), tf.zerosLike(sb)];
+    },
+  };
+});
+
+function checkMatmulShapes(a: tf.Tensor, b: tf.Tensor): void {
+  if (a.rank < 2 || a.rank !== b.rank) {
+    throw new RangeError(`matmul needs operands of equal rank >= 2, got [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`);
+  }
+  if (a.shape[a.rank - 1] !== b.shape[b.rank - 2]) {
+    throw new RangeError(`matmul inner dimensions differ: [${a.shape.join(', ')}] · [${b.shape.join(', ')}]`);
+  }
+}
+
+/**
+ * C = A·B for operands of equal rank (batched over leading axes), with gradient
+ * dA = dy·Bᵀ, dB = Aᵀ·dy computed on explicitly transposed operands: on wasm a matMul with
+ * transposeA/transposeB flags is about 11× slower than one on pre-transposed operands.
+ */
+export function matmul<T extends tf.Tensor>(a: T, b: tf.Tensor): T {
+  checkMatmulShapes(a, b);
+  return matmulWithGrad(a, b) as T;
+}
+
+/** C = A·B where B is a constant: same as {@link matmul} but no gradient is computed for B. */
+export function matmulConst<T extends tf.Tensor>(a: T, b: tf.Tensor): T {
+  checkMatmulShapes(a, b);
+  return matmulConstBWithGrad(a, b) as T;
+}
+
+const tiedHeadWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const x = args[0] as tf.Tensor2D; // [N, d]
+  const table = args[1] as tf.Tensor2D; // [V, d]
+  const save = args[2] as tf.GradSaveFunc;
+  save([x, table]);
+  return {
+    value: tf.matMul(x, tf.transpose(table)), // [N, d]·[d, V] = [N, V]
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sx, st] = saved as [tf.Tensor2D, tf.Tensor2D];
+      // dx = dy·E needs no transpose; dE = (xᵀ·dy)ᵀ: one [d, V] transpose instead of two.
+      return [tf.matMul(dy, st), tf.transpose(tf.matMul(tf.transpose(sx), dy))];
+    },
+  };
+});
+
+/**
+ * Tied output head: logits = x·Eᵀ for x [N, d] and an embedding table E [V, d], with
+ * dx = dy·E and dE = (xᵀ·dy)ᵀ — all on explicitly transposed operands.
+ */
+export function tiedHead(x: tf.Tensor2D, table: tf.Tensor2D): tf.Tensor2D {
+  if (x.rank !== 2 || table.rank !== 2 || x.shape[1] !== table.shape[1]) {
+    throw new RangeError(`tiedHead expects x [N, d] and table [V, d], got [${x.shape.join(', ')}] and [${table.shape.join(', ')}]`);
+  }
+  return tiedHeadWithGrad(x, table) as tf.Tensor2D;
+}
+
+/** y = x·W + b for x [..., in], W [in, out] (internal layout), b [out]; leading axes are flattened. */
+export function linear(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor): tf.Tensor {
+  const inDim = w.shape[0] as number;
+  const outDim = w.shape[1] as number;
+  const lead = x.shape.slice(0, -1);
+  const x2 = tf.reshape(x, [-1, inDim]); // [N, in]
+  const y2 = tf.add(matmul(x2, w), b); // [N, out]
+  return tf.reshape(y2, [...lead, outDim]); // [..., out]
+}
+
+const layerNormWithGrad = (eps: number) =>
+  tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const x = args[0] as tf.Tensor2D; // [N, d]
+    const gamma = args[1] as tf.Tensor1D; // [d]
+    const beta = args[2] as tf.Tensor1D; // [d]
+    const save = args[3] as tf.GradSaveFunc;
+    const [value, xhat, rstd] = tf.tidy(() => {
+      const mean = tf.mean(x, -1, true); // [N, 1]
+      const xc = tf.sub(x, mean); // [N, d]
+      const variance = tf.mean(tf.square(xc), -1, true); // [N, 1]
+      const rstd = tf.rsqrt(tf.add(variance, eps)); // [N, 1]
+      const xhat = tf.mul(xc, rstd); // [N, d]
+      return [tf.add(tf.mul(xhat, gamma), beta), xhat, rstd];
+    });
+    save([xhat, rstd, gamma]);
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [sxhat, srstd, sgamma] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+        const g = tf.mul(dy, sgamma); // [N, d]
+        const meanG = tf.mean(g, -1, true); // [N, 1]
+        const meanGx = tf.mean(tf.mul(g, sxhat), -1, true); // [N, 1]
+        // dx = rstd · (g − mean(g) − x̂ · mean(g ⊙ x̂))
+        const dx = tf.mul(srstd, tf.sub(tf.sub(g, meanG), tf.mul(sxhat, meanGx)));
+        const dGamma = tf.sum(tf.mul(dy, sxhat), 0); // [d]
+        const dBeta = tf.sum(dy, 0); // [d]
+        return [dx, dGamma, dBeta];
+      },
+    };
+  });
+
+const layerNormCache = new Map<number, ReturnType<typeof layerNormWithGrad>>();
+
+/**
+ * LayerNorm over the last axis: y = (x − μ)/sqrt(σ² + ε) · γ + β, with the closed-form gradient
+ * dx = (g − mean(g) − x̂·mean(g⊙x̂))/sqrt(σ² + ε), g = dy⊙γ.
+ */
+export function layerNorm(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor, eps = 1e-5): tf.Tensor {
+  let fn = layerNormCache.get(eps);
+  if (fn === undefined) {
+    fn = layerNormWithGrad(eps);
+    layerNormCache.set(eps, fn);
+  }
+  const d = x.shape[x.rank - 1] as number;
+  const x2 = tf.reshape(x, [-1, d]); // [N, d]
+  return tf.reshape(fn(x2, gamma, beta), x.shape);
+}
+
+const SQRT1_2 = Math.SQRT1_2;
+const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
+
+const geluWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const x = args[0] as tf.Tensor;
+  const save = args[1] as tf.GradSaveFunc;
+  const [value, cdf] = tf.tidy(() => {
+    const cdf = tf.mul(0.5, tf.add(1, tf.erf(tf.mul(x, SQRT1_2)))); // Φ(x)
+    return [tf.mul(x, cdf), cdf];
+  });
+  save([x, cdf]);
+  return {
+    value,
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sx, scdf] = saved as [tf.Tensor, tf.Tensor];
+      const pdf = tf.mul(INV_SQRT_2PI, tf.exp(tf.mul(-0.5, tf.square(sx)))); // φ(x)
+      return [tf.mul(dy, tf.add(scdf, tf.mul(sx, pdf)))];
+    },
+  };
+});
+
+/** Exact GELU: x·Φ(x) = x·(1 + erf(x/√2))/2, gradient Φ(x) + x·φ(x). */
+export function gelu<T extends tf.Tensor>(x: T): T {
+  return geluWithGrad(x) as T;
+}
+
+/** Inverted dropout: zero each entry with probability `rate` and scale the rest by 1/(1 − rate). */
+export function dropout<T extends tf.Tensor>(x: T, rate: number, training: boolean): T {
+  if (!training || rate <= 0) return x;
+  return tf.dropout(x, rate) as T;
+}
+
+/**
+ * Embedding lookup table[ids]: ids int32 [B, L], table [V, d] → [B, L, d]. The gradient is
+ * tf.gather's (UnsortedSegmentSum), which this package registers for wasm (see wasm-kernels.ts).
+ */
+export function embeddingLookup(table: tf.Tensor2D, ids: tf.Tensor2D): tf.Tensor3D {
+  const [B, L] = ids.shape;
+  const d = table.shape[1];
+  const flat = tf.reshape(ids, [B * L]); // [B·L]
+  return tf.reshape(tf.gather(table, flat), [B, L, d]); // [B, L, d]
+}

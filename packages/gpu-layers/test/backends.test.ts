@@ -1,0 +1,83 @@
+// Backend selection, and cpu vs wasm agreement of logits and gradients for every model kind.
+import * as tf from '@tensorflow/tfjs-core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BACKEND_NAMES, BackendUnavailableError, createModel, initBackend, lmLoss, preset, type ModelConfig } from '../src/index.js';
+import { relErr, tokenIds, useBackend } from './helpers.js';
+
+describe('initBackend', () => {
+  const savedEnv = process.env['GRASSFLOW_BACKEND'];
+  afterEach(() => {
+    if (savedEnv === undefined) delete process.env['GRASSFLOW_BACKEND'];
+    else process.env['GRASSFLOW_BACKEND'] = savedEnv;
+  });
+
+  it('forcing cpu and wasm works and reports the backend', async () => {
+    delete process.env['GRASSFLOW_BACKEND'];
+    const cpu = await initBackend({ backend: 'cpu' });
+    expect(cpu).toMatchObject({ name: 'cpu', tfBackend: 'cpu', tfjsCore: tf.version_core });
+    expect(tf.getBackend()).toBe('cpu');
+    const wasm = await initBackend({ backend: 'wasm' });
+    expect(wasm).toMatchObject({ name: 'wasm', tfBackend: 'wasm', threads: 1 });
+    expect(typeof wasm.simd).toBe('boolean');
+    expect(tf.getBackend()).toBe('wasm');
+  });
+
+  it('GRASSFLOW_BACKEND forces a backend; the option wins over it', async () => {
+    process.env['GRASSFLOW_BACKEND'] = 'cpu';
+    expect((await initBackend()).name).toBe('cpu');
+    expect((await initBackend({ backend: 'wasm' })).name).toBe('wasm');
+    process.env['GRASSFLOW_BACKEND'] = 'webgpu';
+    await expect(initBackend()).rejects.toThrow(/unknown backend 'webgpu' \(from GRASSFLOW_BACKEND\)/);
+  });
+
+  it('an unknown name and an unloadable tfjs-node-gpu throw clear errors', async () => {
+    delete process.env['GRASSFLOW_BACKEND'];
+    await expect(initBackend({ backend: 'gpu' as 'cpu' })).rejects.toThrow(/unknown backend 'gpu'.*tensorflow-gpu, tensorflow, wasm, cpu/);
+    // Here @tensorflow/tfjs-node-gpu is absent or installed without its native libtensorflow.
+    const err = await initBackend({ backend: 'tensorflow-gpu' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BackendUnavailableError);
+    expect((err as Error).message).toMatch(/@tensorflow\/tfjs-node-gpu (is not installed: run `npm install|is installed but failed to load)/);
+    // The failure leaves a working backend behind.
+    expect((await initBackend({ backend: 'cpu' })).name).toBe('cpu');
+  });
+
+  it('automatic selection picks the first loadable backend and says why it skipped the others', async () => {
+    delete process.env['GRASSFLOW_BACKEND'];
+    const info = await initBackend();
+    const order = BACKEND_NAMES.indexOf(info.name);
+    expect(info.skipped.map((s) => s.name)).toEqual(BACKEND_NAMES.slice(0, order));
+    for (const s of info.skipped) expect(s.reason).toMatch(/tfjs-node/);
+    expect(tf.getBackend()).toBe(info.tfBackend);
+  });
+});
+
+/** Logits and loss gradients of a model built from one state dict, on the given backend. */
+async function run(backend: 'cpu' | 'wasm', config: ModelConfig, state: Map<string, { data: Float32Array; shape: number[] }>) {
+  await useBackend(backend);
+  const model = createModel(config);
+  model.loadStateDict(new Map([...state].map(([k, v]) => [k, tf.tensor(v.data, v.shape)])));
+  const ids = tokenIds(2, 12, config.vocabSize, 1);
+  const targets = tokenIds(2, 12, config.vocabSize, 2);
+  const logits = model.apply(ids).dataSync().slice();
+  const { grads } = tf.variableGrads(() => lmLoss(model.apply(ids), targets), model.trainableVariables());
+  const g = model.trainableVariables().map((v) => (grads[v.name] as tf.Tensor).dataSync().slice());
+  model.dispose();
+  return { logits, g };
+}
+
+describe('cpu and wasm agree', () => {
+  it.each([
+    ['grassmann', preset('tiny', { offsets: [[1, 2], [3]] })],
+    ['transformer dpa', preset('tiny', { kind: 'transformer', attention: 'dpa' })],
+    ['transformer ea', preset('tiny', { kind: 'transformer', attention: 'ea' })],
+  ] as Array<[string, ModelConfig]>)('%s: logits and gradients within 1e-4 relative', async (_n, config) => {
+    await useBackend('cpu');
+    const source = createModel(config, { seed: 4 });
+    const state = new Map([...source.stateDict()].map(([k, t]) => [k, { data: t.dataSync() as Float32Array, shape: t.shape }]));
+    source.dispose();
+    const cpu = await run('cpu', config, state);
+    const wasm = await run('wasm', config, state);
+    expect(relErr(wasm.logits, cpu.logits)).toBeLessThan(1e-4);
+    cpu.g.forEach((g, k) => expect(relErr(wasm.g[k] as Float32Array, g), `gradient ${k}`).toBeLessThan(1e-4));
+  });
+});
