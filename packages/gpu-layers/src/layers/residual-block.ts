@@ -1,0 +1,90 @@
+// ResidualBlock: what GrassmannBlock and TransformerBlock share — LayerNorms, the FFN, the residual wiring.
+import * as tf from '@tensorflow/tfjs-core';
+import type { Shape } from '@tensorflow/tfjs-layers';
+import type { Kwargs } from '@tensorflow/tfjs-layers/dist/types';
+import { dropout, gelu, layerNorm, linear } from '../ops.js';
+import { ParamLayer, type ParamLayerArgs } from '../param-layer.js';
+import { checkBlockArgs, LN_EPS } from './block-parts.js';
+
+export interface ResidualBlockArgs extends ParamLayerArgs {
+  dFF: number;
+  /** 'post' (default, paper) or 'pre'. */
+  norm?: 'post' | 'pre';
+  /** Dropout rate; default 0.1. */
+  dropout?: number;
+}
+
+/**
+ * A mixer (Grassmann or attention) followed by FFN(x) = fc2(GELU(fc1(x))), exact erf GELU, LayerNorm ε = 1e-5:
+ * pre:  x = h + Dropout(Mix(LN1(h))); out = x + Dropout(FFN(LN2(x))).
+ * post: x = postMix(h) (the subclass's post-LN first half); out = LN2(x + Dropout(FFN(x))). [B, L, d] → [B, L, d].
+ */
+export abstract class ResidualBlock extends ParamLayer {
+  readonly dFF: number;
+  readonly norm: 'post' | 'pre';
+  readonly dropoutRate: number;
+
+  constructor(who: string, args: ResidualBlockArgs) {
+    super(args);
+    const { dFF, norm = 'post', dropout: rate = 0.1 } = args;
+    checkBlockArgs(who, dFF, norm, rate);
+    this.dFF = dFF;
+    this.norm = norm;
+    this.dropoutRate = rate;
+    this.inputSpec = [{ ndim: 3 }];
+  }
+
+  /** The token mixer: [B, L, d] → [B, L, d]. */
+  protected abstract mix(h: tf.Tensor3D): tf.Tensor3D;
+
+  /** First half of the post-LN block, from the input h to x. */
+  protected abstract postMix(h: tf.Tensor3D, training: boolean): tf.Tensor3D;
+
+  protected ln(x: tf.Tensor, which: 'ln1' | 'ln2'): tf.Tensor3D {
+    return layerNorm(x, this.param(`${which}.weight`), this.param(`${which}.bias`), LN_EPS) as tf.Tensor3D;
+  }
+
+  protected ffn(x: tf.Tensor3D): tf.Tensor3D {
+    const hidden = gelu(linear(x, this.param('ffn.fc1.weight'), this.param('ffn.fc1.bias'))); // [B, L, d_ff]
+    return linear(hidden, this.param('ffn.fc2.weight'), this.param('ffn.fc2.bias')) as tf.Tensor3D; // [B, L, d]
+  }
+
+  protected drop(x: tf.Tensor3D, training: boolean): tf.Tensor3D {
+    return dropout(x, this.dropoutRate, training) as tf.Tensor3D;
+  }
+
+  override computeOutputShape(inputShape: Shape | Shape[]): Shape | Shape[] {
+    return inputShape;
+  }
+
+  override call(inputs: tf.Tensor | tf.Tensor[], kwargs: Kwargs): tf.Tensor {
+    const training = kwargs['training'] === true;
+    return tf.tidy(() => {
+      const h = (Array.isArray(inputs) ? inputs[0] : inputs) as tf.Tensor3D; // [B, L, d]
+      if (this.norm === 'post') {
+        const x = this.postMix(h, training);
+        return this.ln(tf.add(x, this.drop(this.ffn(x), training)), 'ln2');
+      }
+      const x = tf.add(h, this.drop(this.mix(this.ln(h, 'ln1')), training)) as tf.Tensor3D;
+      return tf.add(x, this.drop(this.ffn(this.ln(x, 'ln2')), training));
+    });
+  }
+
+  /** tfjs-layers' JSON round trip turns the key dFF into d_ff and back into dFf: accept both. */
+  static override fromConfig<T extends tf.serialization.Serializable>(
+    cls: tf.serialization.SerializableConstructor<T>,
+    config: tf.serialization.ConfigDict,
+  ): T {
+    const { dFf, ...rest } = config;
+    return new cls({ ...rest, dFF: rest['dFF'] ?? dFf });
+  }
+
+  /** This block's own config fields, merged over the shared ones by getConfig. */
+  protected abstract mixerConfig(): tf.serialization.ConfigDict;
+
+  override getConfig(): tf.serialization.ConfigDict {
+    const config: tf.serialization.ConfigDict = { ...this.mixerConfig(), dFF: this.dFF, norm: this.norm, dropout: this.dropoutRate };
+    if (this.seed !== undefined) config['seed'] = this.seed;
+    return { ...super.getConfig(), ...config };
+  }
+}
