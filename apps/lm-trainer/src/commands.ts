@@ -1,0 +1,143 @@
+// The train, eval and generate commands.
+import { formatHelp, parseFlags, RunFolder, StopSignal, UsageError, type FlagSpecs } from '@grassflow/training';
+import { startBackend } from './backend.js';
+import { loadModelAndTokenizer } from './checkpoint-dir.js';
+import { dataDirOrThrow, loadSplitIds, loadTokenizer, type TokenizerKind } from './corpus.js';
+import { generateIds } from './generate.js';
+import { evaluatePerplexity } from './lm-task.js';
+import { COMMON_TRAIN_FLAGS, explicitFlags, MODEL_KINDS, modelConfigFrom, trainingConfigFrom, type ModelKind } from './model-options.js';
+import { resumeRun, startRun, type RunData, type RunOutcome } from './run-training.js';
+
+/** Print help and return true when argv asks for it. */
+export function wantsHelp(argv: readonly string[], usage: string, description: string, specs: FlagSpecs): boolean {
+  if (!argv.includes('--help') && !argv.includes('-h')) return false;
+  process.stdout.write(`${formatHelp(usage, description, specs)}\n`);
+  return true;
+}
+
+/** Load tokenizer + train/valid ids from the data folder. */
+export async function loadRunData(tokenizer: TokenizerKind, dataDirFlag: string | undefined): Promise<RunData> {
+  const dataDir = dataDirOrThrow(dataDirFlag);
+  const tok = await loadTokenizer(tokenizer, dataDir);
+  const [train, valid] = [await loadSplitIds('train', tok, dataDir), await loadSplitIds('valid', tok, dataDir)];
+  return { tok, dataDir, train, valid };
+}
+
+const TRAIN_FLAGS = {
+  model: { type: 'string', choices: MODEL_KINDS, default: 'grassmann', help: 'model kind' },
+  ...COMMON_TRAIN_FLAGS,
+  out: { type: 'string', metavar: 'DIR', help: 'run folder (default runs/<model>-<preset>-s<seed>)' },
+  resume: { type: 'string', metavar: 'DIR', help: 'continue the run in DIR from checkpoints/latest (its config.json fixes everything else)' },
+} as const satisfies FlagSpecs;
+
+/** Flags that may accompany --resume (the rest comes from the run's config.json). */
+const RESUME_FLAGS = new Set(['resume', 'quiet', 'backend', 'data-dir', 'stop-at-step']);
+
+/** Exit code for how a run ended (128 + signal when interrupted). */
+function exitCodeOf(o: RunOutcome): number {
+  return o.result.status === 'interrupted' && o.result.signal !== undefined ? StopSignal.exitCode(o.result.signal) : 0;
+}
+
+function printOutcome(o: RunOutcome): void {
+  const s = o.result.state;
+  if (o.result.status === 'interrupted') process.stderr.write(`interrupted by ${o.result.signal} at step ${s.step}: checkpoint ${o.run.latestCheckpoint}; continue with --resume ${o.run.dir}\n`);
+  else if (o.result.status === 'stopped') process.stderr.write(`stopped at step ${s.step} (--stop-at-step): checkpoint ${o.run.latestCheckpoint}; continue with --resume ${o.run.dir}\n`);
+  else process.stderr.write(`done: ${s.step} steps, best val PPL ${s.best?.value.toFixed(2) ?? '?'} at step ${s.best?.step ?? '?'}; report ${o.reportPath}\n`);
+}
+
+/** `grassflow-lm train`. Returns the process exit code. */
+export async function trainCommand(argv: readonly string[]): Promise<number> {
+  if (wantsHelp(argv, 'grassflow-lm train --model grassmann|transformer-dpa|transformer-ea --preset P [overrides] [--epochs E|--steps S|--tokens T]', 'Train a language model on WikiText-2 into a run folder (config.json, metrics.jsonl, checkpoints/{latest,best}, report.md).', TRAIN_FLAGS)) return 0;
+  const f = parseFlags(argv, TRAIN_FLAGS);
+  const stop = f['stop-at-step'];
+  if (f.resume !== undefined) {
+    const extra = [...explicitFlags(argv)].filter((k) => !RESUME_FLAGS.has(k));
+    if (extra.length > 0) throw new UsageError(`--${extra[0]} cannot be combined with --resume: the run's config.json fixes it`, extra[0]);
+    const run = new RunFolder(f.resume);
+    if (!run.exists()) throw new UsageError(`--resume ${f.resume}: no config.json there; pass the run folder that train --out created`, 'resume');
+    const cfg = await run.readConfig<{ data?: { tokenizer?: string }; backend?: { name?: string } }>();
+    await startBackend(f.backend);
+    const data = await loadRunData((cfg.data?.tokenizer ?? 'wordpiece') as TokenizerKind, f['data-dir']);
+    const o = await resumeRun(f.resume, data, { quiet: f.quiet, ...(stop === undefined ? {} : { stopAtStep: stop }) });
+    printOutcome(o);
+    return exitCodeOf(o);
+  }
+  const training0 = trainingConfigFrom(f, 1); // validates --epochs/--steps/--tokens before any slow work
+  const backend = await startBackend(f.backend);
+  const data = await loadRunData(f.tokenizer as TokenizerKind, f['data-dir']);
+  const kind = f.model as ModelKind;
+  const model = modelConfigFrom(kind, f, data.tok.vocabSize);
+  const training = { ...training0, block: model.maxLen };
+  const out = f.out ?? `runs/${kind}-${f.preset}-s${f.seed}`;
+  const o = await startRun({
+    out,
+    modelKind: kind,
+    preset: f.preset,
+    model,
+    training,
+    data,
+    backend,
+    command: ['grassflow-lm', 'train', ...argv].join(' '),
+    quiet: f.quiet,
+    ...(stop === undefined ? {} : { stopAtStep: stop }),
+  });
+  printOutcome(o);
+  return exitCodeOf(o);
+}
+
+const EVAL_FLAGS = {
+  checkpoint: { type: 'string', metavar: 'DIR', help: 'checkpoint folder, or a run folder (its best checkpoint)' },
+  split: { type: 'string', choices: ['valid', 'test'], default: 'valid', help: 'WikiText-2 split' },
+  batch: { type: 'int', min: 1, default: 16, help: 'windows per forward pass' },
+  tokenizer: { type: 'string', choices: ['wordpiece', 'word'], help: 'tokenizer (default: the one the checkpoint records)' },
+  'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },
+  backend: COMMON_TRAIN_FLAGS.backend,
+} as const satisfies FlagSpecs;
+
+/** `grassflow-lm eval`: one JSON line {split, tokens, nll, ppl} over every token of the split. */
+export async function evalCommand(argv: readonly string[]): Promise<number> {
+  if (wantsHelp(argv, 'grassflow-lm eval --checkpoint DIR --split valid|test', 'Perplexity over every token of a split (non-overlapping windows of the model\'s L), printed as one line of JSON.', EVAL_FLAGS)) return 0;
+  const f = parseFlags(argv, EVAL_FLAGS);
+  if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
+  const dataDir = dataDirOrThrow(f['data-dir']);
+  await startBackend(f.backend);
+  const { model, tok } = await loadModelAndTokenizer(f.checkpoint, dataDir, f.tokenizer);
+  try {
+    const ids = await loadSplitIds(f.split as 'valid' | 'test', tok, dataDir);
+    const r = evaluatePerplexity(model, ids, { block: model.config.maxLen, batch: f.batch });
+    process.stdout.write(`${JSON.stringify({ split: f.split, tokens: r.tokens, nll: r.nll, ppl: r.ppl })}\n`);
+    return 0;
+  } finally {
+    model.dispose();
+  }
+}
+
+const GENERATE_FLAGS = {
+  checkpoint: EVAL_FLAGS.checkpoint,
+  prompt: { type: 'string', metavar: 'TEXT', default: 'the', help: 'text to continue' },
+  'max-tokens': { type: 'int', min: 1, default: 40, help: 'tokens to generate' },
+  temperature: { type: 'float', min: 0, default: 1.0, help: 'softmax temperature (0: greedy)' },
+  'top-k': { type: 'int', min: 0, default: 40, help: 'sample among the k most likely tokens (0: all)' },
+  seed: { type: 'int', min: 0, max: 0xffffffff, default: 1, help: 'sampling seed (same seed, same text)' },
+  tokenizer: EVAL_FLAGS.tokenizer,
+  'data-dir': EVAL_FLAGS['data-dir'],
+  backend: COMMON_TRAIN_FLAGS.backend,
+} as const satisfies FlagSpecs;
+
+/** `grassflow-lm generate`: prints the prompt's continuation. */
+export async function generateCommand(argv: readonly string[]): Promise<number> {
+  if (wantsHelp(argv, 'grassflow-lm generate --checkpoint DIR --prompt TEXT [--max-tokens N --temperature T --top-k K --seed S]', 'Sample a continuation of the prompt; deterministic for a seed.', GENERATE_FLAGS)) return 0;
+  const f = parseFlags(argv, GENERATE_FLAGS);
+  if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
+  const dataDir = dataDirOrThrow(f['data-dir']);
+  await startBackend(f.backend);
+  const { model, tok } = await loadModelAndTokenizer(f.checkpoint, dataDir, f.tokenizer);
+  try {
+    const prompt = await tok.encodePrompt(f.prompt);
+    const out = generateIds(model, prompt, { maxTokens: f['max-tokens'], temperature: f.temperature, topK: f['top-k'], seed: f.seed });
+    process.stdout.write(`${tok.decode(Int32Array.from([...prompt, ...out]))}\n`);
+    return 0;
+  } finally {
+    model.dispose();
+  }
+}

@@ -1,0 +1,99 @@
+// `compare`: the three model kinds under one token budget, seed and data order; one report side by side.
+import { join, resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { countParams, loadCheckpoint } from '@grassflow/gpu-layers';
+import { parseFlags, writeReport, type FlagSpecs, type MetricRecord } from '@grassflow/training';
+import { startBackend } from './backend.js';
+import { loadSplitIds, type TokenizerKind } from './corpus.js';
+import { loadRunData, wantsHelp } from './commands.js';
+import { evaluatePerplexity } from './lm-task.js';
+import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom } from './model-options.js';
+import { startRun } from './run-training.js';
+import { summarise } from './run-report.js';
+
+/** Defaults sized so that all three runs finish in a few minutes on a 2-core machine (see README). */
+export const COMPARE_FLAGS = {
+  ...COMMON_TRAIN_FLAGS,
+  preset: { ...COMMON_TRAIN_FLAGS.preset, default: 'tiny' },
+  'd-model': { ...COMMON_TRAIN_FLAGS['d-model'], default: 64 },
+  block: { ...COMMON_TRAIN_FLAGS.block, default: 64 },
+  batch: { ...COMMON_TRAIN_FLAGS.batch, default: 8 },
+  lr: { ...COMMON_TRAIN_FLAGS.lr, default: 2e-3 },
+  warmup: { ...COMMON_TRAIN_FLAGS.warmup, default: 10 },
+  tokens: { ...COMMON_TRAIN_FLAGS.tokens, default: 40960 },
+  'eval-every': { ...COMMON_TRAIN_FLAGS['eval-every'], default: 20 },
+  'eval-tokens': { ...COMMON_TRAIN_FLAGS['eval-tokens'], default: 8192 },
+  'log-every': { ...COMMON_TRAIN_FLAGS['log-every'], default: 4 },
+  out: { type: 'string', metavar: 'DIR', default: 'runs/compare', help: 'folder for the three runs and the report' },
+} as const satisfies FlagSpecs;
+
+/** `grassflow-lm compare`: returns the exit code; prints where the report is. */
+export async function compareCommand(argv: readonly string[]): Promise<number> {
+  if (wantsHelp(argv, 'grassflow-lm compare [--preset P --tokens T --seed S …]', 'Train grassmann, transformer-dpa and transformer-ea with one token budget, seed and data order; evaluate each best checkpoint on the first --eval-tokens tokens of wiki.valid and wiki.test; write one report.', COMPARE_FLAGS)) return 0;
+  const f = parseFlags(argv, COMPARE_FLAGS);
+  // --tokens has a default here: another length flag replaces it
+  const lengthGiven = argv.some((a) => /^--(epochs|steps)(=|$)/.test(a));
+  const flags = lengthGiven && !argv.some((a) => /^--tokens(=|$)/.test(a)) ? { ...f, tokens: undefined } : f;
+  const training0 = trainingConfigFrom(flags, 1);
+  const backend = await startBackend(f.backend);
+  const data = await loadRunData(f.tokenizer as TokenizerKind, f['data-dir']);
+  const test = await loadSplitIds('test', data.tok, data.dataDir);
+  const evalN = f['eval-tokens'];
+  const out = resolve(f.out);
+  await mkdir(out, { recursive: true });
+  const rows: Array<Array<string | number | null>> = [];
+  const curves: Array<{ name: string; records: MetricRecord[] }> = [];
+  for (const kind of MODEL_KINDS) {
+    const model = modelConfigFrom(kind, flags, data.tok.vocabSize);
+    const o = await startRun({
+      out: join(out, kind),
+      modelKind: kind,
+      preset: f.preset,
+      model,
+      training: { ...training0, block: model.maxLen },
+      data,
+      backend,
+      command: ['grassflow-lm', 'compare', ...argv].join(' '),
+      quiet: f.quiet,
+    });
+    if (o.result.status !== 'finished') {
+      process.stderr.write(`compare stopped during ${kind} (${o.result.status}); its checkpoint: ${o.run.latestCheckpoint}\n`);
+      return o.result.signal === 'SIGTERM' ? 143 : 130;
+    }
+    const best = await loadCheckpoint(o.run.bestCheckpoint);
+    for (const t of best.extraTensors.values()) t.dispose();
+    const opts = { block: model.maxLen, batch: 16 };
+    const v = evaluatePerplexity(best.model, data.valid.subarray(0, evalN ?? data.valid.length), opts);
+    const te = evaluatePerplexity(best.model, test.subarray(0, evalN ?? test.length), opts);
+    best.model.dispose();
+    const records = await o.run.readMetrics();
+    const s = summarise(records);
+    rows.push([kind, countParams(model), s.tokens, s.lastLoss, v.ppl, te.ppl, s.bestStep, Math.round(o.result.state.tokensSeen / o.result.state.trainSeconds), Math.round(o.result.state.trainSeconds)]);
+    curves.push({ name: kind, records });
+    process.stderr.write(`${kind}: val PPL ${v.ppl.toFixed(2)}, test PPL ${te.ppl.toFixed(2)} (${v.tokens} / ${te.tokens} tokens)\n`);
+  }
+  const cfg = modelConfigFrom('grassmann', flags, data.tok.vocabSize);
+  const series = (type: string, key: string, x: string): Array<{ name: string; points: Array<[number, number]> }> =>
+    curves.map((c) => ({ name: c.name, points: c.records.filter((r) => r.type === type && typeof r[key] === 'number').map((r) => [x === 'tokens' ? (r['tokens'] as number) : r.step, r[key] as number]) }));
+  const evalNote = evalN === undefined ? 'every token of wiki.valid and wiki.test' : `the first ${evalN.toLocaleString('en-US')} tokens of wiki.valid and of wiki.test`;
+  const path = await writeReport(out, {
+    title: 'Grassmann vs Transformer (DPA, EA) on WikiText-2',
+    intro: [
+      `Command: \`${['grassflow-lm', 'compare', ...argv].join(' ')}\`; backend ${backend.name}; tokenizer ${data.tok.kind} (V ${data.tok.vocabSize.toLocaleString('en-US')}).`,
+      `Same for all three: preset ${f.preset} (${cfg.nLayers} layers, d ${cfg.dModel}, d_ff ${cfg.dFF}, L ${cfg.maxLen}, ${cfg.norm}-LN, dropout ${cfg.dropout}; ` +
+        `Grassmann r ${cfg.r}, offsets ${JSON.stringify(cfg.offsets)}; attention ${cfg.nHeads} heads), batch ${training0.batch}, token budget ` +
+        `${JSON.stringify(training0.length)}, seed ${training0.seed} (same initialisation seed and data order), AdamW lr ${training0.lr}, warmup ${training0.warmup}.`,
+      `PPL columns: the best checkpoint (by validation PPL during training) evaluated on ${evalNote}. ` +
+        `This is a short, small run for comparing the three kinds on one machine, not the paper's setting (6 layers, d 256, 30 epochs). ` +
+        'With a budget of a few tens of thousands of tokens the models learn mostly token frequencies, and one seed gives no error bars: read small PPL differences as noise.',
+    ],
+    table: { columns: ['model', 'params', 'train tokens', 'last train loss', 'val PPL', 'test PPL', 'best at step', 'train tokens/s', 'train s'], rows },
+    charts: [
+      { file: 'loss', chart: { title: 'Training loss', xLabel: 'training tokens', yLabel: 'cross-entropy (nats)', series: series('train', 'loss', 'tokens') } },
+      { file: 'val-ppl', chart: { title: 'Validation perplexity', xLabel: 'step', yLabel: 'PPL', logY: true, series: series('eval', 'val_ppl', 'step') } },
+    ],
+    notes: [MODEL_KINDS.map((k) => `- ${k}: run folder [${k}/](${k}/) (config.json, metrics.jsonl, checkpoints/, report.md)`).join('\n')],
+  });
+  process.stdout.write(`report: ${path}\n`);
+  return 0;
+}

@@ -1,0 +1,88 @@
+// Tokenizers and WikiText-2 token ids for the trainer: WordPiece (default) or word level, on the `.tokens` files.
+import { existsSync, statSync } from 'node:fs';
+import { BERT_VOCAB_REL_PATH, ensureDataFile, loadWikitextIds, resolveDataDir, wikitextRelPath, type WikitextSplit } from '@grassflow/datasets';
+import { WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
+
+export type TokenizerKind = 'wordpiece' | 'word';
+
+/** What the trainer needs from a tokenizer. */
+export interface CorpusTokenizer {
+  kind: TokenizerKind;
+  /** Identity of tokenizer + preprocessing (goes into config.json and the token-id cache key). */
+  id: string;
+  vocabSize: number;
+  encodeCorpus(text: string): Promise<Int32Array>;
+  /** Ids of a prompt (no special tokens, no line end). */
+  encodePrompt(text: string): Promise<Int32Array>;
+  decode(ids: ArrayLike<number>): string;
+}
+
+/** The data folder is missing: says which one and how to point at the data. */
+export class DataDirError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataDirError';
+  }
+}
+
+/**
+ * WikiText `.tokens` text → what BERT WordPiece should see (our choice, applied line by line):
+ * - `<unk>` (the word-level corpus's out-of-vocabulary marker) → `[UNK]`, which WordPiece keeps as one special token (id 100);
+ * - the split markers ` @-@ `, ` @,@ `, ` @.@ ` → `-`, `,`, `.` (BERT splits on punctuation anyway, so `1 @,@ 000`
+ *   and `1,000` give the same word pieces; removing the markers keeps `@` out of the ids);
+ * - every non-blank line (a paragraph or a ` = heading = `) ends with `[SEP]` (id 102), as `<eos>` ends lines in
+ *   the word-level corpus; blank lines give nothing.
+ */
+export function wikitextForWordPiece(text: string): string {
+  return text.replace(/<unk>/g, '[UNK]').replace(/ @([-,.])@ /g, '$1');
+}
+
+const WORDPIECE_PREP = 'wikitext-tokens:unk-markers-sep:v1';
+const SEP_ID = 102;
+
+/** Resolve and check the data folder (a missing folder is a DataDirError naming it). */
+export function dataDirOrThrow(dataDir: string | undefined): string {
+  const dir = resolveDataDir(dataDir === undefined ? {} : { dataDir });
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    const from = dataDir !== undefined ? '--data-dir' : process.env['GRASSFLOW_DATA_DIR'] ? 'GRASSFLOW_DATA_DIR' : 'the default cache folder';
+    throw new DataDirError(
+      `data folder ${dir} (from ${from}) does not exist. Pass --data-dir DIR or set GRASSFLOW_DATA_DIR to a folder with ` +
+        `${wikitextRelPath('train', 'tokens')}, ${wikitextRelPath('valid', 'tokens')}, ${wikitextRelPath('test', 'tokens')} and ${BERT_VOCAB_REL_PATH} ` +
+        '(create the folder to let the trainer download them).',
+    );
+  }
+  return dir;
+}
+
+/** Build the tokenizer: WordPiece from `bert-vocab/vocab.txt`, or the word-level vocabulary of wiki.train.tokens. */
+export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promise<CorpusTokenizer> {
+  if (kind === 'wordpiece') {
+    const wp = WordPieceTokenizer.fromVocabFile(await ensureDataFile(BERT_VOCAB_REL_PATH, { dataDir }));
+    return {
+      kind,
+      id: `${wp.id}:${WORDPIECE_PREP}`,
+      vocabSize: wp.vocabSize,
+      encodeCorpus: (text) => wp.encodeCorpus(wikitextForWordPiece(text), { lineEndId: SEP_ID }),
+      encodePrompt: async (text) => (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
+      decode: (ids) => wp.decode(ids, { skipSpecialTokens: false }).replace(/\s*\[SEP\]\s*/g, '\n'), // [SEP] ends a line
+    };
+  }
+  const wl = WordLevelTokenizer.fromCorpusFile(await ensureDataFile(wikitextRelPath('train', 'tokens'), { dataDir }));
+  return {
+    kind,
+    id: wl.id,
+    vocabSize: wl.vocabSize,
+    encodeCorpus: async (text) => wl.encode(text),
+    encodePrompt: async (text) => {
+      const ids = wl.encode(text.trim()); // one line: words, then <eos>
+      return ids.subarray(0, Math.max(0, ids.length - 1));
+    },
+    decode: (ids) => wl.decode(ids),
+  };
+}
+
+/** Token ids of a WikiText-2 split (`.tokens` file) under the tokenizer, through the datasets token-id cache. */
+export async function loadSplitIds(split: WikitextSplit, tok: CorpusTokenizer, dataDir: string): Promise<Int32Array> {
+  const r = await loadWikitextIds(split, { id: tok.id, encodeCorpus: (t: string) => tok.encodeCorpus(t) }, { variant: 'tokens', dataDir });
+  return r.ids;
+}

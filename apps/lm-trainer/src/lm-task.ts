@@ -1,0 +1,97 @@
+// Language modelling on token ids: training batches + loss, and perplexity over every token of a split.
+import * as tf from '@tensorflow/tfjs-core';
+import { LmTrainBatcher, lmEvalBatches, type LmBatcherState } from '@grassflow/datasets';
+import { lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
+import type { TrainTask } from '@grassflow/training';
+
+/** Negative log-likelihood of each target: nll[b, t] = logsumexp(logits[b, t, :]) − logits[b, t, y[b, t]]  → [B, L]. */
+export function tokenNll(logits: tf.Tensor3D, targets: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const [B, L, V] = logits.shape;
+    const flat = tf.reshape(logits, [B * L, V]); // [B·L, V]
+    const m = tf.max(flat, -1, true); // [B·L, 1]
+    const lse = tf.add(tf.log(tf.sum(tf.exp(tf.sub(flat, m)), -1)), tf.reshape(m, [B * L])); // [B·L]
+    const idx = tf.add(tf.mul(tf.range(0, B * L, 1, 'int32'), tf.scalar(V, 'int32')), tf.reshape(targets, [B * L])); // [B·L] flat index of each target
+    const picked = tf.gather(tf.reshape(flat, [B * L * V]), idx); // [B·L]
+    return tf.reshape(tf.sub(lse, picked), [B, L]);
+  });
+}
+
+/** Result of {@link evaluatePerplexity}: every target of the ids scored once. */
+export interface Perplexity {
+  /** Targets scored (N − 1 for N ids). */
+  tokens: number;
+  /** Mean NLL per target, nats. */
+  nll: number;
+  /** exp(nll). */
+  ppl: number;
+}
+
+/**
+ * Perplexity of a model over an id sequence: PPL = exp(Σ_t nll_t / (N − 1)) over every target ids[1..N−1]
+ * (lmEvalBatches: non-overlapping windows of L; the sum is taken in float64).
+ */
+export function evaluatePerplexity(model: LanguageModel, ids: Int32Array, opts: { block: number; batch: number }): Perplexity {
+  let sum = 0;
+  let count = 0;
+  for (const b of lmEvalBatches(ids, { blockSize: opts.block, batchSize: opts.batch })) {
+    const [B, L] = b.shape;
+    const nll = tf.tidy(() => {
+      const x = tf.tensor2d(b.x, [B, L], 'int32');
+      const y = tf.tensor2d(b.y, [B, L], 'int32');
+      return tokenNll(model.apply(x, { training: false }), y);
+    });
+    const values = nll.dataSync();
+    nll.dispose();
+    for (let i = 0; i < values.length; i++) {
+      if (b.mask[i] === 1) {
+        sum += values[i] as number;
+        count += 1;
+      }
+    }
+  }
+  if (count === 0) throw new Error(`nothing to evaluate: ${ids.length} ids hold no target`);
+  const nll = sum / count;
+  return { tokens: count, nll, ppl: Math.exp(nll) };
+}
+
+/** TrainTask for next-token prediction: shuffled contiguous chunks of the train ids (resumable order). */
+export class LmTrainTask implements TrainTask {
+  readonly batcher: LmTrainBatcher;
+
+  constructor(
+    private readonly model: LanguageModel,
+    trainIds: Int32Array,
+    private readonly validIds: Int32Array,
+    private readonly opts: { block: number; batch: number; seed: number; evalBatch?: number },
+  ) {
+    // dropLastBatch: every step sees B full rows, so each step's loss is a mean over B·L targets.
+    this.batcher = new LmTrainBatcher(trainIds, { blockSize: opts.block, batchSize: opts.batch, seed: opts.seed, dropLastBatch: true });
+  }
+
+  restore(state: LmBatcherState): void {
+    this.batcher.restore(state);
+  }
+
+  nextBatch(): { loss: () => tf.Scalar; tokens: number } {
+    const b = this.batcher.nextBatch();
+    const [B, L] = b.shape;
+    return {
+      tokens: B * L,
+      loss: () => {
+        const x = tf.tensor2d(b.x, [B, L], 'int32');
+        const y = tf.tensor2d(b.y, [B, L], 'int32');
+        return lmLoss(this.model.apply(x, { training: true }), y);
+      },
+    };
+  }
+
+  dataState(): { epoch: number; position: number; seed: number } {
+    return { ...this.batcher.state };
+  }
+
+  async evaluate(): Promise<Record<string, number>> {
+    const r = evaluatePerplexity(this.model, this.validIds, { block: this.opts.block, batch: this.opts.evalBatch ?? this.opts.batch });
+    return { val_ppl: r.ppl, val_nll: r.nll, val_tokens: r.tokens };
+  }
+}

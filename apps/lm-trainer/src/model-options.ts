@@ -1,0 +1,123 @@
+// Flags of `train`/`compare` and how they become a ModelConfig and a training config.
+import { BACKEND_NAMES, offsetSchedule, preset, type ModelConfig, type PresetName } from '@grassflow/gpu-layers';
+import { UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
+
+export const MODEL_KINDS = ['grassmann', 'transformer-dpa', 'transformer-ea'] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
+export const PRESET_NAMES = ['paper-6l', 'paper-6l-multi', 'paper-12l', 'tiny'] as const;
+
+/** Flags shared by train and compare (everything but --model, --out, --resume). */
+export const COMMON_TRAIN_FLAGS = {
+  preset: { type: 'string', choices: PRESET_NAMES, default: 'paper-6l', help: 'model size preset' },
+  layers: { type: 'int', min: 1, help: 'override: number of blocks' },
+  'd-model': { type: 'int', min: 2, help: 'override: model width d (d_ff becomes 4d)' },
+  r: { type: 'int', min: 2, help: 'override: Grassmann reduced width r' },
+  offsets: { type: 'int-list', min: 1, help: 'override: Grassmann offsets, one per layer cycling (all in every layer for paper-6l-multi)' },
+  block: { type: 'int', min: 2, help: 'override: block size L (sequence length, ≤ the positional table; sets it)' },
+  batch: { type: 'int', min: 1, default: 32, help: 'batch size B (sequences per step)' },
+  lr: { type: 'float', min: 0, exclusiveMin: true, default: 5e-4, help: 'peak learning rate' },
+  'min-lr': { type: 'float', min: 0, help: 'floor of the cosine decay (default lr/10)' },
+  warmup: { type: 'int', min: 0, default: 100, help: 'linear warmup steps' },
+  'weight-decay': { type: 'float', min: 0, default: 0.01, help: 'AdamW decoupled weight decay (matrices only)' },
+  clip: { type: 'float', min: 0, exclusiveMin: true, default: 1.0, help: 'clip the global gradient norm' },
+  dropout: { type: 'float', min: 0, max: 0.99, help: 'override: dropout rate (preset: 0.1)' },
+  norm: { type: 'string', choices: ['post', 'pre'], help: 'override: post-LN (paper) or pre-LN' },
+  epochs: { type: 'float', min: 0, exclusiveMin: true, help: 'training length in epochs over wiki.train (default 1)' },
+  steps: { type: 'int', min: 1, help: 'training length in optimizer steps' },
+  tokens: { type: 'int', min: 1, help: 'training length in training tokens (rounded up to whole steps)' },
+  'eval-every': { type: 'int', min: 0, default: 200, help: 'validate every N steps (0: only at the end)' },
+  'eval-tokens': { type: 'int', min: 2, help: 'periodic validation on the first N tokens of wiki.valid (default: all)' },
+  'checkpoint-every': { type: 'int', min: 0, help: 'write checkpoints/latest every N steps (default: at each eval)' },
+  'log-every': { type: 'int', min: 1, default: 10, help: 'metrics.jsonl train record every N steps' },
+  'stop-at-step': { type: 'int', min: 1, help: 'stop after step N with a checkpoint, as if interrupted (continue with --resume)' },
+  seed: { type: 'int', min: 0, max: 0xffffffff, default: 1, help: 'seed of initialisation, data order and dropout' },
+  backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default: the first that loads)' },
+  tokenizer: { type: 'string', choices: ['wordpiece', 'word'], default: 'wordpiece', help: 'BERT WordPiece or WikiText word level' },
+  'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },
+  quiet: { type: 'boolean', help: 'no progress bar: one line per eval (also when stderr is not a TTY)' },
+} as const satisfies FlagSpecs;
+
+export type CommonTrainFlags = ParsedFlags<typeof COMMON_TRAIN_FLAGS>;
+
+/** Hyper-parameters of a training run (config.json's `training`). */
+export interface TrainingConfig {
+  batch: number;
+  block: number;
+  lr: number;
+  minLr: number;
+  warmup: number;
+  weightDecay: number;
+  clip: number;
+  beta1: number;
+  beta2: number;
+  /** Requested length as given: { epochs } | { steps } | { tokens }. */
+  length: { epochs: number } | { steps: number } | { tokens: number };
+  evalEvery: number;
+  evalTokens: number | null;
+  checkpointEvery: number | null;
+  logEvery: number;
+  seed: number;
+}
+
+/** Model config for a model kind from a preset and the override flags; `vocabSize` from the tokenizer. */
+export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize: number): ModelConfig {
+  const name = f.preset as PresetName;
+  const base = preset(name);
+  const o: Partial<ModelConfig> = {
+    kind: kind === 'grassmann' ? 'grassmann' : 'transformer',
+    attention: kind === 'transformer-ea' ? 'ea' : 'dpa',
+    vocabSize,
+  };
+  const nLayers = f.layers ?? base.nLayers;
+  o.nLayers = nLayers;
+  const mode = name === 'paper-6l-multi' ? 'all' : 'per-layer';
+  if (f.offsets !== undefined) o.offsets = offsetSchedule(f.offsets, nLayers, mode);
+  else o.offsets = Array.from({ length: nLayers }, (_, i) => [...(base.offsets[i % base.offsets.length] as number[])]);
+  if (f['d-model'] !== undefined) {
+    o.dModel = f['d-model'];
+    o.dFF = 4 * f['d-model'];
+    if (f['d-model'] % base.nHeads !== 0) throw new UsageError(`--d-model ${f['d-model']} must be divisible by the ${base.nHeads} attention heads of preset ${name}`, 'd-model');
+  }
+  if (f.r !== undefined) o.r = f.r;
+  if (f.block !== undefined) o.maxLen = f.block;
+  if (f.dropout !== undefined) o.dropout = f.dropout;
+  if (f.norm !== undefined) o.norm = f.norm as 'post' | 'pre';
+  return preset(name, o);
+}
+
+/** Training config from the flags (exactly one of --epochs/--steps/--tokens, default 1 epoch). */
+export function trainingConfigFrom(f: CommonTrainFlags, block: number): TrainingConfig {
+  const given = (['epochs', 'steps', 'tokens'] as const).filter((k) => f[k] !== undefined);
+  if (given.length > 1) throw new UsageError(`give only one of --epochs, --steps, --tokens (got ${given.map((k) => `--${k}`).join(' and ')})`, given[1]);
+  const length = f.steps !== undefined ? { steps: f.steps } : f.tokens !== undefined ? { tokens: f.tokens } : { epochs: f.epochs ?? 1 };
+  if (f['min-lr'] !== undefined && f['min-lr'] > f.lr) throw new UsageError(`--min-lr ${f['min-lr']} must not exceed --lr ${f.lr}`, 'min-lr');
+  return {
+    batch: f.batch,
+    block,
+    lr: f.lr,
+    minLr: f['min-lr'] ?? f.lr / 10,
+    warmup: f.warmup,
+    weightDecay: f['weight-decay'],
+    clip: f.clip,
+    beta1: 0.9,
+    beta2: 0.98,
+    length,
+    evalEvery: f['eval-every'],
+    evalTokens: f['eval-tokens'] ?? null,
+    checkpointEvery: f['checkpoint-every'] ?? null,
+    logEvery: f['log-every'],
+    seed: f.seed,
+  };
+}
+
+/** Optimizer steps of a run: ⌈epochs · batches/epoch⌉, the given steps, or ⌈tokens / (B·L)⌉. */
+export function totalStepsOf(t: TrainingConfig, batchesPerEpoch: number): number {
+  if ('steps' in t.length) return t.length.steps;
+  if ('tokens' in t.length) return Math.ceil(t.length.tokens / (t.batch * t.block));
+  return Math.max(1, Math.ceil(t.length.epochs * batchesPerEpoch));
+}
+
+/** Flags of argv that were written explicitly (`--name` or `--name=value`). */
+export function explicitFlags(argv: readonly string[]): Set<string> {
+  return new Set(argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=')[0] as string));
+}

@@ -1,0 +1,56 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, DATA_DIR, metrics, TINY, tmp } from './helpers';
+
+describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText-2; needs GRASSFLOW_DATA_DIR)', () => {
+  const root = tmp();
+  const run = join(root, 'run');
+
+  it('training a tiny model for a few dozen steps lowers the loss and writes the run folder', () => {
+    const r = cli(['train', '--model', 'grassmann', ...TINY, '--steps', '40', '--lr', '1e-2', '--warmup', '5', '--eval-every', '20', '--out', run]);
+    expect(r.stderr).toContain('backend: wasm');
+    expect(r.code, r.stderr).toBe(0);
+    const train = metrics(run).filter((m) => m['type'] === 'train');
+    expect(train.map((m) => m['step'])).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    const first = train[0]!['loss'] as number;
+    const lastFive = train.slice(-5).reduce((s, m) => s + (m['loss'] as number), 0) / 5;
+    expect(first).toBeGreaterThan(Math.log(30522) - 0.5); // ≈ ln V at init
+    expect(lastFive).toBeLessThan(first - 1.5);
+    const evals = metrics(run).filter((m) => m['type'] === 'eval');
+    expect(evals.map((m) => m['step'])).toEqual([20, 40]);
+    for (const f of ['config.json', 'report.md', 'loss.svg', 'loss.png', 'val-ppl.svg', 'val-ppl.png', 'checkpoints/latest/model.safetensors', 'checkpoints/best/extra.safetensors']) {
+      expect(existsSync(join(run, f)), f).toBe(true);
+    }
+    const cfg = JSON.parse(readFileSync(join(run, 'config.json'), 'utf8')) as Record<string, unknown>;
+    expect(cfg).toMatchObject({ modelKind: 'grassmann', totalSteps: 40, model: { vocabSize: 30522, dModel: 16 }, training: { seed: 1, batch: 8, block: 16 } });
+    expect(readFileSync(join(run, 'report.md'), 'utf8')).toContain('| steps | train tokens |');
+  });
+
+  it('generate is deterministic for a seed', () => {
+    const args = ['generate', '--checkpoint', run, '--prompt', 'the game was', '--max-tokens', '12'];
+    const a = cli([...args, '--seed', '3']);
+    expect(a.code, a.stderr).toBe(0);
+    expect(a.stdout.startsWith('the game was')).toBe(true);
+    expect(cli([...args, '--seed', '3']).stdout).toBe(a.stdout);
+    expect(cli([...args, '--seed', '4']).stdout).not.toBe(a.stdout);
+  });
+
+  it('resume gives the loss sequence of an uninterrupted run (dropout on)', () => {
+    const base = ['train', '--model', 'transformer-ea', ...TINY, '--steps', '12', '--warmup', '3', '--lr', '3e-3', '--eval-every', '4'];
+    const straight = join(root, 'straight');
+    const split = join(root, 'split');
+    expect(cli([...base, '--out', straight]).code).toBe(0);
+    const first = cli([...base, '--out', split, '--stop-at-step', '6']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain('stopped at step 6');
+    const second = cli(['train', '--resume', split, '--quiet']);
+    expect(second.code, second.stderr).toBe(0);
+    const losses = (d: string) => metrics(d).filter((m) => m['type'] === 'train').map((m) => [m['step'], m['loss'], m['lr']]);
+    expect(losses(split)).toEqual(losses(straight));
+    expect(losses(split)).toHaveLength(12);
+    const ppl = (d: string) => metrics(d).filter((m) => m['type'] === 'eval').map((m) => m['val_ppl']);
+    expect(ppl(split)).toEqual(ppl(straight));
+    expect(cli(['train', '--resume', split, '--lr', '1']).stderr).toMatch(/--lr cannot be combined with --resume/);
+  });
+});

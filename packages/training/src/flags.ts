@@ -1,0 +1,114 @@
+// A small strict command-line parser: typed flags, errors that name the flag.
+import { parseArgs } from 'node:util';
+
+/** Bad command-line input; `flag` names the offending flag (without dashes) when there is one. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly flag?: string,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** One flag: its type, default, allowed values/range and help line. */
+export type FlagSpec =
+  | { type: 'string'; help: string; default?: string; choices?: readonly string[]; metavar?: string }
+  | { type: 'int'; help: string; default?: number; min?: number; max?: number }
+  | { type: 'float'; help: string; default?: number; min?: number; max?: number; exclusiveMin?: boolean }
+  | { type: 'boolean'; help: string }
+  | { type: 'int-list'; help: string; default?: number[]; min?: number };
+
+export type FlagSpecs = Record<string, FlagSpec>;
+
+type ValueOf<S extends FlagSpec> = S extends { type: 'string' }
+  ? string
+  : S extends { type: 'int' | 'float' }
+    ? number
+    : S extends { type: 'boolean' }
+      ? boolean
+      : number[];
+
+/** Parsed values: a flag with a default (or a boolean) is always present, others may be undefined. */
+export type ParsedFlags<S extends FlagSpecs> = {
+  [K in keyof S]: S[K] extends { type: 'boolean' } ? boolean : S[K] extends { default: unknown } ? ValueOf<S[K]> : ValueOf<S[K]> | undefined;
+};
+
+function parseNumber(name: string, raw: string, spec: Extract<FlagSpec, { type: 'int' | 'float' }>): number {
+  const v = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(v) || (spec.type === 'int' && !Number.isInteger(v))) {
+    throw new UsageError(`--${name} must be ${spec.type === 'int' ? 'an integer' : 'a number'}, got '${raw}'`, name);
+  }
+  const exclusive = spec.type === 'float' && spec.exclusiveMin === true;
+  if (spec.min !== undefined && (exclusive ? v <= spec.min : v < spec.min)) throw new UsageError(`--${name} must be ${exclusive ? '>' : '>='} ${spec.min}, got ${raw}`, name);
+  if (spec.max !== undefined && v > spec.max) throw new UsageError(`--${name} must be <= ${spec.max}, got ${raw}`, name);
+  return v;
+}
+
+/**
+ * Parse `argv` against `specs` (node:util parseArgs in strict mode, then typed validation): an unknown
+ * flag, a missing value, a stray positional argument or an invalid value throws a {@link UsageError}
+ * that names the flag. Flags are written `--name value` or `--name=value`.
+ */
+export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: S): ParsedFlags<S> {
+  const options = Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type === 'boolean' ? ('boolean' as const) : ('string' as const) }]));
+  // `--steps -3`: parseArgs calls a value that starts with '-' ambiguous; join it so that validation names the problem
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    const next = argv[i + 1];
+    const name = a.startsWith('--') && !a.includes('=') ? a.slice(2) : undefined;
+    if (name !== undefined && specs[name] !== undefined && specs[name].type !== 'boolean' && next !== undefined && /^-\d|^-\./.test(next)) {
+      args.push(`${a}=${next}`);
+      i++;
+    } else args.push(a);
+  }
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: false });
+  } catch (err) {
+    const msg = (err as Error).message;
+    const m = /'(-{1,2}[\w-]+)/.exec(msg);
+    const flag = m?.[1]?.replace(/^-+/, '');
+    if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      throw new UsageError(`unknown flag ${m?.[1] ?? ''}; run with --help to see the flags`, flag);
+    }
+    throw new UsageError(msg.split('\n')[0] ?? msg, flag);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    const raw = parsed.values[name];
+    if (spec.type === 'boolean') {
+      out[name] = raw === true;
+      continue;
+    }
+    if (raw === undefined) {
+      out[name] = spec.default;
+      continue;
+    }
+    const s = String(raw);
+    if (spec.type === 'string') {
+      if (spec.choices !== undefined && !spec.choices.includes(s)) throw new UsageError(`--${name} must be one of ${spec.choices.join(', ')}, got '${s}'`, name);
+      if (s === '') throw new UsageError(`--${name} needs a value`, name);
+      out[name] = s;
+    } else if (spec.type === 'int-list') {
+      const parts = s.split(',').map((x) => x.trim());
+      out[name] = parts.map((p) => parseNumber(name, p, { type: 'int', help: '', min: spec.min }));
+    } else {
+      out[name] = parseNumber(name, s, spec);
+    }
+  }
+  return out as ParsedFlags<S>;
+}
+
+/** Help text: usage line, then one aligned line per flag with its choices/default. */
+export function formatHelp(usage: string, description: string, specs: FlagSpecs): string {
+  const rows = Object.entries(specs).map(([name, s]) => {
+    const arg = s.type === 'boolean' ? '' : s.type === 'string' ? ` ${s.choices ? s.choices.join('|') : (s.metavar ?? 'VALUE')}` : s.type === 'int-list' ? ' N,N,…' : ' N';
+    const def = 'default' in s && s.default !== undefined ? ` (default ${Array.isArray(s.default) ? s.default.join(',') : s.default})` : '';
+    return [`  --${name}${arg}`, `${s.help}${def}`] as const;
+  });
+  const w = Math.min(40, Math.max(...rows.map(([a]) => a.length)) + 2);
+  return [`Usage: ${usage}`, '', description, '', 'Flags:', ...rows.map(([a, b]) => (a.length >= w ? `${a}\n${' '.repeat(w)}${b}` : a.padEnd(w) + b))].join('\n');
+}

@@ -1,0 +1,21 @@
+// @grassflow/training: the training pieces shared by the grassflow apps, written once against tfjs.
+export { AdamW, defaultDecayFilter, type AdamWOptions, type AdamWState, type NamedVariable } from './adamw.js';
+export { warmupCosineLr, type WarmupCosineOptions } from './lr-schedule.js';
+export { clipByGlobalNorm } from './clip.js';
+export { trainStep, NonFiniteLossError, type TrainStepOptions, type TrainStepResult } from './train-step.js';
+export { TrainingRng, withSeededRandom } from './rng.js';
+export { namedParameters } from './named-params.js';
+export {
+  saveTrainerCheckpoint,
+  loadTrainerCheckpoint,
+  TrainerCheckpointError,
+  type TrainerState,
+  type LoadedTrainerCheckpoint,
+} from './trainer-checkpoint.js';
+export { RunFolder, gitCommit, writeJsonAtomic, type MetricRecord } from './run-folder.js';
+export { StopSignal } from './stop-signal.js';
+export { Progress, formatDuration, type ProgressUpdate } from './progress.js';
+export { runTraining, type TrainTask, type TrainLoopOptions, type TrainLoopResult } from './train-loop.js';
+export { renderLineChart, lineChartSpec, type LineChart, type ChartSeries } from './charts.js';
+export { writeReport, markdownTable, formatCell, type Report, type ReportTable } from './report.js';
+export { parseFlags, formatHelp, UsageError, type FlagSpec, type FlagSpecs, type ParsedFlags } from './flags.js';

@@ -1,0 +1,135 @@
+// The training loop shared by the apps: steps, logging, periodic eval, best/latest checkpoints, signals.
+import type * as tf from '@tensorflow/tfjs-core';
+import type { CheckpointJson } from '@grassflow/gpu-layers';
+import type { AdamW } from './adamw.js';
+import type { Progress } from './progress.js';
+import type { TrainingRng } from './rng.js';
+import type { MetricRecord, RunFolder } from './run-folder.js';
+import type { StopSignal } from './stop-signal.js';
+import { trainStep } from './train-step.js';
+import type { TrainerState } from './trainer-checkpoint.js';
+
+/** The task-specific half of training: data, loss and evaluation. */
+export interface TrainTask {
+  /** Build the next training batch and return its loss function (run under tf.variableGrads) and token count. */
+  nextBatch(): { loss: () => tf.Scalar; tokens: number };
+  /** The data position after the batches handed out so far (JSON, restored by the task on resume). */
+  dataState(): CheckpointJson;
+  /** Validation: named numbers, including the metric that selects the best checkpoint. */
+  evaluate(): Promise<Record<string, number>>;
+}
+
+/** Options of {@link runTraining}. */
+export interface TrainLoopOptions {
+  optimizer: AdamW;
+  rng: TrainingRng;
+  /** Learning rate of the update with 0-based index s. */
+  lr: (s: number) => number;
+  totalSteps: number;
+  clipNorm?: number;
+  /** Evaluate every N steps and at the end (0: only at the end). */
+  evalEvery: number;
+  /** Log a train record every N steps (default 10). */
+  logEvery?: number;
+  /** Write checkpoints/latest every N steps (default: at each eval) and always at the end. */
+  checkpointEvery?: number;
+  /** Stop (with a checkpoint) after this step, as if interrupted; resume continues. */
+  stopAtStep?: number;
+  /** Metric from evaluate() that selects checkpoints/best (lower is better). */
+  bestMetric: string;
+  run: RunFolder;
+  /** Write a checkpoint (model + optimizer + state) to a folder. */
+  save: (dir: string, state: TrainerState) => Promise<void>;
+  progress: Progress;
+  signal?: StopSignal;
+  /** State to continue from (resume); a fresh run starts at step 0. */
+  start?: TrainerState;
+}
+
+/** How a call to {@link runTraining} ended. */
+export interface TrainLoopResult {
+  status: 'finished' | 'stopped' | 'interrupted';
+  state: TrainerState;
+  signal?: NodeJS.Signals;
+  lastEval: Record<string, number> | null;
+}
+
+const yieldToEventLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/**
+ * Run optimizer steps start.step + 1 … totalSteps. After each: a metrics record every `logEvery` steps,
+ * evaluation every `evalEvery` (checkpoints/best when `bestMetric` improves), checkpoints/latest every
+ * `checkpointEvery`, at the end, at `stopAtStep` and on SIGINT/SIGTERM. A non-finite loss throws
+ * NonFiniteLossError from trainStep before any update or checkpoint of that step.
+ */
+export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise<TrainLoopResult> {
+  const logEvery = o.logEvery ?? 10;
+  const ckptEvery = o.checkpointEvery ?? (o.evalEvery > 0 ? o.evalEvery : 0);
+  const state: TrainerState = o.start
+    ? { ...o.start }
+    : { step: 0, tokensSeen: 0, trainSeconds: 0, rng: o.rng.state, data: task.dataState(), optimizer: o.optimizer.state, best: null };
+  let lastEval: Record<string, number> | null = null;
+  const startStep = state.step;
+  let runSec = 0; // this process's training seconds (ETA)
+  let windowTokens = 0; // since the last metrics record (tokens/s)
+  let windowSec = 0;
+  const snapshot = (): TrainerState => ({ ...state, rng: o.rng.state, data: task.dataState(), optimizer: o.optimizer.state });
+  const saveLatest = async (): Promise<void> => o.save(o.run.latestCheckpoint, snapshot());
+
+  const evaluate = async (): Promise<void> => {
+    const t0 = performance.now();
+    const metrics = await task.evaluate();
+    lastEval = metrics;
+    const value = metrics[o.bestMetric];
+    if (value === undefined) throw new Error(`evaluate() did not return the best-checkpoint metric '${o.bestMetric}'`);
+    const improved = Number.isFinite(value) && (state.best === null || value < state.best.value);
+    if (improved) state.best = { value, step: state.step };
+    const record: MetricRecord = { type: 'eval', step: state.step, ...metrics, eval_seconds: (performance.now() - t0) / 1000 };
+    await o.run.appendMetric(record);
+    const shown = Object.entries(metrics).map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(4)}`).join(' ');
+    o.progress.log(`step ${state.step}/${o.totalSteps} eval ${shown}${improved ? ' (best)' : ''}`);
+    if (improved) await o.save(o.run.bestCheckpoint, snapshot());
+  };
+
+  while (state.step < o.totalSteps) {
+    const s = state.step; // 0-based index of this update
+    const lr = o.lr(s);
+    const t0 = performance.now();
+    const batch = task.nextBatch();
+    const { loss, gradNorm } = trainStep(batch.loss, o.optimizer, { lr, clipNorm: o.clipNorm ?? 1.0, randomSeed: o.rng.nextUint32(), step: s + 1 });
+    const dt = (performance.now() - t0) / 1000;
+    state.step = s + 1;
+    state.tokensSeen += batch.tokens;
+    state.trainSeconds += dt;
+    runSec += dt;
+    windowTokens += batch.tokens;
+    windowSec += dt;
+    const tokensPerSec = windowTokens / Math.max(windowSec, 1e-9);
+    const stepsDone = state.step - startStep;
+    const etaSec = stepsDone > 0 ? ((o.totalSteps - state.step) * runSec) / stepsDone : null;
+    o.progress.update({ step: state.step, loss, lr, tokensPerSec, etaSec });
+    if (state.step % logEvery === 0 || state.step === o.totalSteps || state.step === startStep + 1) {
+      await o.run.appendMetric({ type: 'train', step: state.step, loss, lr, grad_norm: gradNorm, tokens: state.tokensSeen, tokens_per_s: tokensPerSec });
+      windowTokens = 0;
+      windowSec = 0;
+      if (o.progress.quiet && o.evalEvery === 0 && state.step % (logEvery * 10) === 0) {
+        o.progress.log(`step ${state.step}/${o.totalSteps} loss ${loss.toFixed(4)} ${Math.round(tokensPerSec)} tok/s`);
+      }
+    }
+    const last = state.step === o.totalSteps;
+    if (last || (o.evalEvery > 0 && state.step % o.evalEvery === 0)) await evaluate();
+    await yieldToEventLoop(); // lets SIGINT/SIGTERM handlers run
+    const sig = o.signal?.requested ?? null;
+    if (last || sig !== null || state.step === o.stopAtStep || (ckptEvery > 0 && state.step % ckptEvery === 0)) await saveLatest();
+    if (sig !== null) {
+      o.progress.done();
+      return { status: 'interrupted', state: snapshot(), signal: sig, lastEval };
+    }
+    if (!last && state.step === o.stopAtStep) {
+      o.progress.done();
+      return { status: 'stopped', state: snapshot(), lastEval };
+    }
+  }
+  o.progress.done();
+  return { status: 'finished', state: snapshot(), lastEval };
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { formatHelp, parseFlags, UsageError } from '../src/index';
+
+const specs = {
+  model: { type: 'string', choices: ['a', 'b'], default: 'a', help: 'model' },
+  steps: { type: 'int', min: 1, help: 'steps' },
+  lr: { type: 'float', min: 0, exclusiveMin: true, default: 0.001, help: 'lr' },
+  offsets: { type: 'int-list', min: 1, help: 'offsets' },
+  quiet: { type: 'boolean', help: 'quiet' },
+} as const;
+
+function usage(argv: string[]): UsageError {
+  try {
+    parseFlags(argv, specs);
+  } catch (err) {
+    if (err instanceof UsageError) return err;
+    throw err;
+  }
+  throw new Error('no error');
+}
+
+describe('parseFlags', () => {
+  it('parses typed values with defaults', () => {
+    expect(parseFlags(['--steps', '5', '--offsets=1,2,4', '--quiet', '--model', 'b'], specs)).toEqual({ model: 'b', steps: 5, lr: 0.001, offsets: [1, 2, 4], quiet: true });
+    expect(parseFlags([], specs)).toEqual({ model: 'a', steps: undefined, lr: 0.001, offsets: undefined, quiet: false });
+  });
+  it('names the flag in every error', () => {
+    expect(usage(['--stepz', '3'])).toMatchObject({ flag: 'stepz', message: expect.stringMatching(/unknown flag --stepz/) });
+    expect(usage(['--steps', '2.5'])).toMatchObject({ flag: 'steps', message: '--steps must be an integer, got \'2.5\'' });
+    expect(usage(['--steps', '0'])).toMatchObject({ flag: 'steps', message: '--steps must be >= 1, got 0' });
+    expect(usage(['--steps', '-2'])).toMatchObject({ flag: 'steps', message: '--steps must be >= 1, got -2' });
+    expect(usage(['--lr', '0'])).toMatchObject({ flag: 'lr', message: '--lr must be > 0, got 0' });
+    expect(usage(['--model', 'c'])).toMatchObject({ flag: 'model', message: "--model must be one of a, b, got 'c'" });
+    expect(usage(['--offsets', '1,x'])).toMatchObject({ flag: 'offsets' });
+    expect(usage(['--steps'])).toMatchObject({ flag: 'steps' });
+    expect(usage(['stray'])).toBeInstanceOf(UsageError);
+  });
+  it('formats help with choices and defaults', () => {
+    const h = formatHelp('tool run', 'Runs.', specs);
+    expect(h).toContain('--model a|b');
+    expect(h).toContain('(default 0.001)');
+  });
+});
