@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
+    // Generous limits: CI runs on 2 shared cores; timings are checked in benchmarks, never here.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
   },
 });
