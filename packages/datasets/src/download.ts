@@ -1,7 +1,7 @@
 // Size-bounded, checksum-verified HTTP(S) download to a file, with redirects; node:http/https only.
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { dirname } from 'node:path';
@@ -133,9 +133,16 @@ async function saveBody(res: http.IncomingMessage, href: string, dest: string, m
     throw notWritable(dest, err);
   });
   const tmp = tempPathFor(dest);
+  // Open the temp file before streaming: a stream that opens it lazily can create it after an early
+  // network error has already run the cleanup below, leaving a stray temp file behind.
+  const file = await open(tmp, 'wx').catch((err: unknown) => {
+    res.destroy();
+    throw notWritable(dest, err);
+  });
+  const out = file.createWriteStream();
   try {
     try {
-      await pipeline(res, counter, createWriteStream(tmp, { flags: 'wx' }));
+      await pipeline(res, counter, out);
     } catch (err) {
       if (err instanceof DatasetError) throw err;
       if (declared !== null && received < declared) throw truncated(href, received, declared, err);
@@ -151,6 +158,7 @@ async function saveBody(res: http.IncomingMessage, href: string, dest: string, m
     await rename(tmp, dest);
     return { path: dest, bytes: received, sha256: digest, finalUrl: href };
   } finally {
+    if (!out.closed) await once(out, 'close').catch(() => undefined);
     await rm(tmp, { force: true });
   }
 }
