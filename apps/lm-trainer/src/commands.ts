@@ -1,6 +1,5 @@
 // The train, eval and generate commands.
-import { formatHelp, parseFlags, RunFolder, StopSignal, UsageError, type FlagSpecs } from '@grassflow/training';
-import { startBackend } from './backend.js';
+import { formatHelp, parseFlags, RunFolder, StopSignal, UsageError, type FlagSpecs, startBackend } from '@grassflow/training';
 import { loadModelAndTokenizer } from './checkpoint-dir.js';
 import { dataDirOrThrow, loadSplitIds, loadTokenizer, type TokenizerKind } from './corpus.js';
 import { generateIds } from './generate.js';

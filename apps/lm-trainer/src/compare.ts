@@ -2,8 +2,7 @@
 import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { countParams, loadCheckpoint } from '@grassflow/gpu-layers';
-import { parseFlags, writeReport, type FlagSpecs, type MetricRecord } from '@grassflow/training';
-import { startBackend } from './backend.js';
+import { parseFlags, writeReport, type FlagSpecs, type MetricRecord, startBackend } from '@grassflow/training';
 import { loadSplitIds, type TokenizerKind } from './corpus.js';
 import { loadRunData, wantsHelp } from './commands.js';
 import { evaluatePerplexity } from './lm-task.js';

@@ -19,3 +19,4 @@ export { runTraining, type TrainTask, type TrainLoopOptions, type TrainLoopResul
 export { renderLineChart, lineChartSpec, type LineChart, type ChartSeries } from './charts.js';
 export { writeReport, markdownTable, formatCell, type Report, type ReportTable } from './report.js';
 export { parseFlags, formatHelp, UsageError, type FlagSpec, type FlagSpecs, type ParsedFlags } from './flags.js';
+export { runCli, cliHelp, startBackend, KNOWN_ERROR_NAMES, type CliCommand, type CliOptions } from './cli.js';

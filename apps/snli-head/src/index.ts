@@ -1,0 +1,10 @@
+// @grassflow/snli-head: Grassmann–Plücker and Transformer heads for SNLI, and the grassflow-snli app's pieces.
+export { GrassmannHead, grassmannHeadConfig, countGrassmannHead, type GrassmannHeadConfig, type MixingProbe } from './grassmann-head.js';
+export { TransformerHead, transformerHeadConfig, countTransformerHead, type TransformerHeadConfig } from './transformer-head.js';
+export { maskedSelfAttention, type MaskedAttentionWeights } from './masked-attention.js';
+export { EmbeddingEncoder, countEmbeddingEncoder, type EmbeddingEncoderConfig } from './embedding-encoder.js';
+export { maskedMeanPool, pairFeatures } from './pair-features.js';
+export { ParamStore } from './params.js';
+export { SnliModel, modelConfig, countParams, HEAD_KINDS, type HeadKind, type SnliModelConfig, type SentenceInput } from './snli-model.js';
+export { evaluatePairs, SnliTrainTask, type EvalResult } from './snli-task.js';
+export { saveHeadCheckpoint, loadHeadCheckpoint, HeadCheckpointError } from './head-checkpoint.js';

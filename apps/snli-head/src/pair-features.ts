@@ -1,0 +1,31 @@
+// What both heads share: masked mean pooling of a sentence and the pair combination [u; v; |u−v|; u⊙v].
+import * as tf from '@tensorflow/tfjs-core';
+
+/**
+ * Masked mean over tokens: u_b = Σ_t m_bt h_bt / max(1, Σ_t m_bt), for h [B, T, d] and a 0/1 mask [B, T].
+ * Padding never reaches the sentence vector.
+ */
+export function maskedMeanPool(h: tf.Tensor3D, mask: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const m = tf.expandDims(mask, 2); // [B, T, 1]
+    const sum = tf.sum(tf.mul(h, m), 1); // [B, d]
+    const n = tf.maximum(tf.sum(m, 1), 1); // [B, 1]
+    return tf.div(sum, n) as tf.Tensor2D;
+  });
+}
+
+/** InferSent's pair features [u; v; |u − v|; u ⊙ v]: [B, d] × [B, d] → [B, 4d]. */
+export function pairFeatures(u: tf.Tensor2D, v: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => tf.concat([u, v, tf.abs(tf.sub(u, v)), tf.mul(u, v)], 1) as tf.Tensor2D);
+}
+
+/** Premise and hypothesis as one batch of 2B sentences (same T): the encoder runs once, then {@link splitPair} separates them. */
+export function stackPair<T extends tf.Tensor>(premise: T, hypothesis: T): T {
+  return tf.concat([premise, hypothesis], 0) as T;
+}
+
+/** Inverse of {@link stackPair} along the batch axis: [2B, …] → ([B, …], [B, …]). */
+export function splitPair<T extends tf.Tensor>(x: T): [T, T] {
+  const half = (x.shape[0] as number) / 2;
+  return tf.split(x, [half, half], 0) as [T, T];
+}

@@ -1,0 +1,61 @@
+// report.md of one run: parameter counts, final validation numbers, loss and accuracy curves.
+import { writeReport, type MetricRecord, type RunFolder } from '@grassflow/training';
+import type { RunConfig } from './run-training.js';
+
+/** Numbers of a run read from metrics.jsonl. */
+export interface RunSummary {
+  steps: number;
+  lastLoss: number | null;
+  bestValLoss: number | null;
+  bestValAcc: number | null;
+  bestStep: number | null;
+  lastValAcc: number | null;
+  train: Array<[number, number]>;
+  validAcc: Array<[number, number]>;
+}
+
+/** Summarise metrics records (best = lowest val_loss, the metric that selects checkpoints/best). */
+export function summarise(records: readonly MetricRecord[]): RunSummary {
+  const train = records.filter((r) => r.type === 'train');
+  const evals = records.filter((r) => r.type === 'eval' && typeof r['val_loss'] === 'number');
+  const best = evals.reduce<MetricRecord | null>((b, r) => (b === null || (r['val_loss'] as number) < (b['val_loss'] as number) ? r : b), null);
+  return {
+    steps: train[train.length - 1]?.step ?? 0,
+    lastLoss: (train[train.length - 1]?.['loss'] as number | undefined) ?? null,
+    bestValLoss: (best?.['val_loss'] as number | undefined) ?? null,
+    bestValAcc: (best?.['val_acc'] as number | undefined) ?? null,
+    bestStep: best?.step ?? null,
+    lastValAcc: (evals[evals.length - 1]?.['val_acc'] as number | undefined) ?? null,
+    train: train.map((r) => [r.step, r['loss'] as number]),
+    validAcc: evals.map((r) => [r.step, r['val_acc'] as number]),
+  };
+}
+
+/** Write report.md (+ loss.svg/png, val-acc.svg/png) into the run folder. */
+export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
+  const s = summarise(await run.readMetrics());
+  const t = cfg.training;
+  const h = cfg.model.head;
+  return writeReport(run.dir, {
+    title: `SNLI: ${cfg.head} head, backbone ${cfg.backbone}`,
+    intro: [
+      `Command: \`${cfg.command}\``,
+      `Head: ${h.kind}, d ${h.dModel}, ${h.nLayers} layers, ${h.nHeads} heads, d_ff ${h.dFF}, dropout ${h.dropout}` +
+        `${h.kind === 'grassmann' ? `, windows of ${h.window} (stride ${h.window}), r ${h.r} per head` : ''}; input width ${h.inputDim}. ` +
+        `Parameters: head ${cfg.params.head.toLocaleString('en-US')}, trainable backbone ${cfg.params.backbone.toLocaleString('en-US')}, total ${cfg.params.total.toLocaleString('en-US')}.`,
+      `Training: ${cfg.totalSteps} steps (${t.epochs} epochs, batch ${t.batch} pairs), AdamW (β ${t.beta1}/${t.beta2}, weight decay ${t.weightDecay}), lr ${t.lr} ` +
+        `with ${t.warmup} warmup steps and cosine decay to ${t.minLr}, clip ${t.clip}, seed ${t.seed}, ≤ ${t.maxLen} tokens per sentence. ` +
+        `Train ${cfg.data.trainPairs.toLocaleString('en-US')} pairs (${cfg.data.trainFile}${cfg.data.trainIsSample ? ', the 1% sample' : ''}); ` +
+        `validation on ${cfg.data.validPairs.toLocaleString('en-US')} pairs of ${cfg.data.validFile}. Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
+    ],
+    table: {
+      columns: ['steps', 'last train loss', 'best val loss', 'val acc at best', 'best at step', 'last val acc'],
+      rows: [[s.steps, s.lastLoss, s.bestValLoss, s.bestValAcc, s.bestStep, s.lastValAcc]],
+    },
+    charts: [
+      { file: 'loss', chart: { title: 'Training loss', xLabel: 'step', yLabel: 'cross-entropy (nats)', series: [{ name: cfg.head, points: s.train }] } },
+      { file: 'val-acc', chart: { title: 'Validation accuracy', xLabel: 'step', yLabel: 'accuracy', series: [{ name: cfg.head, points: s.validAcc }] } },
+    ],
+    notes: [`Dev and test accuracy of the best checkpoint: \`grassflow-snli eval --checkpoint ${run.dir} --split dev\` (and \`--split test\`).`],
+  });
+}

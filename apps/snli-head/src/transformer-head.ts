@@ -1,0 +1,105 @@
+// The Transformer SNLI head (paper-notes §3): 2 self-attention layers over token features, linear classifier.
+import * as tf from '@tensorflow/tfjs-core';
+import { dropout, gelu, layerNorm, linear } from '@grassflow/gpu-layers';
+import { maskedSelfAttention, type MaskedAttentionWeights } from './masked-attention.js';
+import { maskedMeanPool, pairFeatures, splitPair, stackPair } from './pair-features.js';
+import type { ParamStore } from './params.js';
+
+/** Configuration of {@link TransformerHead}; the same width, FFN and dropout as the Grassmann head, so the two compare. */
+export interface TransformerHeadConfig {
+  kind: 'transformer';
+  /** D: width of the backbone features. */
+  inputDim: number;
+  /** d: model width (256, as the Grassmann head). */
+  dModel: number;
+  /** Attention heads (4, as the Grassmann head's mixing heads). */
+  nHeads: number;
+  /** Self-attention layers (paper 2). */
+  nLayers: number;
+  /** Feed-forward width (512, as the Grassmann head). */
+  dFF: number;
+  dropout: number;
+}
+
+/** The paper's Transformer head over features of width `inputDim`. */
+export function transformerHeadConfig(inputDim: number): TransformerHeadConfig {
+  return { kind: 'transformer', inputDim, dModel: 256, nHeads: 4, nLayers: 2, dFF: 512, dropout: 0.1 };
+}
+
+/** Analytic parameter count of a {@link TransformerHead}. */
+export function countTransformerHead(c: TransformerHeadConfig): number {
+  const d = c.dModel;
+  const perLayer = (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * c.dFF + c.dFF + c.dFF * d + d) + 2 * d; // qkv, proj, LN1, FFN, LN2
+  return c.inputDim * d + d + c.nLayers * perLayer + (4 * d * 3 + 3); // in_proj, layers, linear classifier
+}
+
+function validate(c: TransformerHeadConfig): void {
+  for (const k of ['inputDim', 'dModel', 'nHeads', 'nLayers', 'dFF'] as const) {
+    if (!Number.isInteger(c[k]) || c[k] < 1) throw new RangeError(`transformer head: ${k} must be an integer >= 1, got ${c[k]}`);
+  }
+  if (c.dModel % c.nHeads !== 0) throw new RangeError(`transformer head: dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}`);
+  if (!(c.dropout >= 0 && c.dropout < 1)) throw new RangeError(`transformer head: dropout must be in [0, 1), got ${c.dropout}`);
+}
+
+/**
+ * Siamese Transformer head. Per sentence (x [B, T, D], mask [B, T]):
+ *   h = x·W_in + b_in                                                   [B, T, d]
+ *   per layer (post-LN): h = LN1(h + Dropout(Attn(h, mask))); h = LN2(h + Dropout(FFN(h)))
+ *   u = masked mean of h over real tokens                                [B, d]
+ * Pair: logits = W_cls [u; v; |u−v|; u⊙v] + b_cls                       [B, 3]
+ */
+export class TransformerHead {
+  readonly config: TransformerHeadConfig;
+  readonly params: ParamStore;
+  private readonly inProj: { w: tf.Variable; b: tf.Variable };
+  private readonly layers: Array<{
+    attn: MaskedAttentionWeights;
+    ln1: { g: tf.Variable; b: tf.Variable };
+    fc1: { w: tf.Variable; b: tf.Variable };
+    fc2: { w: tf.Variable; b: tf.Variable };
+    ln2: { g: tf.Variable; b: tf.Variable };
+  }> = [];
+  private readonly cls: { w: tf.Variable; b: tf.Variable };
+
+  constructor(config: TransformerHeadConfig, params: ParamStore) {
+    validate(config);
+    this.config = { ...config };
+    this.params = params;
+    const { inputDim: D, dModel: d, dFF } = config;
+    this.inProj = params.linear('head.in_proj', D, d);
+    for (let i = 0; i < config.nLayers; i++) {
+      const qkv = params.linear(`head.layers.${i}.attn.qkv`, d, 3 * d); // [d, 3d]: columns q | k | v
+      const proj = params.linear(`head.layers.${i}.attn.proj`, d, d);
+      this.layers.push({
+        attn: { wQkv: qkv.w as tf.Tensor2D, bQkv: qkv.b as tf.Tensor1D, wProj: proj.w as tf.Tensor2D, bProj: proj.b as tf.Tensor1D },
+        ln1: params.layerNorm(`head.layers.${i}.ln1`, d),
+        fc1: params.linear(`head.layers.${i}.ffn.fc1`, d, dFF),
+        fc2: params.linear(`head.layers.${i}.ffn.fc2`, dFF, d),
+        ln2: params.layerNorm(`head.layers.${i}.ln2`, d),
+      });
+    }
+    this.cls = params.linear('head.classifier', 4 * d, 3);
+  }
+
+  /** Sentence vectors u [B, d] from features x [B, T, D] and a 0/1 float mask [B, T]. */
+  encode(x: tf.Tensor3D, mask: tf.Tensor2D, training: boolean): tf.Tensor2D {
+    const p = this.config.dropout;
+    return tf.tidy(() => {
+      let h = linear(x, this.inProj.w, this.inProj.b) as tf.Tensor3D; // [B, T, d]
+      for (const L of this.layers) {
+        h = layerNorm(tf.add(h, dropout(maskedSelfAttention(h, mask, L.attn, this.config.nHeads), p, training)), L.ln1.g, L.ln1.b) as tf.Tensor3D;
+        const ff = linear(gelu(linear(h, L.fc1.w, L.fc1.b)), L.fc2.w, L.fc2.b); // FFN(h)
+        h = layerNorm(tf.add(h, dropout(ff, p, training)), L.ln2.g, L.ln2.b) as tf.Tensor3D; // [B, T, d]
+      }
+      return maskedMeanPool(h, mask);
+    });
+  }
+
+  /** Logits [B, 3] for premise and hypothesis features (each x [B, T, D] with mask [B, T]). */
+  forward(premise: tf.Tensor3D, premiseMask: tf.Tensor2D, hypothesis: tf.Tensor3D, hypothesisMask: tf.Tensor2D, training: boolean): tf.Tensor2D {
+    return tf.tidy(() => {
+      const [u, v] = splitPair(this.encode(stackPair(premise, hypothesis), stackPair(premiseMask, hypothesisMask), training)); // [B, d] each
+      return linear(pairFeatures(u, v), this.cls.w, this.cls.b) as tf.Tensor2D; // [B, 3]
+    });
+  }
+}

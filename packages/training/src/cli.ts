@@ -1,0 +1,86 @@
+// The command-line shell both apps share: subcommand dispatch, help, exit codes, and the backend banner.
+import { initBackend, type BackendInfo, type BackendName } from '@grassflow/gpu-layers';
+import { UsageError } from './flags.js';
+
+/** One subcommand: `run` gets the arguments after its name and returns the process exit code. */
+export interface CliCommand {
+  run: (argv: readonly string[]) => Promise<number>;
+  /** One line for the program's help. */
+  help: string;
+}
+
+export interface CliOptions {
+  /** Program name used in messages, e.g. 'grassflow-lm'. */
+  program: string;
+  commands: Record<string, CliCommand>;
+  /** Lines printed after the command list (data folders, environment variables). */
+  epilogue?: string;
+  /**
+   * Error names reported as `Name: message` without a stack trace: the ones that already say what to do.
+   * Usage errors always are (exit 2); other errors exit 1.
+   */
+  knownErrors?: readonly string[];
+}
+
+/** Errors of the shared packages whose messages say what to do: no stack trace needed. */
+export const KNOWN_ERROR_NAMES: readonly string[] = [
+  'NonFiniteLossError',
+  'CheckpointError',
+  'TrainerCheckpointError',
+  'ModelConfigError',
+  'BackendUnavailableError',
+  'SafetensorsError',
+  'DataDirError',
+  'DatasetError',
+  'TokenizerError',
+];
+
+/** The program's help text: usage, one line per command, the epilogue. */
+export function cliHelp(options: CliOptions): string {
+  const { program, commands, epilogue } = options;
+  return [
+    `Usage: ${program} <command> [flags]   (${program} <command> --help for its flags)`,
+    '',
+    'Commands:',
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)}${c.help}`),
+    ...(epilogue === undefined ? [] : ['', epilogue]),
+  ].join('\n');
+}
+
+/**
+ * Run the subcommand named by argv[0] and return the exit code: 0 on success (or what the command
+ * returns), 2 for usage errors (unknown command or flag, invalid value), 1 for failures.
+ */
+export async function runCli(argv: readonly string[], options: CliOptions): Promise<number> {
+  const { program, commands } = options;
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${cliHelp(options)}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands[name];
+  if (command === undefined) {
+    process.stderr.write(`${program}: unknown command '${name}'; commands: ${Object.keys(commands).join(', ')}\n`);
+    return 2;
+  }
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${program} ${name}: ${err.message}\n`);
+      return 2;
+    }
+    const e = err instanceof Error ? err : new Error(String(err));
+    const known = KNOWN_ERROR_NAMES.includes(e.name) || (options.knownErrors ?? []).includes(e.name);
+    process.stderr.write(`${program} ${name}: ${known ? `${e.name}: ${e.message}` : (e.stack ?? String(e))}\n`);
+    return 1;
+  }
+}
+
+/** Initialise the tfjs backend (forced by `name`, else GRASSFLOW_BACKEND, else the first that loads) and print it to stderr. */
+export async function startBackend(name: string | undefined): Promise<BackendInfo> {
+  const info = await initBackend(name === undefined ? {} : { backend: name as BackendName });
+  const detail = info.name === 'wasm' ? ` (${info.simd === true ? 'SIMD' : 'no SIMD'}, ${info.threads ?? 1} thread${info.threads === 1 ? '' : 's'})` : '';
+  process.stderr.write(`backend: ${info.name}${detail}, tfjs-core ${info.tfjsCore}\n`);
+  return info;
+}
