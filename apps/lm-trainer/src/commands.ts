@@ -1,11 +1,11 @@
 // The train, eval and generate commands.
-import { formatHelp, parseFlags, RunFolder, StopSignal, UsageError, type FlagSpecs, startBackend } from '@grassflow/training';
+import { formatHelp, parseFlags, RunFolder, UsageError, type FlagSpecs, startBackend, describeRunEnd, runExitCode } from '@grassflow/training';
 import { loadModelAndTokenizer } from './checkpoint-dir.js';
 import { dataDirOrThrow, loadSplitIds, loadTokenizer, type TokenizerKind } from './corpus.js';
 import { generateIds } from './generate.js';
 import { evaluatePerplexity } from './lm-task.js';
 import { COMMON_TRAIN_FLAGS, explicitFlags, MODEL_KINDS, modelConfigFrom, trainingConfigFrom, type ModelKind } from './model-options.js';
-import { resumeRun, startRun, type RunData, type RunOutcome } from './run-training.js';
+import { resumeRun, startRun, type RunData } from './run-training.js';
 
 /** Print help and return true when argv asks for it. */
 export function wantsHelp(argv: readonly string[], usage: string, description: string, specs: FlagSpecs): boolean {
@@ -32,17 +32,6 @@ const TRAIN_FLAGS = {
 /** Flags that may accompany --resume (the rest comes from the run's config.json). */
 const RESUME_FLAGS = new Set(['resume', 'quiet', 'backend', 'data-dir', 'stop-at-step']);
 
-/** Exit code for how a run ended (128 + signal when interrupted). */
-function exitCodeOf(o: RunOutcome): number {
-  return o.result.status === 'interrupted' && o.result.signal !== undefined ? StopSignal.exitCode(o.result.signal) : 0;
-}
-
-function printOutcome(o: RunOutcome): void {
-  const s = o.result.state;
-  if (o.result.status === 'interrupted') process.stderr.write(`interrupted by ${o.result.signal} at step ${s.step}: checkpoint ${o.run.latestCheckpoint}; continue with --resume ${o.run.dir}\n`);
-  else if (o.result.status === 'stopped') process.stderr.write(`stopped at step ${s.step} (--stop-at-step): checkpoint ${o.run.latestCheckpoint}; continue with --resume ${o.run.dir}\n`);
-  else process.stderr.write(`done: ${s.step} steps, best val PPL ${s.best?.value.toFixed(2) ?? '?'} at step ${s.best?.step ?? '?'}; report ${o.reportPath}\n`);
-}
 
 /** `grassflow-lm train`. Returns the process exit code. */
 export async function trainCommand(argv: readonly string[]): Promise<number> {
@@ -58,8 +47,8 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
     await startBackend(f.backend);
     const data = await loadRunData((cfg.data?.tokenizer ?? 'wordpiece') as TokenizerKind, f['data-dir']);
     const o = await resumeRun(f.resume, data, { quiet: f.quiet, ...(stop === undefined ? {} : { stopAtStep: stop }) });
-    printOutcome(o);
-    return exitCodeOf(o);
+    process.stderr.write(`${describeRunEnd(o.result, o.run, { metric: 'val PPL', format: (v) => v.toFixed(2), reportPath: o.reportPath })}\n`);
+    return runExitCode(o.result);
   }
   const training0 = trainingConfigFrom(f, 1); // validates --epochs/--steps/--tokens before any slow work
   const backend = await startBackend(f.backend);
@@ -80,8 +69,8 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
     quiet: f.quiet,
     ...(stop === undefined ? {} : { stopAtStep: stop }),
   });
-  printOutcome(o);
-  return exitCodeOf(o);
+  process.stderr.write(`${describeRunEnd(o.result, o.run, { metric: 'val PPL', format: (v) => v.toFixed(2), reportPath: o.reportPath })}\n`);
+  return runExitCode(o.result);
 }
 
 const EVAL_FLAGS = {

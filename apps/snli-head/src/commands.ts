@@ -2,10 +2,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
-import { formatHelp, parseFlags, startBackend, StopSignal, UsageError, type FlagSpecs } from '@grassflow/training';
+import { formatHelp, parseFlags, startBackend, UsageError, type FlagSpecs, describeRunEnd, runExitCode } from '@grassflow/training';
 import { loadHeadCheckpoint } from './head-checkpoint.js';
 import { featurizer, prepareSplit } from './prepare-data.js';
-import { readRunConfig, resumeRun, startRun, type RunOutcome, type TrainingConfig } from './run-training.js';
+import { readRunConfig, resumeRun, startRun, type TrainingConfig } from './run-training.js';
 import { dataDirOrThrow } from './snli-data.js';
 import { countParams, HEAD_KINDS, modelConfig, SnliModel, type HeadKind } from './snli-model.js';
 import { evaluatePairs } from './snli-task.js';
@@ -55,16 +55,6 @@ const TRAIN_FLAGS = {
 /** Flags that may accompany --resume (the rest comes from the run's config.json). */
 const RESUME_FLAGS = new Set(['resume', 'quiet', 'backend', 'data-dir', 'stop-at-step']);
 
-function exitCodeOf(o: RunOutcome): number {
-  return o.result.status === 'interrupted' && o.result.signal !== undefined ? StopSignal.exitCode(o.result.signal) : 0;
-}
-
-function printOutcome(o: RunOutcome): void {
-  const s = o.result.state;
-  if (o.result.status === 'interrupted') process.stderr.write(`interrupted by ${o.result.signal} at step ${s.step}: checkpoint ${o.run.latestCheckpoint}; continue with --resume ${o.run.dir}\n`);
-  else if (o.result.status === 'stopped') process.stderr.write(`stopped at step ${s.step} (--stop-at-step): checkpoint ${o.run.latestCheckpoint}; continue with --resume ${o.run.dir}\n`);
-  else process.stderr.write(`done: ${s.step} steps, best val loss ${s.best?.value.toFixed(4) ?? '?'} at step ${s.best?.step ?? '?'}; report ${o.reportPath}\n`);
-}
 
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -87,8 +77,8 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
       const train = await prepareSplit(fz, 'train', dataDir, cfg.data.trainFile, cfg.training.maxLen, 0, log);
       const valid = await prepareSplit(fz, 'dev', dataDir, cfg.data.validFile, cfg.training.maxLen, cfg.data.validPairs, log);
       const o = await resumeRun(f.resume, { train: train.data, valid: valid.data, trainFeatures: train.features, validFeatures: valid.features }, { quiet: f.quiet, ...(stop === undefined ? {} : { stopAtStep: stop }) });
-      printOutcome(o);
-      return exitCodeOf(o);
+      process.stderr.write(`${describeRunEnd(o.result, o.run, { metric: 'val loss', format: (v) => v.toFixed(4), reportPath: o.reportPath })}\n`);
+      return runExitCode(o.result);
     } finally {
       fz.encoder?.dispose();
     }
@@ -132,8 +122,8 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
       quiet: f.quiet,
       ...(stop === undefined ? {} : { stopAtStep: stop }),
     });
-    printOutcome(o);
-    return exitCodeOf(o);
+    process.stderr.write(`${describeRunEnd(o.result, o.run, { metric: 'val loss', format: (v) => v.toFixed(4), reportPath: o.reportPath })}\n`);
+    return runExitCode(o.result);
   } finally {
     fz.encoder?.dispose();
   }

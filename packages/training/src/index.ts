@@ -15,7 +15,7 @@ export {
 export { RunFolder, gitCommit, writeJsonAtomic, type MetricRecord } from './run-folder.js';
 export { StopSignal } from './stop-signal.js';
 export { Progress, formatDuration, type ProgressUpdate } from './progress.js';
-export { runTraining, type TrainTask, type TrainLoopOptions, type TrainLoopResult } from './train-loop.js';
+export { runTraining, runExitCode, describeRunEnd, type TrainTask, type TrainLoopOptions, type TrainLoopResult } from './train-loop.js';
 export { renderLineChart, lineChartSpec, type LineChart, type ChartSeries } from './charts.js';
 export { writeReport, markdownTable, formatCell, type Report, type ReportTable } from './report.js';
 export { parseFlags, formatHelp, UsageError, type FlagSpec, type FlagSpecs, type ParsedFlags } from './flags.js';

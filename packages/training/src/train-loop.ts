@@ -5,7 +5,7 @@ import type { AdamW } from './adamw.js';
 import type { Progress } from './progress.js';
 import type { TrainingRng } from './rng.js';
 import type { MetricRecord, RunFolder } from './run-folder.js';
-import type { StopSignal } from './stop-signal.js';
+import { StopSignal } from './stop-signal.js';
 import { trainStep } from './train-step.js';
 import type { TrainerState } from './trainer-checkpoint.js';
 
@@ -132,4 +132,25 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
   }
   o.progress.done();
   return { status: 'finished', state: snapshot(), lastEval };
+}
+
+/** Exit code for how a run ended: 0 when finished or stopped at --stop-at-step, 128 + signal when interrupted. */
+export function runExitCode(result: TrainLoopResult): number {
+  return result.status === 'interrupted' && result.signal !== undefined ? StopSignal.exitCode(result.signal) : 0;
+}
+
+/**
+ * One line for stderr on how a run ended: where its checkpoint is and how to continue, or, when finished,
+ * the best value of `metric` (e.g. 'val PPL', formatted by `format`) and where the report is.
+ */
+export function describeRunEnd(
+  result: TrainLoopResult,
+  run: { dir: string; latestCheckpoint: string },
+  done: { metric: string; format: (value: number) => string; reportPath: string | null },
+): string {
+  const s = result.state;
+  if (result.status === 'interrupted') return `interrupted by ${result.signal} at step ${s.step}: checkpoint ${run.latestCheckpoint}; continue with --resume ${run.dir}`;
+  if (result.status === 'stopped') return `stopped at step ${s.step} (--stop-at-step): checkpoint ${run.latestCheckpoint}; continue with --resume ${run.dir}`;
+  const best = s.best === null ? '?' : done.format(s.best.value);
+  return `done: ${s.step} steps, best ${done.metric} ${best} at step ${s.best?.step ?? '?'}; report ${done.reportPath}`;
 }
