@@ -24,6 +24,12 @@ export interface LanguageModel {
   apply(inputIds: tf.Tensor2D, opts?: ForwardOptions): tf.Tensor3D;
   /** Same as {@link LanguageModel.apply}. */
   forward(inputIds: tf.Tensor2D, opts?: ForwardOptions): tf.Tensor3D;
+  /** Final hidden states [B, L, d] (the tied head's input): apply(x) = logits(hidden(x)). */
+  hidden(inputIds: tf.Tensor2D, opts?: ForwardOptions): tf.Tensor3D;
+  /** Tied head: [B, L, d] → logits [B, L, V]. */
+  logits(x: tf.Tensor3D): tf.Tensor3D;
+  /** tok_emb [V, d], the head's weight (not a copy). */
+  readonly tokenEmbedding: tf.Variable<tf.Rank.R2>;
   trainableVariables(): tf.Variable[];
   /** New tensors (the caller disposes) under PyTorch names, linear weights in nn.Linear's [out, in]. */
   stateDict(): Map<string, tf.Tensor>;
@@ -58,7 +64,8 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
   readonly config: ModelConfig;
   protected readonly tokEmb: tf.Variable<tf.Rank.R2>; // [V, d]
   protected readonly posEmb: tf.Variable<tf.Rank.R2>; // [L, d]
-  protected readonly blocks: ParamLayer[];
+  /** The N blocks, in order (GrassmannBlock or TransformerBlock). */
+  readonly blocks: readonly ParamLayer[];
   protected readonly lnF: { weight: tf.Variable; bias: tf.Variable } | null;
   private disposed = false;
 
@@ -78,36 +85,77 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
   }
 
   apply(inputIds: tf.Tensor2D, opts: ForwardOptions = {}): tf.Tensor3D {
+    return tf.tidy(() => this.logits(this.hidden(inputIds, opts))); // [B, L, V]
+  }
+
+  /**
+   * Final hidden states [B, L, d] of int32 ids [B, L]: ln_f?(Block_N(…Block_1(embed(ids)))), the input of the
+   * tied head. A loss can project them to the vocabulary in chunks (logits = hidden · tok_embᵀ).
+   */
+  hidden(inputIds: tf.Tensor2D, opts: ForwardOptions = {}): tf.Tensor3D {
+    const training = opts.training === true;
+    return tf.tidy(() => {
+      let x = this.embed(inputIds, opts); // [B, L, d]
+      for (const block of this.blocks) x = block.apply(x, { training }) as tf.Tensor3D; // [B, L, d]
+      return this.finalNorm(x);
+    });
+  }
+
+  /**
+   * Dropout(tok_emb[x] + pos_emb[t0 + t]) [B, L, d] of int32 ids [B, L] at positions t0 … t0 + L − 1
+   * (t0 = opts.startPosition, default 0); checks the ids against the vocabulary and t0 + L against maxLen.
+   */
+  embed(inputIds: tf.Tensor2D, opts: ForwardOptions & { startPosition?: number } = {}): tf.Tensor3D {
     if (this.disposed) throw new Error('this model has been disposed');
     const { maxLen, dModel: d, vocabSize: V, dropout: rate } = this.config;
     if (inputIds.rank !== 2 || inputIds.dtype !== 'int32') {
       throw new TypeError(`inputIds must be an int32 tensor [B, L], got ${inputIds.dtype} [${inputIds.shape.join(', ')}]`);
     }
-    const [B, L] = inputIds.shape;
-    if (L > maxLen || L < 1) throw new RangeError(`sequence length ${L} must be in [1, maxLen = ${maxLen}]`);
+    const [, L] = inputIds.shape;
+    const t0 = opts.startPosition ?? 0;
+    if (!Number.isInteger(t0) || t0 < 0) throw new RangeError(`startPosition must be an integer >= 0, got ${t0}`);
+    if (L < 1 || t0 + L > maxLen) {
+      throw new RangeError(`sequence length ${L} at start position ${t0} must fit in [1, maxLen = ${maxLen}]`);
+    }
     // Out-of-range ids would read garbage rows on wasm instead of failing: check them (B·L ints, cheap).
     const idValues = inputIds.dataSync();
     for (let k = 0; k < idValues.length; k++) {
       const id = idValues[k] as number;
       if (id < 0 || id >= V) throw new RangeError(`token id ${id} at flat position ${k} is outside [0, vocabSize = ${V})`);
     }
-    const training = opts.training === true;
     return tf.tidy(() => {
-      const pos = tf.reshape(tf.slice(this.posEmb, [0, 0], [L, d]), [1, L, d]); // [1, L, d]
-      let x = dropout(tf.add(embeddingLookup(this.tokEmb, inputIds), pos) as tf.Tensor3D, rate, training); // [B, L, d]
-      for (const block of this.blocks) x = block.apply(x, { training }) as tf.Tensor3D; // [B, L, d]
-      if (this.lnF !== null) x = layerNorm(x, this.lnF.weight, this.lnF.bias, LN_EPS) as tf.Tensor3D;
-      const logits = tiedHead(tf.reshape(x, [B * L, d]) as tf.Tensor2D, this.tokEmb); // [B·L, d]·[d, V] = [B·L, V]
-      return tf.reshape(logits, [B, L, V]);
+      const pos = tf.reshape(tf.slice(this.posEmb, [t0, 0], [L, d]), [1, L, d]); // [1, L, d]
+      return dropout(tf.add(embeddingLookup(this.tokEmb, inputIds), pos) as tf.Tensor3D, rate, opts.training === true); // [B, L, d]
     });
+  }
+
+  /** ln_f(x) for pre-LN models, x itself for post-LN ones: [B, L, d] → [B, L, d]. */
+  finalNorm(x: tf.Tensor3D): tf.Tensor3D {
+    return this.lnF === null ? x : (layerNorm(x, this.lnF.weight, this.lnF.bias, LN_EPS) as tf.Tensor3D);
+  }
+
+  /** Tied head: logits = x · tok_embᵀ, [B, L, d] → [B, L, V]. */
+  logits(x: tf.Tensor3D): tf.Tensor3D {
+    const [B, L, d] = x.shape;
+    return tf.tidy(() => tf.reshape(tiedHead(tf.reshape(x, [B * L, d]) as tf.Tensor2D, this.tokEmb), [B, L, this.config.vocabSize])); // [B·L, d]·[d, V]
+  }
+
+  /** The token embedding table tok_emb [V, d] (also the head's weight). Not a copy: do not dispose. */
+  get tokenEmbedding(): tf.Variable<tf.Rank.R2> {
+    return this.tokEmb;
+  }
+
+  /** The position embedding table pos_emb [maxLen, d]. Not a copy: do not dispose. */
+  get positionEmbedding(): tf.Variable<tf.Rank.R2> {
+    return this.posEmb;
   }
 
   forward(inputIds: tf.Tensor2D, opts: ForwardOptions = {}): tf.Tensor3D {
     return this.apply(inputIds, opts);
   }
 
-  /** Every parameter under its PyTorch name, in a fixed order. */
-  protected namedParams(): NamedParam[] {
+  /** Every parameter under its PyTorch name, in a fixed order (linear weights in the internal [in, out] layout). */
+  namedParams(): NamedParam[] {
     const out: NamedParam[] = [
       { name: 'tok_emb.weight', variable: this.tokEmb, linear: false },
       { name: 'pos_emb.weight', variable: this.posEmb, linear: false },
