@@ -1,6 +1,5 @@
 // Tokenizers and WikiText-2 token ids for the trainer: WordPiece (default) or word level, on the `.tokens` files.
-import { existsSync, statSync } from 'node:fs';
-import { BERT_VOCAB_REL_PATH, ensureDataFile, loadWikitextIds, resolveDataDir, wikitextRelPath, type WikitextSplit } from '@grassflow/datasets';
+import { BERT_VOCAB_REL_PATH, ensureDataFile, existingDataDir, loadWikitextIds, wikitextRelPath, type WikitextSplit } from '@grassflow/datasets';
 import { WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 
 export type TokenizerKind = 'wordpiece' | 'word';
@@ -17,13 +16,7 @@ export interface CorpusTokenizer {
   decode(ids: ArrayLike<number>): string;
 }
 
-/** The data folder is missing: says which one and how to point at the data. */
-export class DataDirError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DataDirError';
-  }
-}
+export { DataDirError } from '@grassflow/datasets';
 
 /**
  * WikiText `.tokens` text → what BERT WordPiece should see (our choice, applied line by line):
@@ -42,16 +35,11 @@ const SEP_ID = 102;
 
 /** Resolve and check the data folder (a missing folder is a DataDirError naming it). */
 export function dataDirOrThrow(dataDir: string | undefined): string {
-  const dir = resolveDataDir(dataDir === undefined ? {} : { dataDir });
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    const from = dataDir !== undefined ? '--data-dir' : process.env['GRASSFLOW_DATA_DIR'] ? 'GRASSFLOW_DATA_DIR' : 'the default cache folder';
-    throw new DataDirError(
-      `data folder ${dir} (from ${from}) does not exist. Pass --data-dir DIR or set GRASSFLOW_DATA_DIR to a folder with ` +
-        `${wikitextRelPath('train', 'tokens')}, ${wikitextRelPath('valid', 'tokens')}, ${wikitextRelPath('test', 'tokens')} and ${BERT_VOCAB_REL_PATH} ` +
-        '(create the folder to let the trainer download them).',
-    );
-  }
-  return dir;
+  return existingDataDir(
+    dataDir,
+    `${wikitextRelPath('train', 'tokens')}, ${wikitextRelPath('valid', 'tokens')}, ${wikitextRelPath('test', 'tokens')} and ${BERT_VOCAB_REL_PATH} ` +
+      '(or create the folder to let the trainer download them)',
+  );
 }
 
 /** Build the tokenizer: WordPiece from `bert-vocab/vocab.txt`, or the word-level vocabulary of wiki.train.tokens. */

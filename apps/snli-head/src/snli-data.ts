@@ -1,29 +1,18 @@
 // SNLI pairs for the app: which file, WordPiece ids per sentence (≤ 48 each), clear errors for missing data.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { bertVocabPath, encodeSnliPairs, loadSnli, parseSnliJsonl, resolveDataDir, type EncodedSnli, type SnliData } from '@grassflow/datasets';
+import { bertVocabPath, DataDirError, encodeSnliPairs, existingDataDir, loadSnli, parseSnliJsonl, type EncodedSnli, type SnliData } from '@grassflow/datasets';
 import { WordPieceTokenizer } from '@grassflow/tokenizers';
 
-/** The data folder, a data file or the vocabulary is missing: says which and how to provide it. */
-export class DataDirError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DataDirError';
-  }
-}
+export { DataDirError };
 
 /** The data folder from --data-dir, else GRASSFLOW_DATA_DIR, else the per-user cache; it must exist. */
 export function dataDirOrThrow(flag: string | undefined): string {
-  const dir = resolveDataDir(flag === undefined ? {} : { dataDir: flag });
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    const from = flag !== undefined ? '--data-dir' : process.env['GRASSFLOW_DATA_DIR'] ? 'GRASSFLOW_DATA_DIR' : 'the default cache';
-    throw new DataDirError(
-      `data folder ${dir} (from ${from}) does not exist. Point --data-dir or GRASSFLOW_DATA_DIR at a folder with snli/snli_1.0_{dev,test}.jsonl, ` +
-        'a train file (snli/snli_1.0_train.jsonl or snli/snli_1.0_train_0.01.jsonl) and bert-vocab/vocab.txt.',
-    );
-  }
-  return dir;
+  return existingDataDir(
+    flag,
+    'snli/snli_1.0_{dev,test}.jsonl, a train file (snli/snli_1.0_train.jsonl or snli/snli_1.0_train_0.01.jsonl) and bert-vocab/vocab.txt',
+  );
 }
 
 /** BERT uncased WordPiece from `<dataDir>/bert-vocab/vocab.txt`. */

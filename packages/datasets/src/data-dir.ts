@@ -1,4 +1,5 @@
 // Where data lives: explicit path, else GRASSFLOW_DATA_DIR, else the per-user cache; per-file accessors.
+import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DatasetError } from './errors';
@@ -41,6 +42,29 @@ export function resolveDataDir(opts: DataDirOptions = {}): string {
   const fromEnv = env['GRASSFLOW_DATA_DIR'];
   if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
   return userCacheDir(env);
+}
+
+/** The data folder, or a file an app needs in it, is missing: says which one and how to provide it. */
+export class DataDirError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataDirError';
+  }
+}
+
+/**
+ * {@link resolveDataDir} of an app's `--data-dir` flag, checked to be an existing folder. A missing folder is a
+ * {@link DataDirError} that says where the path came from (--data-dir, GRASSFLOW_DATA_DIR or the default cache)
+ * and, from `needs`, what the folder should hold, e.g. `'wikitext-2/wiki.train.tokens and bert-vocab/vocab.txt'`.
+ */
+export function existingDataDir(flag: string | undefined, needs: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const dir = resolveDataDir(flag === undefined ? { env } : { dataDir: flag, env });
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    const envDir = env['GRASSFLOW_DATA_DIR'];
+    const from = flag !== undefined ? '--data-dir' : envDir !== undefined && envDir !== '' ? 'GRASSFLOW_DATA_DIR' : 'the default cache folder';
+    throw new DataDirError(`data folder ${dir} (from ${from}) does not exist. Pass --data-dir DIR or set GRASSFLOW_DATA_DIR to a folder with ${needs}.`);
+  }
+  return dir;
 }
 
 /** Path of a Wikitext-2 file relative to the data folder: `wikitext-2/wiki.{split}.{variant}`. */

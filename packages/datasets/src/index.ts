@@ -2,6 +2,8 @@
 export { DatasetError, type DatasetErrorCode } from './errors';
 export {
   resolveDataDir,
+  existingDataDir,
+  DataDirError,
   userCacheDir,
   wikitextPath,
   snliPath,

@@ -1,7 +1,8 @@
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bertVocabPath, DatasetError, resolveDataDir, resolveTokenCacheDir, snliPath, userCacheDir, wikitextPath } from '../src/index';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { bertVocabPath, DataDirError, DatasetError, existingDataDir, resolveDataDir, resolveTokenCacheDir, snliPath, userCacheDir, wikitextPath } from '../src/index';
 
 describe('data location', () => {
   it('explicit path > GRASSFLOW_DATA_DIR > XDG_CACHE_HOME/grassflow > ~/.cache/grassflow', () => {
@@ -32,5 +33,28 @@ describe('data location', () => {
     expect(resolveTokenCacheDir({ cacheDir: '/c', env: { GRASSFLOW_CACHE_DIR: '/e' } })).toBe('/c');
     expect(resolveTokenCacheDir({ env: { GRASSFLOW_CACHE_DIR: '/e' } })).toBe('/e');
     expect(resolveTokenCacheDir({ env: { XDG_CACHE_HOME: '/x' } })).toBe('/x/grassflow/token-ids');
+  });
+});
+
+describe('existingDataDir', () => {
+  it('returns the resolved folder when it exists', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-dd-'));
+    try {
+      expect(existingDataDir(dir, 'x')).toBe(resolve(dir));
+      expect(existingDataDir(undefined, 'x', { GRASSFLOW_DATA_DIR: dir })).toBe(resolve(dir));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('names the missing folder, where its path came from, and what it should hold', () => {
+    expect(() => existingDataDir('/nonexistent/gf', 'snli/*.jsonl')).toThrow(DataDirError);
+    expect(() => existingDataDir('/nonexistent/gf', 'snli/*.jsonl')).toThrow(
+      'data folder /nonexistent/gf (from --data-dir) does not exist. Pass --data-dir DIR or set GRASSFLOW_DATA_DIR to a folder with snli/*.jsonl.',
+    );
+    expect(() => existingDataDir(undefined, 'v', { GRASSFLOW_DATA_DIR: '/nonexistent/env' })).toThrow('(from GRASSFLOW_DATA_DIR)');
+    expect(() => existingDataDir(undefined, 'v', { XDG_CACHE_HOME: '/nonexistent/xdg' })).toThrow(
+      'data folder /nonexistent/xdg/grassflow (from the default cache folder)',
+    );
   });
 });
