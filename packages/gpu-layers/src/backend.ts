@@ -10,7 +10,10 @@ export type BackendName = (typeof BACKEND_NAMES)[number];
 export interface InitBackendOptions {
   /** Force one backend; default: GRASSFLOW_BACKEND, else the first that loads in BACKEND_NAMES order. */
   backend?: BackendName;
-  /** wasm only: thread count (honoured where the platform supports wasm threads; Node does not). */
+  /**
+   * wasm only: threads of the XNNPACK thread pool (default: GRASSFLOW_WASM_THREADS, else every core, at most 8).
+   * Under Node this needs the threaded SIMD build, which the workspace's patch of tfjs-backend-wasm enables.
+   */
   threads?: number;
 }
 
@@ -107,6 +110,11 @@ async function loadWasm(threads: number | undefined): Promise<{ simd: boolean; t
     throw new BackendUnavailableError('wasm', `backend 'wasm' needs @tensorflow/tfjs-backend-wasm@4.22.0: ${(err as Error).message}`);
   }
   registerWasmTrainingKernels();
+  const envThreads = typeof process !== 'undefined' ? process.env['GRASSFLOW_WASM_THREADS'] : undefined;
+  if (threads === undefined && envThreads !== undefined && envThreads !== '') {
+    threads = Number(envThreads);
+    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`GRASSFLOW_WASM_THREADS must be an integer >= 1, got '${envThreads}'`);
+  }
   if (threads !== undefined) {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer >= 1, got ${threads}`);
     wasm.setThreadsCount(threads);

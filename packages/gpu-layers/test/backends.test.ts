@@ -1,4 +1,5 @@
 // Backend selection, and cpu vs wasm agreement of logits and gradients for every model kind.
+import { cpus } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BACKEND_NAMES, BackendUnavailableError, createModel, initBackend, lmLoss, preset, type ModelConfig } from '../src/index.js';
@@ -17,7 +18,12 @@ describe('initBackend', () => {
     expect(cpu).toMatchObject({ name: 'cpu', tfBackend: 'cpu', tfjsCore: tf.version_core });
     expect(tf.getBackend()).toBe('cpu');
     const wasm = await initBackend({ backend: 'wasm' });
-    expect(wasm).toMatchObject({ name: 'wasm', tfBackend: 'wasm', threads: 1 });
+    // The workspace's patch of tfjs-backend-wasm gives Node a thread pool: every core (at most 8) unless
+    // GRASSFLOW_WASM_THREADS asks for fewer. (tfjs-backend-wasm without the patch reports 1.)
+    const cores = cpus().length;
+    const asked = process.env['GRASSFLOW_WASM_THREADS'];
+    const want = Math.min(asked === undefined || asked === '' ? cores : Number(asked), cores, 8);
+    expect(wasm).toMatchObject({ name: 'wasm', tfBackend: 'wasm', threads: want });
     expect(typeof wasm.simd).toBe('boolean');
     expect(tf.getBackend()).toBe('wasm');
   });
