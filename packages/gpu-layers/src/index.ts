@@ -6,6 +6,7 @@ export type { BackendName, BackendInfo, InitBackendOptions } from './backend.js'
 export { registerWasmTrainingKernels } from './wasm-kernels.js';
 export { matmul, matmulConst, tiedHead, transposeLast, linear, layerNorm, gelu, dropout, embeddingLookup } from './ops.js';
 export { crossEntropy, lmLoss } from './loss.js';
+export { chunkedLmLoss, type ChunkedLmLossOptions } from './chunked-loss.js';
 export {
   validateModelConfig,
   ModelConfigError,
@@ -35,3 +36,5 @@ export { TransformerLM } from './models/transformer-lm.js';
 export { createModel } from './models/create-model.js';
 export * from './safetensors.js';
 export * from './checkpoint.js';
+export { createDecoder, Decoder, DecoderError } from './decoding/decoder.js';
+export type { DecoderOptions, DecoderErrorCode, DecoderStateKind } from './decoding/decoder.js';

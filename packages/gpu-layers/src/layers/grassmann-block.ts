@@ -1,7 +1,7 @@
 // GrassmannBlock: causal Grassmann mixing + feed-forward, post-LN (paper) or pre-LN.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { grassmannMixing } from '../grassmann-mixing.js';
+import { grassmannMixing, type GrassmannMixingWeights } from '../grassmann-mixing.js';
 import { ffnSpecs, layerNormSpecs } from './block-parts.js';
 import { checkMixingArgs, mixingParamSpecs } from './causal-grassmann-mixing.js';
 import { ResidualBlock, type ResidualBlockArgs } from './residual-block.js';
@@ -45,24 +45,25 @@ export class GrassmannBlock extends ResidualBlock {
     this.built = true;
   }
 
+  /** The mixer's weights (the variables themselves, internal [in, out] layout: do not dispose). */
+  mixerWeights(): GrassmannMixingWeights {
+    return {
+      wRed: this.param('mixer.w_red.weight'),
+      bRed: this.param('mixer.w_red.bias'),
+      wPlu: this.param('mixer.w_plu.weight'),
+      bPlu: this.param('mixer.w_plu.bias'),
+      wGate: this.param('mixer.w_gate.weight'),
+      bGate: this.param('mixer.w_gate.bias'),
+    };
+  }
+
   protected mix(h: tf.Tensor3D): tf.Tensor3D {
-    return grassmannMixing(
-      h,
-      {
-        wRed: this.param('mixer.w_red.weight'),
-        bRed: this.param('mixer.w_red.bias'),
-        wPlu: this.param('mixer.w_plu.weight'),
-        bPlu: this.param('mixer.w_plu.bias'),
-        wGate: this.param('mixer.w_gate.weight'),
-        bGate: this.param('mixer.w_gate.bias'),
-      },
-      { offsets: this.offsets, eps: this.eps, direction: this.direction },
-    );
+    return grassmannMixing(h, this.mixerWeights(), { offsets: this.offsets, eps: this.eps, direction: this.direction });
   }
 
   /** Post-LN (paper): x = Dropout(LN1(Mix(h))); the gate inside Mix is the skip path. */
-  protected postMix(h: tf.Tensor3D, training: boolean): tf.Tensor3D {
-    return this.drop(this.ln(this.mix(h), 'ln1'), training);
+  protected postMix(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D {
+    return this.drop(this.ln(mix(h), 'ln1'), training);
   }
 
   protected mixerConfig(): tf.serialization.ConfigDict {

@@ -37,8 +37,8 @@ export abstract class ResidualBlock extends ParamLayer {
   /** The token mixer: [B, L, d] → [B, L, d]. */
   protected abstract mix(h: tf.Tensor3D): tf.Tensor3D;
 
-  /** First half of the post-LN block, from the input h to x. */
-  protected abstract postMix(h: tf.Tensor3D, training: boolean): tf.Tensor3D;
+  /** First half of the post-LN block, from the input h to x, with `mix` as the token mixer. */
+  protected abstract postMix(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D;
 
   protected ln(x: tf.Tensor, which: 'ln1' | 'ln2'): tf.Tensor3D {
     return layerNorm(x, this.param(`${which}.weight`), this.param(`${which}.bias`), LN_EPS) as tf.Tensor3D;
@@ -57,17 +57,33 @@ export abstract class ResidualBlock extends ParamLayer {
     return inputShape;
   }
 
+  /** The block's wiring (norms, FFN, residuals, dropout) around a token mixer: [B, L, d] → [B, L, d]. */
+  private wire(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D {
+    if (this.norm === 'post') {
+      const x = this.postMix(h, training, mix);
+      return this.ln(tf.add(x, this.drop(this.ffn(x), training)), 'ln2');
+    }
+    const x = tf.add(h, this.drop(mix(this.ln(h, 'ln1')), training)) as tf.Tensor3D;
+    return tf.add(x, this.drop(this.ffn(this.ln(x, 'ln2')), training));
+  }
+
   override call(inputs: tf.Tensor | tf.Tensor[], kwargs: Kwargs): tf.Tensor {
     const training = kwargs['training'] === true;
     return tf.tidy(() => {
       const h = (Array.isArray(inputs) ? inputs[0] : inputs) as tf.Tensor3D; // [B, L, d]
-      if (this.norm === 'post') {
-        const x = this.postMix(h, training);
-        return this.ln(tf.add(x, this.drop(this.ffn(x), training)), 'ln2');
-      }
-      const x = tf.add(h, this.drop(this.mix(this.ln(h, 'ln1')), training)) as tf.Tensor3D;
-      return tf.add(x, this.drop(this.ffn(this.ln(x, 'ln2')), training));
+      return this.wire(h, training, (u) => this.mix(u));
     });
+  }
+
+  /**
+   * Inference pass of this block (no dropout) with `mixer` in place of its own token mixer — same weights,
+   * norms, FFN and residual wiring. Incremental decoding passes a mixer that carries state across calls;
+   * `mixer` receives the mixer's input (LN1(h) for pre-LN, h for post-LN) [B, T, d] and returns [B, T, d].
+   * The caller disposes the result.
+   */
+  applyWithMixer(h: tf.Tensor3D, mixer: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D {
+    if (!this.built) throw new Error(`${this.name}: build the block (apply it once) before applyWithMixer`);
+    return tf.tidy(() => this.wire(h, false, mixer));
   }
 
   /** tfjs-layers' JSON round trip turns the key dFF into d_ff and back into dFf: accept both. */

@@ -1,7 +1,7 @@
 // TransformerBlock: causal multi-head attention (DPA or EA) + feed-forward, post-LN or pre-LN.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { causalAttention } from '../attention.js';
+import { causalAttention, type AttentionWeights } from '../attention.js';
 import { ffnSpecs, layerNormSpecs } from './block-parts.js';
 import { ResidualBlock, type ResidualBlockArgs } from './residual-block.js';
 
@@ -51,22 +51,23 @@ export class TransformerBlock extends ResidualBlock {
     this.built = true;
   }
 
+  /** The attention weights (the variables themselves, internal [in, out] layout: do not dispose). */
+  mixerWeights(): AttentionWeights {
+    return {
+      wQkv: this.param('mixer.qkv.weight'),
+      bQkv: this.param('mixer.qkv.bias'),
+      wProj: this.param('mixer.proj.weight'),
+      bProj: this.param('mixer.proj.bias'),
+    };
+  }
+
   protected mix(h: tf.Tensor3D): tf.Tensor3D {
-    return causalAttention(
-      h,
-      {
-        wQkv: this.param('mixer.qkv.weight'),
-        bQkv: this.param('mixer.qkv.bias'),
-        wProj: this.param('mixer.proj.weight'),
-        bProj: this.param('mixer.proj.bias'),
-      },
-      { nHeads: this.nHeads, kind: this.attention, eps: this.eps },
-    );
+    return causalAttention(h, this.mixerWeights(), { nHeads: this.nHeads, kind: this.attention, eps: this.eps });
   }
 
   /** Post-LN: x = LN1(h + Dropout(Attn(h))). */
-  protected postMix(h: tf.Tensor3D, training: boolean): tf.Tensor3D {
-    return this.ln(tf.add(h, this.drop(this.mix(h), training)), 'ln1');
+  protected postMix(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D {
+    return this.ln(tf.add(h, this.drop(mix(h), training)), 'ln1');
   }
 
   protected mixerConfig(): tf.serialization.ConfigDict {

@@ -140,6 +140,19 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     return tf.tidy(() => tf.reshape(tiedHead(tf.reshape(x, [B * L, d]) as tf.Tensor2D, this.tokEmb), [B, L, this.config.vocabSize])); // [B·L, d]·[d, V]
   }
 
+  /**
+   * Logits of the last position only, [B, L, d] → [B, V], computed as (E·h_lastᵀ)ᵀ: the same dot products as
+   * {@link TiedEmbeddingLM.logits}, but the [V, d] table is read as it is stored, where x·Eᵀ transposes it first
+   * (a copy of V·d floats per call, 31 MB at paper sizes, which would dominate a decoding step).
+   */
+  lastLogits(x: tf.Tensor3D): tf.Tensor2D {
+    const [B, L, d] = x.shape;
+    return tf.tidy(() => {
+      const last = tf.reshape(tf.slice(x, [0, L - 1, 0], [B, 1, d]), [B, d]); // [B, d]
+      return tf.transpose(tf.matMul(this.tokEmb, tf.transpose(last))) as tf.Tensor2D; // [V, d]·[d, B] = [V, B] → [B, V]
+    });
+  }
+
   /** The token embedding table tok_emb [V, d] (also the head's weight). Not a copy: do not dispose. */
   get tokenEmbedding(): tf.Variable<tf.Rank.R2> {
     return this.tokEmb;
