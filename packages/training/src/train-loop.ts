@@ -11,8 +11,11 @@ import type { TrainerState } from './trainer-checkpoint.js';
 
 /** The task-specific half of training: data, loss and evaluation. */
 export interface TrainTask {
-  /** Build the next training batch and return its loss function (run under tf.variableGrads) and token count. */
-  nextBatch(): { loss: () => tf.Scalar; tokens: number };
+  /**
+   * Build the next training batch and return its loss function (run under tf.variableGrads) and token count; with
+   * `microLosses` (equal-sized micro-batches whose mean loss is `loss`), trainStep accumulates their gradients instead.
+   */
+  nextBatch(): { loss: () => tf.Scalar; tokens: number; microLosses?: Array<() => tf.Scalar> };
   /** The data position after the batches handed out so far (JSON, restored by the task on resume). */
   dataState(): CheckpointJson;
   /** Validation: named numbers, including the metric that selects the best checkpoint. */
@@ -96,7 +99,7 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     const lr = o.lr(s);
     const t0 = performance.now();
     const batch = task.nextBatch();
-    const { loss, gradNorm } = trainStep(batch.loss, o.optimizer, { lr, clipNorm: o.clipNorm ?? 1.0, randomSeed: o.rng.nextUint32(), step: s + 1 });
+    const { loss, gradNorm } = trainStep(batch.microLosses ?? batch.loss, o.optimizer, { lr, clipNorm: o.clipNorm ?? 1.0, randomSeed: o.rng.nextUint32(), step: s + 1 });
     const dt = (performance.now() - t0) / 1000;
     state.step = s + 1;
     state.tokensSeen += batch.tokens;

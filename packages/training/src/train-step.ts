@@ -39,15 +39,53 @@ export interface TrainStepResult {
   gradNorm: number;
 }
 
+/** A step's loss: one function, or one per micro-batch of equal size (gradient accumulation). */
+export type StepLoss = (() => tf.Scalar) | readonly (() => tf.Scalar)[];
+
+/**
+ * Loss and gradients of one step. With K micro-batch losses ℓ_k of equal size, the step's loss is
+ * ℓ = (1/K) Σ_k ℓ_k and ∇ℓ = (1/K) Σ_k ∇ℓ_k — the mean over all K·B tokens, as if one batch — but only one
+ * micro-batch's activations are held at a time. Micro-batch k's dropout uses seed randomSeed + k.
+ */
+function lossAndGrads(loss: StepLoss, variables: tf.Variable[], randomSeed: number | undefined): { value: tf.Scalar; grads: tf.NamedTensorMap } {
+  const fns = typeof loss === 'function' ? [loss] : loss;
+  if (fns.length === 0) throw new RangeError('trainStep needs at least one loss function');
+  let value: tf.Scalar | null = null;
+  let grads: tf.NamedTensorMap | null = null;
+  fns.forEach((fn, k) => {
+    const run = (): { value: tf.Scalar; grads: tf.NamedTensorMap } => tf.variableGrads(fn, variables);
+    const r = randomSeed === undefined ? run() : withSeededRandom((randomSeed + k) >>> 0, run);
+    if (value === null || grads === null) {
+      value = r.value;
+      grads = r.grads;
+      return;
+    }
+    const prev: tf.NamedTensorMap = grads;
+    const sum = tf.add(value, r.value) as tf.Scalar;
+    tf.dispose([value, r.value]);
+    value = sum;
+    grads = Object.fromEntries(Object.keys(prev).map((n) => [n, tf.add(prev[n] as tf.Tensor, r.grads[n] as tf.Tensor)]));
+    tf.dispose([...Object.values(prev), ...Object.values(r.grads)]);
+  });
+  const v = value as unknown as tf.Scalar;
+  const g = grads as unknown as tf.NamedTensorMap;
+  if (fns.length === 1) return { value: v, grads: g };
+  const inv = 1 / fns.length;
+  const out = { value: tf.mul(v, inv) as tf.Scalar, grads: Object.fromEntries(Object.entries(g).map(([n, t]) => [n, tf.mul(t, inv)])) };
+  tf.dispose([v, ...Object.values(g)]);
+  return out;
+}
+
 /**
  * θ ← AdamW(θ, clip(∇θ loss(θ)), lr). The loss function runs under `tf.variableGrads` for the
  * optimizer's parameters (with Math.random seeded by `randomSeed`, so dropout is reproducible).
+ * Given one loss function per micro-batch (equal sizes), the gradients are accumulated over them first:
+ * the same update as one batch of all of them (up to float rounding), in the memory of one micro-batch.
  * Throws {@link NonFiniteLossError} before touching any parameter when the loss or gradient norm is not finite.
  */
-export function trainStep(lossFn: () => tf.Scalar, optimizer: AdamW, opts: TrainStepOptions): TrainStepResult {
+export function trainStep(lossFn: StepLoss, optimizer: AdamW, opts: TrainStepOptions): TrainStepResult {
   const variables = optimizer.params.map((p) => p.variable);
-  const run = (): { value: tf.Scalar; grads: tf.NamedTensorMap } => tf.variableGrads(lossFn, variables);
-  const { value, grads } = opts.randomSeed === undefined ? run() : withSeededRandom(opts.randomSeed, run);
+  const { value, grads } = lossAndGrads(lossFn, variables, opts.randomSeed);
   const clipped = clipByGlobalNorm(grads, opts.clipNorm ?? 1.0);
   try {
     const loss = value.dataSync()[0] as number;
