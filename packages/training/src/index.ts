@@ -2,7 +2,7 @@
 export { AdamW, defaultDecayFilter, type AdamWOptions, type AdamWState, type NamedVariable } from './adamw.js';
 export { warmupCosineLr, type WarmupCosineOptions } from './lr-schedule.js';
 export { clipByGlobalNorm } from './clip.js';
-export { trainStep, NonFiniteLossError, type TrainStepOptions, type TrainStepResult } from './train-step.js';
+export { trainStep, NonFiniteLossError, type StepLoss, type TrainStepOptions, type TrainStepResult } from './train-step.js';
 export { TrainingRng, withSeededRandom } from './rng.js';
 export { namedParameters } from './named-params.js';
 export {
@@ -17,6 +17,17 @@ export { StopSignal } from './stop-signal.js';
 export { Progress, formatDuration, type ProgressUpdate } from './progress.js';
 export { runTraining, runExitCode, describeRunEnd, type TrainTask, type TrainLoopOptions, type TrainLoopResult } from './train-loop.js';
 export { renderLineChart, lineChartSpec, type LineChart, type ChartSeries } from './charts.js';
+export {
+  renderChartSpec,
+  heatmapChartSpec,
+  renderHeatmapChart,
+  histogramBins,
+  histogramChartSpec,
+  renderHistogramChart,
+  type HeatmapChart,
+  type HistogramBins,
+  type HistogramChart,
+} from './charts.js';
 export { writeReport, markdownTable, formatCell, type Report, type ReportTable } from './report.js';
 export { parseFlags, formatHelp, UsageError, type FlagSpec, type FlagSpecs, type ParsedFlags } from './flags.js';
 export { runCli, cliHelp, startBackend, KNOWN_ERROR_NAMES, type CliCommand, type CliOptions } from './cli.js';
