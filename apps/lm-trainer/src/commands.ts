@@ -107,6 +107,7 @@ const GENERATE_FLAGS = {
   temperature: { type: 'float', min: 0, default: 1.0, help: 'softmax temperature (0: greedy)' },
   'top-k': { type: 'int', min: 0, default: 40, help: 'sample among the k most likely tokens (0: all)' },
   seed: { type: 'int', min: 0, max: 0xffffffff, default: 1, help: 'sampling seed (same seed, same text)' },
+  'slide-keep': { type: 'int', min: 1, help: "when the model's positional table (maxLen) is full, restart from the last N tokens (default maxLen: always the full window, one full pass per token from then on)" },
   tokenizer: EVAL_FLAGS.tokenizer,
   'data-dir': EVAL_FLAGS['data-dir'],
   backend: COMMON_TRAIN_FLAGS.backend,
@@ -114,7 +115,7 @@ const GENERATE_FLAGS = {
 
 /** `grassflow-lm generate`: prints the prompt's continuation. */
 export async function generateCommand(argv: readonly string[]): Promise<number> {
-  if (wantsHelp(argv, 'grassflow-lm generate --checkpoint DIR --prompt TEXT [--max-tokens N --temperature T --top-k K --seed S]', 'Sample a continuation of the prompt; deterministic for a seed.', GENERATE_FLAGS)) return 0;
+  if (wantsHelp(argv, 'grassflow-lm generate --checkpoint DIR --prompt TEXT [--max-tokens N --temperature T --top-k K --seed S --slide-keep N]', 'Sample a continuation of the prompt; deterministic for a seed. The prompt is read in one pass, then each token is one incremental decoding step (Grassmann: a constant-size state of the last max(offset) reduced states per layer; Transformer: a key/value cache).', GENERATE_FLAGS)) return 0;
   const f = parseFlags(argv, GENERATE_FLAGS);
   if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
   const dataDir = dataDirOrThrow(f['data-dir']);
@@ -122,7 +123,7 @@ export async function generateCommand(argv: readonly string[]): Promise<number> 
   const { model, tok } = await loadModelAndTokenizer(f.checkpoint, dataDir, f.tokenizer);
   try {
     const prompt = await tok.encodePrompt(f.prompt);
-    const out = generateIds(model, prompt, { maxTokens: f['max-tokens'], temperature: f.temperature, topK: f['top-k'], seed: f.seed });
+    const out = generateIds(model, prompt, { maxTokens: f['max-tokens'], temperature: f.temperature, topK: f['top-k'], seed: f.seed, ...(f['slide-keep'] === undefined ? {} : { slideKeep: f['slide-keep'] }) });
     process.stdout.write(`${tok.decode(Int32Array.from([...prompt, ...out]))}\n`);
     return 0;
   } finally {

@@ -1,7 +1,7 @@
-// Sampling from a language model: temperature and top-k, deterministic for a seed.
+// Sampling from a language model: temperature and top-k, deterministic for a seed, by incremental decoding.
 import * as tf from '@tensorflow/tfjs-core';
-import type { LanguageModel } from '@grassflow/gpu-layers';
-import { TrainingRng } from '@grassflow/training';
+import { createDecoder, TiedEmbeddingLM, type LanguageModel } from '@grassflow/gpu-layers';
+import { TrainingRng, UsageError } from '@grassflow/training';
 
 export interface SampleOptions {
   maxTokens: number;
@@ -10,6 +10,12 @@ export interface SampleOptions {
   /** Keep the k most likely tokens (0: all). */
   topK: number;
   seed: number;
+  /**
+   * Tokens kept when the positional table is full (1 … maxLen, default maxLen): decoding restarts from the last
+   * `slideKeep` tokens. maxLen reproduces the full-forward sampler exactly (every token from then on re-reads the
+   * last maxLen tokens, one full pass each); a smaller value re-primes once every maxLen − slideKeep + 1 tokens.
+   */
+  slideKeep?: number;
 }
 
 /** Pick one token from logits [V] (float64 softmax over the top k of logits/T; ties broken by lower id). */
@@ -36,12 +42,22 @@ export function sampleToken(logits: Float32Array, opts: Pick<SampleOptions, 'tem
   return ids[ids.length - 1] as number;
 }
 
+/** Values of logits [1, V] as a Float32Array; the tensor is disposed. */
+function takeRow(logits: tf.Tensor2D): Float32Array {
+  try {
+    return logits.dataSync() as Float32Array;
+  } finally {
+    logits.dispose();
+  }
+}
+
 /**
- * Continue `prompt` by `maxTokens` tokens: each step runs the full forward pass over the last ≤ maxLen
- * tokens and samples from the last position's logits (incremental decoding comes with issue 7).
+ * The reference sampler: for each new token, the full forward pass over the last ≤ maxLen tokens, sampling from
+ * the last position's logits. O(L) work per layer and token for Grassmann, O(L²) for attention; kept to check
+ * {@link generateIds} and as the baseline of `grassflow-lm bench --generate`.
  */
-export function generateIds(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): Int32Array {
-  if (prompt.length === 0) throw new RangeError('the prompt encodes to no tokens: give a non-empty --prompt');
+export function generateIdsFullForward(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): Int32Array {
+  if (prompt.length === 0) throw new UsageError('the prompt encodes to no tokens: give a non-empty --prompt', 'prompt');
   const rng = new TrainingRng(opts.seed);
   const ids = Array.from(prompt);
   const maxLen = model.config.maxLen;
@@ -49,11 +65,50 @@ export function generateIds(model: LanguageModel, prompt: Int32Array, opts: Samp
     const ctx = ids.slice(-maxLen);
     const last = tf.tidy(() => {
       const logits = model.apply(tf.tensor2d(ctx, [1, ctx.length], 'int32'), { training: false }); // [1, L, V]
-      return tf.slice(logits, [0, ctx.length - 1, 0], [1, 1, -1]); // [1, 1, V]
+      return tf.reshape(tf.slice(logits, [0, ctx.length - 1, 0], [1, 1, -1]), [1, -1]) as tf.Tensor2D; // [1, V]
     });
-    const values = last.dataSync() as Float32Array;
-    last.dispose();
-    ids.push(sampleToken(values, opts, rng));
+    ids.push(sampleToken(takeRow(last), opts, rng));
+  }
+  return Int32Array.from(ids.slice(prompt.length));
+}
+
+/**
+ * Continue `prompt` by `maxTokens` tokens with incremental decoding: the prompt (its last maxLen tokens) is
+ * primed in one pass, then each token is one decoder step (GrassmannLM: constant work and memory per token;
+ * TransformerLM: a key/value cache). Same seed → the same tokens as {@link generateIdsFullForward} (up to float
+ * rounding in the logits) as long as prompt + output fit in maxLen, and beyond that too with the default
+ * `slideKeep`. When the positional table is full, decoding restarts from the last `slideKeep` tokens (positions
+ * are absolute, so the state cannot simply slide). A model that is not a GrassmannLM/TransformerLM falls back
+ * to the full-forward sampler.
+ */
+export function generateIds(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): Int32Array {
+  if (prompt.length === 0) throw new UsageError('the prompt encodes to no tokens: give a non-empty --prompt', 'prompt');
+  if (opts.maxTokens <= 0) return new Int32Array(0);
+  if (!(model instanceof TiedEmbeddingLM)) return generateIdsFullForward(model, prompt, opts);
+  const maxLen = model.config.maxLen;
+  const keep = opts.slideKeep ?? maxLen;
+  if (!Number.isInteger(keep) || keep < 1 || keep > maxLen) {
+    throw new UsageError(`--slide-keep must be an integer in [1, maxLen = ${maxLen}], got ${keep}`, 'slide-keep');
+  }
+  const rng = new TrainingRng(opts.seed);
+  const ids = Array.from(prompt);
+  const decoder = createDecoder(model, { batch: 1 });
+  const prime = (ctx: number[]): tf.Tensor2D => tf.tidy(() => decoder.prime(tf.tensor2d(ctx, [1, ctx.length], 'int32'))); // [1, V]
+  try {
+    let logits = prime(ids.slice(-maxLen));
+    for (let n = 0; ; n++) {
+      const next = sampleToken(takeRow(logits), opts, rng);
+      ids.push(next);
+      if (n + 1 >= opts.maxTokens) break;
+      if (decoder.position < maxLen) {
+        logits = decoder.step([next]);
+      } else {
+        decoder.reset();
+        logits = prime(ids.slice(-keep));
+      }
+    }
+  } finally {
+    decoder.dispose();
   }
   return Int32Array.from(ids.slice(prompt.length));
 }
