@@ -15,6 +15,7 @@ export const COMMON_TRAIN_FLAGS = {
   offsets: { type: 'int-list', min: 1, help: 'override: Grassmann offsets, one per layer cycling (all in every layer for paper-6l-multi)' },
   block: { type: 'int', min: 2, help: 'override: block size L (sequence length, ≤ the positional table; sets it)' },
   batch: { type: 'int', min: 1, default: 32, help: 'batch size B (sequences per step)' },
+  'micro-batch': { type: 'int', min: 1, help: 'sequences per forward/backward pass, a divisor of B: gradients accumulate over B/M passes (same update, the memory of M)' },
   lr: { type: 'float', min: 0, exclusiveMin: true, default: 5e-4, help: 'peak learning rate' },
   'min-lr': { type: 'float', min: 0, help: 'floor of the cosine decay (default lr/10)' },
   warmup: { type: 'int', min: 0, default: 100, help: 'linear warmup steps' },
@@ -39,17 +40,27 @@ export const COMMON_TRAIN_FLAGS = {
 
 export type CommonTrainFlags = ParsedFlags<typeof COMMON_TRAIN_FLAGS>;
 
-/** Hyper-parameters of a training run (config.json's `training`). */
-export interface TrainingConfig {
-  batch: number;
-  block: number;
+/** AdamW with warmup + cosine decay and clipping: the optimizer settings every training command records. */
+export interface OptimizerConfig {
+  /** Peak learning rate. */
   lr: number;
+  /** Floor of the cosine decay. */
   minLr: number;
+  /** Linear warmup steps. */
   warmup: number;
   weightDecay: number;
+  /** Global gradient-norm clip. */
   clip: number;
   beta1: number;
   beta2: number;
+}
+
+/** Hyper-parameters of a training run (config.json's `training`). */
+export interface TrainingConfig extends OptimizerConfig {
+  batch: number;
+  /** Sequences per forward/backward pass (gradient accumulation over batch/microBatch passes); absent: the whole batch. */
+  microBatch?: number;
+  block: number;
   /** Requested length as given: { epochs } | { steps } | { tokens }. */
   length: { epochs: number } | { steps: number } | { tokens: number };
   evalEvery: number;
@@ -91,8 +102,13 @@ export function trainingConfigFrom(f: CommonTrainFlags, block: number): Training
   if (given.length > 1) throw new UsageError(`give only one of --epochs, --steps, --tokens (got ${given.map((k) => `--${k}`).join(' and ')})`, given[1]);
   const length = f.steps !== undefined ? { steps: f.steps } : f.tokens !== undefined ? { tokens: f.tokens } : { epochs: f.epochs ?? 1 };
   if (f['min-lr'] !== undefined && f['min-lr'] > f.lr) throw new UsageError(`--min-lr ${f['min-lr']} must not exceed --lr ${f.lr}`, 'min-lr');
+  const micro = f['micro-batch'];
+  if (micro !== undefined && f.batch % micro !== 0) {
+    throw new UsageError(`--micro-batch ${micro} must divide --batch ${f.batch} (each step accumulates B/M equal passes)`, 'micro-batch');
+  }
   return {
     batch: f.batch,
+    ...(micro === undefined || micro === f.batch ? {} : { microBatch: micro }),
     block,
     lr: f.lr,
     minLr: f['min-lr'] ?? f.lr / 10,

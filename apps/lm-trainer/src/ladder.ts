@@ -1,0 +1,125 @@
+// `ladder`: DPA vs EA vs Grassmann trained from scratch on a ladder of synthetic tasks; one report.
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { SyntheticTask } from '@grassflow/datasets';
+import { gitCommit, parseFlags, startBackend, StopSignal, UsageError, writeJsonAtomic, formatDuration } from '@grassflow/training';
+import { wantsHelp } from './commands.js';
+import { ladderConfigFrom, LADDER_FLAGS, type LadderConfig } from './ladder-options.js';
+import { grassmannReach, reachableFraction, receptiveField } from './ladder-reach.js';
+import { cellsOf, chanceAccuracy, ruleOf, writeLadderReport, writeLadderResults, type LadderResults, type LevelInfo } from './ladder-report.js';
+import { runRung, type RungResult } from './ladder-task.js';
+
+/** config.json of a ladder run folder. */
+export interface LadderRunConfig {
+  format: 'grassflow-lm-ladder';
+  formatVersion: 1;
+  command: string;
+  ladder: LadderConfig;
+  backend: { name: string; simd?: boolean; threads?: number; tfjsCore: string };
+  git: string | null;
+  node: string;
+  created: string;
+}
+
+/** Per level: the rule and, with a Grassmann model, the share of held-out targets within its reach. */
+function levelInfos(cfg: LadderConfig): { levels: LevelInfo[]; grassmann: LadderResults['grassmann'] } {
+  const g = cfg.modelConfigs['grassmann'];
+  const reach = g === undefined ? null : grassmannReach(g.offsets);
+  const levels = cfg.levels.map((level) => {
+    const task = new SyntheticTask({ family: cfg.family, level, blockSize: cfg.block, vocabSize: cfg.vocabSize, seed: cfg.evalSeed });
+    return { level, rule: ruleOf(cfg.family, level), grassmannReachable: reach === null ? null : reachableFraction(task, reach, cfg.evalSeqs) };
+  });
+  return { levels, grassmann: g === undefined || reach === null ? null : { reach, receptiveField: receptiveField(g.offsets) } };
+}
+
+const USAGE = 'grassflow-lm ladder [--quick] [--family lagged-sum|recall] [--levels 1..K] [--models M,M] [--seeds N] [--steps S] [--out DIR]';
+const DESCRIPTION =
+  'Train every model kind from scratch on each level of a synthetic task family (same steps, seeds and data order), ' +
+  'score greedy next-token accuracy on held-out sequences at the positions the rule determines, and write ' +
+  'config.json, results.json and report.md (tables level × model, mean ± std over seeds, accuracy plots in SVG and PNG). ' +
+  'Without --quick the larger "full" profile is used; any size flag overrides either profile.';
+
+/** `grassflow-lm ladder`: returns the exit code; prints where the report is. */
+export async function ladderCommand(argv: readonly string[]): Promise<number> {
+  if (wantsHelp(argv, USAGE, DESCRIPTION, LADDER_FLAGS)) return 0;
+  const f = parseFlags(argv, LADDER_FLAGS);
+  const cfg = ladderConfigFrom(f);
+  const out = resolve(f.out ?? `runs/ladder-${cfg.family}`);
+  if (existsSync(join(out, 'config.json'))) throw new UsageError(`${out} already holds a ladder run: choose another --out`, 'out');
+  const command = ['grassflow-lm', 'ladder', ...argv].join(' ');
+  // The ladder's models are tiny (d 32–64): a wasm thread pool only adds synchronisation (measured: 1 thread is
+  // faster on 2 loaded cores). GRASSFLOW_WASM_THREADS, when set, still decides.
+  process.env['GRASSFLOW_WASM_THREADS'] ??= '1';
+  const backend = await startBackend(f.backend);
+  await mkdir(out, { recursive: true });
+  const runConfig: LadderRunConfig = {
+    format: 'grassflow-lm-ladder',
+    formatVersion: 1,
+    command,
+    ladder: cfg,
+    backend: { name: backend.name, simd: backend.simd, threads: backend.threads, tfjsCore: backend.tfjsCore },
+    git: gitCommit(),
+    node: process.version,
+    created: new Date().toISOString(),
+  };
+  await writeJsonAtomic(join(out, 'config.json'), runConfig);
+  const { levels, grassmann } = levelInfos(cfg);
+  const runs: RungResult[] = [];
+  const results = (complete: boolean): LadderResults => ({
+    format: 'grassflow-lm-ladder-results',
+    formatVersion: 1,
+    complete,
+    chance: chanceAccuracy(cfg),
+    grassmann,
+    levels,
+    cells: cellsOf(cfg, runs),
+    runs,
+  });
+  const total = cfg.levels.length * cfg.models.length * cfg.seeds.length;
+  process.stderr.write(
+    `ladder ${out}: ${cfg.family}, levels ${cfg.levels.join(',')} × ${cfg.models.join(',')} × seeds ${cfg.seeds.join(',')} = ${total} runs of ${cfg.steps} steps (${cfg.profile} profile)\n`,
+  );
+  const signal = new StopSignal().install();
+  const t0 = performance.now();
+  let stopped = false;
+  try {
+    outer: for (const level of cfg.levels) {
+      for (const seed of cfg.seeds) {
+        for (const model of cfg.models) {
+          const modelConfig = cfg.modelConfigs[model];
+          if (modelConfig === undefined) throw new Error(`internal: no model config for ${model}`);
+          const r = await runRung(
+            { family: cfg.family, level, model, modelConfig, seed, steps: cfg.steps, batch: cfg.batch, lr: cfg.lr, minLr: cfg.minLr, warmup: cfg.warmup, weightDecay: cfg.weightDecay, clip: cfg.clip, beta1: cfg.beta1, beta2: cfg.beta2, evalSeqs: cfg.evalSeqs, evalSeed: cfg.evalSeed },
+            { shouldStop: () => signal.requested !== null },
+          );
+          if (r === null) {
+            stopped = true;
+            break outer;
+          }
+          runs.push(r);
+          await writeLadderResults(out, results(false));
+          const elapsed = (performance.now() - t0) / 1000;
+          process.stderr.write(
+            `[${runs.length}/${total}] level ${level} ${model} seed ${seed}: accuracy ${r.accuracy.toFixed(3)}, solved ${r.solvedFraction.toFixed(3)}, ` +
+              `final loss ${r.finalLoss.toFixed(3)} (${r.trainSeconds.toFixed(0)} s; elapsed ${formatDuration(elapsed)}, ETA ${formatDuration((elapsed / runs.length) * (total - runs.length))})\n`,
+          );
+        }
+      }
+    }
+  } finally {
+    signal.uninstall();
+  }
+  const final = results(!stopped);
+  await writeLadderResults(out, final);
+  const seconds = (performance.now() - t0) / 1000;
+  const path = await writeLadderReport(out, cfg, final, { command, backend: backend.name, loadavg: loadavg().map((x) => x.toFixed(2)).join(' '), seconds });
+  if (stopped) {
+    process.stderr.write(`ladder stopped by ${signal.requested} after ${runs.length} of ${total} runs; partial report: ${path}\n`);
+    return StopSignal.exitCode(signal.requested ?? 'SIGINT');
+  }
+  process.stderr.write(`ladder finished: ${total} runs in ${formatDuration(seconds)}\n`);
+  process.stdout.write(`report: ${path}\n`);
+  return 0;
+}
