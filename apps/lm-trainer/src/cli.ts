@@ -1,13 +1,19 @@
-// grassflow-lm: train, eval, generate and compare language models on WikiText-2.
+// grassflow-lm: train, eval, generate and compare language models on WikiText-2; bench, ladder and inspect them.
 import { runCli, type CliCommand } from '@grassflow/training';
+import { benchCommand } from './bench.js';
 import { compareCommand } from './compare.js';
 import { evalCommand, generateCommand, trainCommand } from './commands.js';
+import { inspectCommand } from './inspect.js';
+import { ladderCommand } from './ladder.js';
 
 const COMMANDS: Record<string, CliCommand> = {
   train: { run: trainCommand, help: 'train a model into a run folder (--resume to continue one)' },
   eval: { run: evalCommand, help: 'perplexity over every token of a split, as one JSON line' },
   generate: { run: generateCommand, help: 'sample a continuation of a prompt' },
   compare: { run: compareCommand, help: 'train the three model kinds under one budget and write one report' },
+  bench: { run: benchCommand, help: 'training throughput (JSON line); --scaling: time per token against L; --generate: decoding speed and state memory' },
+  ladder: { run: ladderCommand, help: 'DPA vs EA vs Grassmann on a ladder of synthetic tasks, one report' },
+  inspect: { run: inspectCommand, help: 'the geometry inside a trained model: gates, Plücker pairs, subspace flow, attention entropy' },
 };
 
 runCli(process.argv.slice(2), {

@@ -1,7 +1,7 @@
 // Language modelling on token ids: training batches + loss, and perplexity over every token of a split.
 import * as tf from '@tensorflow/tfjs-core';
 import { LmTrainBatcher, lmEvalBatches, type LmBatcherState } from '@grassflow/datasets';
-import { lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
+import { chunkedLmLoss, lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
 import type { TrainTask } from '@grassflow/training';
 
 /** Negative log-likelihood of each target: nll[b, t] = logsumexp(logits[b, t, :]) − logits[b, t, y[b, t]]  → [B, L]. */
@@ -63,8 +63,21 @@ export class LmTrainTask implements TrainTask {
     private readonly model: LanguageModel,
     trainIds: Int32Array,
     private readonly validIds: Int32Array,
-    private readonly opts: { block: number; batch: number; seed: number; evalBatch?: number },
+    private readonly opts: {
+      block: number;
+      batch: number;
+      seed: number;
+      evalBatch?: number;
+      /** 'chunked' (default): head + cross-entropy in row chunks, never the full [B·L, V] logits; 'full': lmLoss(apply(x)). Same loss and gradients. */
+      loss?: 'chunked' | 'full';
+      /** Sequences per micro-batch (a divisor of batch; default: batch): gradients accumulate over batch/microBatch passes. */
+      microBatch?: number;
+    },
   ) {
+    const micro = opts.microBatch ?? opts.batch;
+    if (!Number.isInteger(micro) || micro < 1 || opts.batch % micro !== 0) {
+      throw new RangeError(`micro-batch ${micro} must be a whole divisor of the batch ${opts.batch} (e.g. ${opts.batch / 2 >= 1 && opts.batch % 2 === 0 ? opts.batch / 2 : 1})`);
+    }
     // dropLastBatch: every step sees B full rows, so each step's loss is a mean over B·L targets.
     this.batcher = new LmTrainBatcher(trainIds, { blockSize: opts.block, batchSize: opts.batch, seed: opts.seed, dropLastBatch: true });
   }
@@ -73,16 +86,24 @@ export class LmTrainTask implements TrainTask {
     this.batcher.restore(state);
   }
 
-  nextBatch(): { loss: () => tf.Scalar; tokens: number } {
+  /**
+   * The next batch: its tokens, its loss function, and (with a micro-batch smaller than the batch) one loss
+   * function per micro-batch for trainStep's gradient accumulation.
+   */
+  nextBatch(): { loss: () => tf.Scalar; tokens: number; microLosses?: Array<() => tf.Scalar> } {
     const b = this.batcher.nextBatch();
     const [B, L] = b.shape;
+    const lossOf = (from: number, rows: number) => (): tf.Scalar => {
+      const x = tf.tensor2d(b.x.subarray(from * L, (from + rows) * L), [rows, L], 'int32');
+      const y = tf.tensor2d(b.y.subarray(from * L, (from + rows) * L), [rows, L], 'int32');
+      if (this.opts.loss === 'full') return lmLoss(this.model.apply(x, { training: true }), y);
+      return chunkedLmLoss(this.model.hidden(x, { training: true }), this.model.tokenEmbedding, y);
+    };
+    const micro = Math.min(this.opts.microBatch ?? B, B);
     return {
       tokens: B * L,
-      loss: () => {
-        const x = tf.tensor2d(b.x, [B, L], 'int32');
-        const y = tf.tensor2d(b.y, [B, L], 'int32');
-        return lmLoss(this.model.apply(x, { training: true }), y);
-      },
+      loss: lossOf(0, B),
+      ...(micro < B ? { microLosses: Array.from({ length: B / micro }, (_, k) => lossOf(k * micro, micro)) } : {}),
     };
   }
 

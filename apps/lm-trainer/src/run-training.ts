@@ -133,7 +133,12 @@ async function train(
 ): Promise<RunOutcome> {
   const t = config.training;
   const optimizer = new AdamW(namedParameters(model), { beta1: t.beta1, beta2: t.beta2, weightDecay: t.weightDecay, decay: defaultDecayFilter() });
-  const task = new LmTrainTask(model, data.train, validSlice(data.valid, t.evalTokens), { block: t.block, batch: t.batch, seed: t.seed });
+  const task = new LmTrainTask(model, data.train, validSlice(data.valid, t.evalTokens), {
+    block: t.block,
+    batch: t.batch,
+    seed: t.seed,
+    ...(t.microBatch === undefined ? {} : { microBatch: t.microBatch }),
+  });
   let rng = new TrainingRng(t.seed);
   let start: TrainerState | undefined;
   if (opts.resume !== undefined) {

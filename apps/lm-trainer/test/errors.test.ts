@@ -15,6 +15,7 @@ describe('clear errors', () => {
     expect(bad.stderr).toContain("--model must be one of grassmann, transformer-dpa, transformer-ea, got 'lstm'");
     expect(cli(['train', '--steps', '-3']).stderr).toContain('--steps must be >= 1, got -3');
     expect(cli(['train', '--steps', '3', '--epochs', '2']).stderr).toMatch(/only one of --epochs, --steps, --tokens/);
+    expect(cli(['train', '--batch', '8', '--micro-batch', '3']).stderr).toContain('--micro-batch 3 must divide --batch 8');
     expect(cli(['eval', '--split', 'train']).stderr).toContain("--split must be one of valid, test, got 'train'");
     expect(cli(['frobnicate']).stderr).toContain("unknown command 'frobnicate'");
     const help = cli(['generate', '--help']);

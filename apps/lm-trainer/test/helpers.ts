@@ -22,7 +22,7 @@ export interface CliResult {
 
 /** Run `grassflow-lm ...args` to completion. */
 export function cli(args: readonly string[]): CliResult {
-  const r = spawnSync(process.execPath, [...CLI, ...args], { cwd: APP_DIR, env: env(), encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [...CLI, ...args], { cwd: APP_DIR, env: env(), encoding: 'utf8', timeout: 200_000 }); // below vitest's 240 s test timeout, so a hung CLI fails with its output
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

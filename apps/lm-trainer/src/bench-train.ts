@@ -1,0 +1,203 @@
+// `grassflow-lm bench` (training throughput): time full optimizer steps exactly as `train` runs them.
+import { loadavg } from 'node:os';
+import * as tf from '@tensorflow/tfjs-core';
+import { countParams, createModel, initBackend, type BackendName } from '@grassflow/gpu-layers';
+import { AdamW, defaultDecayFilter, namedParameters, parseFlags, trainStep, UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
+import { wantsHelp } from './commands.js';
+import { LmTrainTask } from './lm-task.js';
+import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from './model-options.js';
+
+/** BERT WordPiece vocabulary size: the benchmark's default V, so the head costs what it costs in `train`. */
+const WORDPIECE_V = 30_522;
+
+const BENCH_FLAGS = {
+  model: { type: 'string', choices: MODEL_KINDS, default: 'grassmann', help: 'model kind' },
+  preset: COMMON_TRAIN_FLAGS.preset,
+  layers: COMMON_TRAIN_FLAGS.layers,
+  'd-model': COMMON_TRAIN_FLAGS['d-model'],
+  r: COMMON_TRAIN_FLAGS.r,
+  offsets: COMMON_TRAIN_FLAGS.offsets,
+  block: COMMON_TRAIN_FLAGS.block,
+  batch: { type: 'int', min: 1, default: 8, help: 'batch size B (sequences per step)' },
+  'micro-batch': { type: 'int', min: 1, help: 'sequences per forward/backward pass; gradients accumulate over B / this (default: B)' },
+  vocab: { type: 'int', min: 2, default: WORDPIECE_V, help: 'vocabulary size V (default: BERT WordPiece)' },
+  dropout: COMMON_TRAIN_FLAGS.dropout,
+  norm: COMMON_TRAIN_FLAGS.norm,
+  steps: { type: 'int', min: 1, default: 5, help: 'timed optimizer steps' },
+  warmup: { type: 'int', min: 0, default: 1, help: 'untimed steps first (wasm compiles and grows its heap on the first)' },
+  seed: COMMON_TRAIN_FLAGS.seed,
+  backend: COMMON_TRAIN_FLAGS.backend,
+  threads: { type: 'int', min: 1, help: 'wasm: threads of its thread pool (default: every core)' },
+  loss: { type: 'string', choices: ['chunked', 'full'], default: 'chunked', help: "LM head + loss: in row chunks (train's path) or on full [B·L, V] logits" },
+  json: { type: 'boolean', help: 'print one JSON line instead of a table' },
+  // Accepted so that `bench` can dispatch on them (bench.ts); they select the other benchmarks.
+  scaling: { type: 'boolean', help: 'time per token against L instead (see --scaling --help)' },
+  generate: { type: 'boolean', help: 'decoding speed instead (see --generate --help)' },
+} as const satisfies FlagSpecs;
+
+/** The one JSON line of `grassflow-lm bench --json`. */
+export interface TrainBenchResult {
+  model: ModelKind;
+  preset: string;
+  batch: number;
+  /** Sequences per forward/backward pass (= batch unless gradients accumulate). */
+  micro_batch: number;
+  block: number;
+  vocab: number;
+  params: number;
+  steps: number;
+  warmup_steps: number;
+  /** LM head + loss: 'chunked' (train's path) or 'full' logits. */
+  loss: string;
+  /** Tokens (B·L) per second over the timed steps: steps·B·L / Σ step seconds. */
+  train_tokens_per_s: number;
+  /** Mean seconds per full step (forward, loss, backward, clip, AdamW) over the timed steps. */
+  sec_per_step: number;
+  /** Fastest and slowest timed step, seconds. */
+  sec_per_step_min: number;
+  sec_per_step_max: number;
+  /**
+   * CPU seconds (user + system, every thread of the process) per timed step. With one thread it barely
+   * depends on other processes, so it compares code changes on a loaded machine; with a pool it also counts
+   * the pool's waiting.
+   */
+  cpu_sec_per_step: number;
+  /** Loss of the last step (a sanity check: ≈ ln V at initialisation). */
+  last_loss: number;
+  backend: string;
+  threads: number;
+  simd: boolean | null;
+  /** Peak resident set size of the process, MB (process.resourceUsage().maxRSS). */
+  peak_rss_mb: number;
+  /** wasm: size of the module's linear memory at the end, MB (it only grows, so this is its peak); null elsewhere. */
+  wasm_heap_peak_mb: number | null;
+  /** 1-minute load average at the start and end of the timed steps (other processes compete for the cores). */
+  loadavg_start: number;
+  loadavg_end: number;
+}
+
+/** Size of the wasm backend's linear memory in bytes, or null when the backend is not wasm. */
+function wasmHeapBytes(): number | null {
+  if (tf.getBackend() !== 'wasm') return null;
+  const wasm = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm;
+  return wasm?.HEAPU8?.buffer.byteLength ?? null;
+}
+
+/** Deterministic pseudo-random token ids in [0, V): the step's cost does not depend on which tokens. */
+function syntheticIds(n: number, V: number, seed: number): Int32Array {
+  const ids = new Int32Array(n);
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    ids[i] = (s >>> 0) % V;
+  }
+  return ids;
+}
+
+const MB = 1024 * 1024;
+
+/** Run the benchmark and return its result (no printing). */
+export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise<TrainBenchResult> {
+  const kind = f.model as ModelKind;
+  const common = { ...f, lr: 5e-4, warmup: 0, 'weight-decay': 0.01, clip: 1, 'eval-every': 0, 'log-every': 1, quiet: true, tokenizer: 'wordpiece' } as unknown as CommonTrainFlags;
+  const config = modelConfigFrom(kind, common, f.vocab);
+  const backend = await initBackend({ ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }), ...(f.threads === undefined ? {} : { threads: f.threads }) });
+  const { maxLen: L } = config;
+  const B = f.batch;
+  const total = f.warmup + f.steps;
+  // Enough ids for every step to draw a fresh batch without wrapping: (total + 1) windows of L + 1.
+  const trainIds = syntheticIds((total + 2) * B * (L + 1), config.vocabSize, f.seed);
+  const model = createModel(config, { seed: f.seed });
+  const optimizer = new AdamW(namedParameters(model), { weightDecay: 0.01, decay: defaultDecayFilter() });
+  const task = new LmTrainTask(model, trainIds, new Int32Array(0), { block: L, batch: B, seed: f.seed, loss: f.loss as 'chunked' | 'full', ...(f['micro-batch'] === undefined ? {} : { microBatch: f['micro-batch'] }) });
+  const times: number[] = [];
+  let lastLoss = NaN;
+  let load0 = 0;
+  let cpuTimed = 0;
+  try {
+    for (let s = 0; s < total; s++) {
+      if (s === f.warmup) load0 = loadavg()[0] ?? 0;
+      const batch = task.nextBatch();
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      lastLoss = trainStep(batch.microLosses ?? batch.loss, optimizer, { lr: 5e-4, clipNorm: 1, randomSeed: f.seed + s, step: s + 1 }).loss; // reads loss + norm: synchronous
+      const dt = (performance.now() - t0) / 1000;
+      const c = process.cpuUsage(c0);
+      if (s >= f.warmup) {
+        times.push(dt);
+        cpuTimed += (c.user + c.system) / 1e6;
+      }
+    }
+  } finally {
+    optimizer.dispose();
+    model.dispose();
+  }
+  const sum = times.reduce((a, b) => a + b, 0);
+  const heap = wasmHeapBytes();
+  return {
+    model: kind,
+    preset: f.preset,
+    batch: B,
+    micro_batch: f['micro-batch'] ?? B,
+    block: L,
+    vocab: config.vocabSize,
+    params: countParams(config),
+    steps: f.steps,
+    warmup_steps: f.warmup,
+    loss: f.loss,
+    train_tokens_per_s: (f.steps * B * L) / sum,
+    sec_per_step: sum / f.steps,
+    sec_per_step_min: Math.min(...times),
+    sec_per_step_max: Math.max(...times),
+    cpu_sec_per_step: cpuTimed / f.steps,
+    last_loss: lastLoss,
+    backend: backend.name,
+    threads: backend.threads ?? 1,
+    simd: backend.simd ?? null,
+    peak_rss_mb: process.resourceUsage().maxRSS / 1024,
+    wasm_heap_peak_mb: heap === null ? null : heap / MB,
+    loadavg_start: load0,
+    loadavg_end: loadavg()[0] ?? 0,
+  };
+}
+
+/** Human-readable form of a result: two aligned columns. */
+export function formatTrainBench(r: TrainBenchResult): string {
+  const rows: Array<[string, string]> = [
+    ['model', `${r.model} (${r.preset}, ${r.params.toLocaleString('en-US')} params)`],
+    ['batch × block', `${r.batch} × ${r.block} = ${r.batch * r.block} tokens/step${r.micro_batch < r.batch ? ` (micro-batches of ${r.micro_batch})` : ''}, V ${r.vocab}`],
+    ['backend', `${r.backend}${r.simd === null ? '' : r.simd ? ' SIMD' : ' no SIMD'}, ${r.threads} thread${r.threads === 1 ? '' : 's'}`],
+    ['steps', `${r.steps} timed after ${r.warmup_steps} warm-up, ${r.loss} loss`],
+    ['train tokens/s', r.train_tokens_per_s.toFixed(1)],
+    ['s/step', `${r.sec_per_step.toFixed(3)} (min ${r.sec_per_step_min.toFixed(3)}, max ${r.sec_per_step_max.toFixed(3)})`],
+    ['CPU s/step', `${r.cpu_sec_per_step.toFixed(3)} (all threads)`],
+    ['last loss', r.last_loss.toFixed(4)],
+    ['peak RSS', `${r.peak_rss_mb.toFixed(0)} MB`],
+    ['wasm heap', r.wasm_heap_peak_mb === null ? '–' : `${r.wasm_heap_peak_mb.toFixed(0)} MB`],
+    ['load average', `${r.loadavg_start.toFixed(2)} → ${r.loadavg_end.toFixed(2)}`],
+  ];
+  const w = Math.max(...rows.map(([k]) => k.length)) + 2;
+  return rows.map(([k, v]) => k.padEnd(w) + v).join('\n');
+}
+
+/** `grassflow-lm bench` without --scaling/--generate: full training steps, tokens/s and peak memory. */
+export async function trainBenchCommand(argv: readonly string[]): Promise<number> {
+  if (
+    wantsHelp(
+      argv,
+      'grassflow-lm bench --model grassmann|transformer-dpa|transformer-ea --preset P --steps N [--batch B] [--block L] [--backend X] [--json]',
+      'Time full training steps (forward, loss, backward, clip by global norm, AdamW: the code path of `train`) on synthetic token ids; print tokens/s, s/step and peak memory.',
+      BENCH_FLAGS,
+    )
+  )
+    return 0;
+  const f = parseFlags(argv, BENCH_FLAGS);
+  if (f.scaling || f.generate) throw new UsageError('--scaling and --generate select the other benchmarks (bench dispatches them)', f.scaling ? 'scaling' : 'generate');
+  const micro = f['micro-batch'];
+  if (micro !== undefined && (micro > f.batch || f.batch % micro !== 0)) throw new UsageError(`--micro-batch ${micro} must divide --batch ${f.batch}`, 'micro-batch');
+  const r = await runTrainBench(f);
+  process.stdout.write(f.json ? `${JSON.stringify(r)}\n` : `${formatTrainBench(r)}\n`);
+  return 0;
+}

@@ -1,0 +1,13 @@
+// `grassflow-lm bench`: one entry point for the three benchmarks (training step, --scaling, --generate).
+import { UsageError } from '@grassflow/training';
+import { generateBenchCommand } from './bench-generate.js';
+import { scalingBenchCommand } from './bench-scaling.js';
+import { trainBenchCommand } from './bench-train.js';
+
+/** Dispatch on --scaling / --generate (the flag stays in argv; each command's flag spec accepts it). */
+export async function benchCommand(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--scaling') && argv.includes('--generate')) throw new UsageError('give --scaling or --generate, not both', 'generate');
+  if (argv.includes('--scaling')) return scalingBenchCommand(argv);
+  if (argv.includes('--generate')) return generateBenchCommand(argv);
+  return trainBenchCommand(argv);
+}
