@@ -39,25 +39,14 @@ export function lineChartSpec(chart: LineChart): Record<string, unknown> {
   };
 }
 
-/** Render a chart to an SVG string (vega-lite compile, vega headless view) and a PNG (resvg, system fonts, 2× scale). */
+/** Render a line chart to an SVG string and a PNG ({@link renderChartSpec} of {@link lineChartSpec}). */
 export async function renderLineChart(chart: LineChart): Promise<{ svg: string; png: Uint8Array }> {
-  // ESM-only packages, loaded on first use (keeps the CJS build and start-up light)
-  const [vega, vl, { Resvg }] = await Promise.all([import('vega'), import('vega-lite'), import('@resvg/resvg-js')]);
-  const compiled = vl.compile(lineChartSpec(chart) as unknown as Parameters<typeof vl.compile>[0]).spec;
-  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
-  try {
-    const svg = await view.toSVG();
-    const png = new Resvg(svg, { background: 'white', fitTo: { mode: 'zoom', value: 2 }, font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } })
-      .render()
-      .asPng();
-    return { svg, png: new Uint8Array(png) };
-  } finally {
-    view.finalize();
-  }
+  return renderChartSpec(lineChartSpec(chart));
 }
 
 /** Render any vega-lite spec to an SVG string (vega headless view) and a PNG (resvg, system fonts, 2× scale). */
 export async function renderChartSpec(spec: Record<string, unknown>): Promise<{ svg: string; png: Uint8Array }> {
+  // ESM-only packages, loaded on first use (keeps the CJS build and start-up light)
   const [vega, vl, { Resvg }] = await Promise.all([import('vega'), import('vega-lite'), import('@resvg/resvg-js')]);
   const compiled = vl.compile(spec as unknown as Parameters<typeof vl.compile>[0]).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
