@@ -1,11 +1,3 @@
-import { defineConfig } from 'tsup';
+import { appTsup } from '../../tooling/tsup.mjs';
 
-export default defineConfig({
-  entry: ['src/cli.ts'],
-  format: ['esm'],
-  dts: false,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  banner: { js: '#!/usr/bin/env node' },
-});
+export default appTsup();

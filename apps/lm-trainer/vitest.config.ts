@@ -1,10 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { packageVitest } from '../../tooling/vitest.mjs';
 
-export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    // Generous limits: CI runs on 2 shared cores; timings are checked in benchmarks, never here.
-    testTimeout: 240_000,
-    hookTimeout: 240_000,
-  },
-});
+// App tests train small models end to end: a longer limit than the packages' tests.
+export default packageVitest(import.meta.dirname, { timeoutMs: 240_000 });

@@ -1,10 +1,3 @@
-import { defineConfig } from 'vitest/config';
+import { packageVitest } from '../../tooling/vitest.mjs';
 
-export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    // Generous limits: CI runs on 2 shared cores; timings are checked in benchmarks, never here.
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
-  },
-});
+export default packageVitest(import.meta.dirname);

@@ -1,10 +1,3 @@
-import { defineConfig } from 'tsup';
+import { libraryTsup } from '../../tooling/tsup.mjs';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-});
+export default libraryTsup();

@@ -1,0 +1,3 @@
+import type { Options } from 'tsup';
+export declare function libraryTsup(): Options;
+export declare function appTsup(): Options;
