@@ -7,7 +7,7 @@ import {
   pairIndex,
   rankCombination,
   unrankCombination,
-} from '../src/index';
+} from '@grassflow/grassmann-math';
 
 describe('index map of k-vector coordinates', () => {
   it('binomial: C(4,2)=6, C(32,2)=496 (the layer width), C(64,2)=2016, C(n,k)=0 for k>n', () => {

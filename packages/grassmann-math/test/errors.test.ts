@@ -12,7 +12,7 @@ import {
   principalAngles,
   rankCombination,
   wedge,
-} from '../src/index';
+} from '@grassflow/grassmann-math';
 
 /** Runs f, expects a GrassmannInputError naming `argument`, and returns it. */
 function expectInputError(f: () => unknown, argument: string, expectedFragment: string): GrassmannInputError {

@@ -12,7 +12,7 @@ import {
   wedge,
   wedgeAll,
   type KVector,
-} from '../src/index';
+} from '@grassflow/grassmann-math';
 import { coord, det, dot, expectAllClose, maxAbs, vec, vectors } from './helpers';
 
 /** A random k-vector on R^n with n in [1, 6]. */

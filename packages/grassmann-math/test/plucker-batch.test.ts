@@ -6,7 +6,7 @@ import {
   plucker,
   pluckerBatch,
   releaseGpuJsKernels,
-} from '../src/index';
+} from '@grassflow/grassmann-math';
 
 /** Deterministic uniform values in [-1, 1) (mulberry32), so failures reproduce. */
 function randomArray(length: number, seed: number): Float32Array {

@@ -13,7 +13,7 @@ import {
   smoothNormalizePlucker,
   wedge,
   wedgeAll,
-} from '../src/index';
+} from '@grassflow/grassmann-math';
 import { coord, det, dot, expectAllClose, maxAbs, norm, vec, vectors, wellConditioned } from './helpers';
 
 const add = (a: ArrayLike<number>, b: ArrayLike<number>): number[] => Array.from(a, (x, i) => x + b[i]!);

@@ -6,7 +6,7 @@ import {
   orthonormalBasis,
   principalAngles,
   projectionDistance,
-} from '../src/index';
+} from '@grassflow/grassmann-math';
 import { dot, expectAllClose, wellConditioned } from './helpers';
 
 /** n in [lo, hi] with `count` random k-dimensional subspaces of R^n (k ≤ n). */

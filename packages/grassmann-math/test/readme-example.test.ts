@@ -10,7 +10,7 @@ import {
   pluckerBatch,
   pluckerRelationsResidual,
   principalAngles,
-} from '../src/index';
+} from '@grassflow/grassmann-math';
 
 describe('README example', () => {
   it('plucker, relations residual, principal angles, |⟨p̂(A), p̂(B)⟩| = Π cos θ, batch and errors as documented', () => {
