@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDistilBert } from '../src/index.js';
+import { loadDistilBert } from '@grassflow/distilbert-adapter';
 import { maxAbsDiff, referenceForward } from './helpers/reference.js';
 import { makeTemp, removeTemp, useBackend } from './helpers/setup.js';
 import { writeTinyModel, type TinyModel } from './helpers/tiny-model.js';

@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDistilBert, type DistilBertEncoder } from '../src/index.js';
+import { loadDistilBert, type DistilBertEncoder } from '@grassflow/distilbert-adapter';
 import { maxAbsDiff } from './helpers/reference.js';
 import { flat, makeTemp, removeTemp, useBackend } from './helpers/setup.js';
 import { writeTinyModel } from './helpers/tiny-model.js';

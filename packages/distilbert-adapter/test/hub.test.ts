@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CACHE_MANIFEST, DistilBertError, hubFileUrl, hubRepoOf, hubSettings, loadDistilBert, resolveModelFiles, type LoadDistilBertOptions } from '../src/index.js';
+import { CACHE_MANIFEST, DistilBertError, hubFileUrl, hubRepoOf, hubSettings, loadDistilBert, resolveModelFiles, type LoadDistilBertOptions } from '@grassflow/distilbert-adapter';
 import { startHub, type HubServer } from './helpers/hub-server.js';
 import { makeTemp, removeTemp, useBackend } from './helpers/setup.js';
 import { writeTinyModel, type TinyModel } from './helpers/tiny-model.js';

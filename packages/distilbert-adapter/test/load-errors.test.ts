@@ -2,7 +2,7 @@
 import { readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DistilBertError, loadDistilBert, parseDistilBertConfig } from '../src/index.js';
+import { DistilBertError, loadDistilBert, parseDistilBertConfig } from '@grassflow/distilbert-adapter';
 import { makeTemp, removeTemp, useBackend } from './helpers/setup.js';
 import { TINY_CONFIG, writeTinyModel, type TinyModelOptions } from './helpers/tiny-model.js';
 

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDistilBert, type DistilBertEncoder } from '../src/index.js';
+import { loadDistilBert, type DistilBertEncoder } from '@grassflow/distilbert-adapter';
 import { maxAbsDiff, referenceForward } from './helpers/reference.js';
 import { makeTemp, removeTemp, useBackend } from './helpers/setup.js';
 import { rng, writeTinyModel, type TinyModel } from './helpers/tiny-model.js';

@@ -1,4 +1,4 @@
-// Causal multi-head attention: dot-product softmax (DPA) and expressive attention (EA, paper-notes §4).
+// Multi-head attention, causal or bidirectional: dot-product softmax (DPA) and expressive attention (EA, paper-notes §4).
 import * as tf from '@tensorflow/tfjs-core';
 import { linear, matmul } from './ops.js';
 
@@ -10,52 +10,140 @@ export interface AttentionWeights {
   /** [d] */ bProj: tf.Tensor1D;
 }
 
+/** Keys and values of earlier positions, kept by an incremental caller (a decoder). */
+export interface AttentionCache {
+  /** Kᵀ [B·H, d_head, t0] of positions 0 … t0 − 1 (null at t0 = 0). */
+  keysT: tf.Tensor3D | null;
+  /** V [B·H, t0, d_head] (null at t0 = 0). */
+  values: tf.Tensor3D | null;
+}
+
 export interface AttentionOptions {
   nHeads: number;
   kind: 'dpa' | 'ea';
   /** ε of EA's denominator Σ_j e_ij + ε. */
   eps: number;
+  /** true (default): query i sees keys j ≤ i only. false: every key (encoders, e.g. a sentence classifier). */
+  causal?: boolean;
+  /** 1 for a real key, 0 for padding, [B, L] (keys of the new positions; cached keys are all real). */
+  keyMask?: tf.Tensor2D;
+  /**
+   * Keys and values of positions 0 … t0 − 1 (causal only): h then holds positions t0 … t0 + L − 1 and the
+   * result equals those rows of the call on the whole sequence.
+   */
+  cache?: AttentionCache;
 }
 
 /** Lower-triangular causal mask m_ij = 1 if j ≤ i else 0, [L, L]. */
 export function causalMask(L: number): tf.Tensor2D {
-  const m = new Float32Array(L * L);
-  for (let i = 0; i < L; i++) for (let j = 0; j <= i; j++) m[i * L + j] = 1;
-  return tf.tensor2d(m, [L, L]);
+  return offsetCausalMask(L, 0);
+}
+
+/** Causal mask of L queries at positions t0 … t0 + L − 1 against keys 0 … t0 + L − 1: m_ij = [j ≤ t0 + i], [L, t0 + L]. */
+function offsetCausalMask(L: number, t0: number): tf.Tensor2D {
+  const n = t0 + L;
+  const m = new Float32Array(L * n);
+  for (let i = 0; i < L; i++) for (let j = 0; j <= t0 + i; j++) m[i * n + j] = 1;
+  return tf.tensor2d(m, [L, n]);
 }
 
 /**
- * Attention weights from scaled scores s = q·kᵀ/sqrt(d_head) [.., L, L]:
+ * Attention weights from scaled scores s = q·kᵀ/sqrt(d_head) [BH, L, n] and a 0/1 mask m broadcastable to them
+ * (null: every key is allowed):
  * DPA a = softmax(s + (m − 1)·1e9) (mask added after the scale);
  * EA  e = m ⊙ s²/(1 + s²), a = e/(Σ_j e + ε) — the mask multiplies, nothing is added before squaring.
  */
-export function attentionWeights(scores: tf.Tensor3D, kind: 'dpa' | 'ea', eps: number): tf.Tensor3D {
-  const L = scores.shape[1];
+function maskedWeights(scores: tf.Tensor3D, mask: tf.Tensor | null, kind: 'dpa' | 'ea', eps: number): tf.Tensor3D {
   return tf.tidy(() => {
-    const mask = causalMask(L); // [L, L]
-    if (kind === 'dpa') return tf.softmax(tf.add(scores, tf.mul(tf.sub(mask, 1), 1e9))) as tf.Tensor3D;
+    if (kind === 'dpa') {
+      return tf.softmax(mask === null ? scores : tf.add(scores, tf.mul(tf.sub(mask, 1), 1e9))) as tf.Tensor3D;
+    }
     const s2 = tf.square(scores);
-    const e = tf.mul(mask, tf.div(s2, tf.add(s2, 1))); // [BH, L, L]
+    const ratio = tf.div(s2, tf.add(s2, 1));
+    const e = mask === null ? ratio : tf.mul(mask, ratio); // [BH, L, n]
     return tf.div(e, tf.add(tf.sum(e, -1, true), eps)) as tf.Tensor3D;
   });
 }
 
-/** Causal multi-head self-attention of h [B, L, d]: out = proj(concat_h a_h v_h). */
-export function causalAttention(h: tf.Tensor3D, w: AttentionWeights, options: AttentionOptions): tf.Tensor3D {
+/** Causal attention weights from scaled scores [BH, L, L] (see {@link causalAttention}). */
+export function attentionWeights(scores: tf.Tensor3D, kind: 'dpa' | 'ea', eps: number): tf.Tensor3D {
+  return tf.tidy(() => maskedWeights(scores, causalMask(scores.shape[1]), kind, eps));
+}
+
+/**
+ * The mask of options over scores [B·H, L, n] (n = t0 + L keys), or null when every key is allowed: the causal
+ * mask [L, n] (skipped for a single new query, whose keys are all in its past), times the key mask [B·H, 1, n].
+ */
+function attentionMask(B: number, H: number, L: number, t0: number, options: AttentionOptions): tf.Tensor | null {
+  const causal = options.causal ?? true;
+  const order = causal && L > 1 ? offsetCausalMask(L, t0) : null; // [L, n]
+  if (options.keyMask === undefined) return order;
+  const km = options.keyMask;
+  if (km.rank !== 2 || km.shape[0] !== B || km.shape[1] !== L) {
+    throw new RangeError(`attention: keyMask must be [${B}, ${L}], got [${km.shape.join(', ')}]`);
+  }
+  const withPast = t0 === 0 ? km : tf.concat([tf.ones([B, t0]), tf.cast(km, 'float32')], 1); // [B, n]
+  const keys = tf.reshape(tf.tile(tf.reshape(tf.cast(withPast, 'float32'), [B, 1, 1, t0 + L]), [1, H, 1, 1]), [
+    B * H,
+    1,
+    t0 + L,
+  ]); // [B·H, 1, n]
+  return order === null ? keys : tf.mul(order, keys);
+}
+
+/**
+ * Multi-head self-attention of h [B, L, d], with the new keys and values for a caller's cache:
+ *   q, k, v = split(h·W_qkv + b_qkv);  a = weights(q·kᵀ/sqrt(d_head), mask);  out = proj(concat_h a_h v_h).
+ * The one implementation behind causalAttention, the decoder's key/value cache and the SNLI head.
+ */
+export function attentionWithCache(
+  h: tf.Tensor3D,
+  w: AttentionWeights,
+  options: AttentionOptions,
+): { output: tf.Tensor3D; cache: { keysT: tf.Tensor3D; values: tf.Tensor3D } } {
+  const { output, cache } = attentionParts(h, w, options, true);
+  return { output, cache: cache as { keysT: tf.Tensor3D; values: tf.Tensor3D } };
+}
+
+/** attentionWithCache's computation; the keys and values of every position are returned only with `withCache`. */
+function attentionParts(
+  h: tf.Tensor3D,
+  w: AttentionWeights,
+  options: AttentionOptions,
+  withCache: boolean,
+): { output: tf.Tensor3D; cache?: { keysT: tf.Tensor3D; values: tf.Tensor3D } } {
   const [B, L, d] = h.shape;
   const H = options.nHeads;
   const dh = d / H;
+  const past = options.cache;
+  if (past !== undefined && options.causal === false) throw new RangeError('attention: a cache needs causal attention');
+  if ((past?.keysT === null) !== (past?.values === null)) throw new RangeError('attention: cache keys without values');
+  const t0 = past?.keysT?.shape[2] ?? 0;
   return tf.tidy(() => {
     const qkv = tf.reshape(linear(h, w.wQkv, w.bQkv), [B * L, 3 * d]); // [B·L, 3d]: columns q | k | v
     const [q2, k2, v2] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D]; // [B·L, d] each
-    const heads = (x: tf.Tensor2D, perm: number[], shape: number[]) => tf.reshape(tf.transpose(tf.reshape(x, [B, L, H, dh]), perm), shape);
+    const heads = (x: tf.Tensor2D, perm: number[], shape: [number, number, number]) =>
+      tf.reshape(tf.transpose(tf.reshape(x, [B, L, H, dh]), perm), shape) as tf.Tensor3D;
     const q = heads(q2, [0, 2, 1, 3], [B * H, L, dh]); // [B, L, H, dh] → [B, H, L, dh] → [B·H, L, dh]
-    const kT = heads(k2, [0, 2, 3, 1], [B * H, dh, L]); // [B, L, H, dh] → [B, H, dh, L] → [B·H, dh, L]
-    const v = heads(v2, [0, 2, 1, 3], [B * H, L, dh]); // [B·H, L, dh]
-    const scores = tf.mul(matmul(q, kT), 1 / Math.sqrt(dh)); // [B·H, L, L]
-    const a = attentionWeights(scores as tf.Tensor3D, options.kind, options.eps); // [B·H, L, L]
+    const kTNew = heads(k2, [0, 2, 3, 1], [B * H, dh, L]); // [B, L, H, dh] → [B, H, dh, L] → [B·H, dh, L]
+    const vNew = heads(v2, [0, 2, 1, 3], [B * H, L, dh]); // [B·H, L, dh]
+    const oldK = past?.keysT ?? null;
+    const oldV = past?.values ?? null;
+    const kT = oldK === null ? kTNew : (tf.concat([oldK, kTNew], 2) as tf.Tensor3D); // [B·H, dh, t0 + L]
+    const v = oldV === null ? vNew : (tf.concat([oldV, vNew], 1) as tf.Tensor3D); // [B·H, t0 + L, dh]
+    const scores = tf.mul(matmul(q, kT), 1 / Math.sqrt(dh)) as tf.Tensor3D; // [B·H, L, t0 + L]
+    const a = maskedWeights(scores, attentionMask(B, H, L, t0, options), options.kind, options.eps);
     const y = matmul(a, v); // [B·H, L, dh]
     const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, L, dh]), [0, 2, 1, 3]), [B, L, d]); // [B, L, d]
-    return linear(merged, w.wProj, w.bProj) as tf.Tensor3D;
+    const output = linear(merged, w.wProj, w.bProj) as tf.Tensor3D;
+    return withCache ? { output, cache: { keysT: kT, values: v } } : { output };
   });
+}
+
+/**
+ * Multi-head self-attention of h [B, L, d] (causal unless options.causal is false; padding keys masked out
+ * with options.keyMask): out = proj(concat_h a_h v_h). See {@link attentionWithCache}.
+ */
+export function causalAttention(h: tf.Tensor3D, w: AttentionWeights, options: AttentionOptions): tf.Tensor3D {
+  return attentionParts(h, w, options, false).output;
 }

@@ -13,15 +13,6 @@ export interface GrassmannMixingWeights {
   /** b_gate [d] */ bGate: tf.Tensor1D;
 }
 
-export interface GrassmannMixingOptions {
-  /** Offsets Δ ≥ 1 of this layer. */
-  offsets: readonly number[];
-  /** ε of p̂ = p / sqrt(‖p‖² + ε²). */
-  eps: number;
-  /** 'causal' pairs (z_{t−Δ}, z_t); 'bidirectional' also (z_t, z_{t+Δ}) — encoders only. */
-  direction: 'causal' | 'bidirectional';
-}
-
 /**
  * Pairs (i, j), 0 ≤ i < j < r, in lexicographic order (0,1), (0,2), …, (r−2, r−1): the order of
  * the Plücker coordinates p_ij.
@@ -32,7 +23,9 @@ export function pluckerPairs(r: number): Array<[number, number]> {
   return pairs;
 }
 
-/** Selection matrix S = [S_i | S_j] ∈ {0,1}^{r × 2C}: (z·S)[c] = z_i and (z·S)[C + c] = z_j for pair c = (i, j). */
+/**
+ * Selection matrix S = [S_i | S_j] ∈ {0,1}^{r × 2C}: (z·S)[c] = z_i and (z·S)[C + c] = z_j for pair c = (i, j).
+ */
 export function pluckerSelection(r: number): tf.Tensor2D {
   const C = pluckerDim(r);
   const s = new Float32Array(r * 2 * C);
@@ -43,30 +36,187 @@ export function pluckerSelection(r: number): tf.Tensor2D {
   return tf.tensor2d(s, [r, 2 * C]);
 }
 
-/** Number of existing pairs at each position t < L: offsets with t − Δ ≥ 0 (and t + Δ < L if bidirectional). */
-export function pairCounts(L: number, offsets: readonly number[], direction: 'causal' | 'bidirectional'): number[] {
-  return Array.from({ length: L }, (_, t) =>
-    offsets.reduce((n, delta) => n + (t - delta >= 0 ? 1 : 0) + (direction === 'bidirectional' && t + delta < L ? 1 : 0), 0),
-  );
+/** Column indices [i_0 … i_{C−1} | j_0 … j_{C−1}] of the pairs: gathering them from z gives z·S (int32 [2C]). */
+export function pluckerColumns(r: number): tf.Tensor1D {
+  const pairs = pluckerPairs(r);
+  return tf.tensor1d([...pairs.map(([i]) => i), ...pairs.map(([, j]) => j)], 'int32');
 }
 
-/** x[:, t − Δ] along axis 1 with zeros where t − Δ < 0: x [B, L, K] → [B, L, K]. */
-function shiftFromPast(x: tf.Tensor3D, delta: number): tf.Tensor3D {
-  const [B, L, K] = x.shape;
-  const kept = tf.slice(x, [0, 0, 0], [B, L - delta, K]); // [B, L−Δ, K]
-  return tf.pad(kept, [[0, 0], [delta, 0], [0, 0]]); // [B, L, K]
-}
-
-/** x[:, t + Δ] along axis 1 with zeros where t + Δ ≥ L: x [B, L, K] → [B, L, K]. */
-function shiftFromFuture(x: tf.Tensor3D, delta: number): tf.Tensor3D {
-  const [B, L, K] = x.shape;
-  const kept = tf.slice(x, [0, delta, 0], [B, L - delta, K]); // [B, L−Δ, K]
-  return tf.pad(kept, [[0, 0], [0, delta], [0, 0]]); // [B, L, K]
+/**
+ * Number of existing pairs at positions t0 … t0 + L − 1 of a sequence of length t0 + L (t0 = 0: the whole
+ * sequence): offsets with t − Δ ≥ 0 (and t + Δ < L if bidirectional).
+ */
+export function pairCounts(
+  L: number,
+  offsets: readonly number[],
+  direction: 'causal' | 'bidirectional',
+  t0 = 0,
+): number[] {
+  return Array.from({ length: L }, (_, k) => {
+    const t = t0 + k;
+    const future = (delta: number) => (direction === 'bidirectional' && t + delta < t0 + L ? 1 : 0);
+    return offsets.reduce((n, delta) => n + (t - delta >= 0 ? 1 : 0) + future(delta), 0);
+  });
 }
 
 /** p̂ = p / sqrt(‖p‖² + ε²) over the last axis: finite, with p̂ = 0 exactly where p = 0. */
 function normalisePlucker(p: tf.Tensor3D, eps: number): tf.Tensor3D {
   return tf.div(p, tf.sqrt(tf.add(tf.sum(tf.square(p), -1, true), eps * eps)));
+}
+
+/** Positions already seen by an incremental caller (a decoder): their reduced states z and where the new input starts. */
+export interface GrassmannMixingPast {
+  /**
+   * z_t of positions t0 − m … t0 − 1, [B, m, r], oldest first; m ≥ min(t0, max Δ) so that every pair of the new
+   * positions exists (null or m = 0 at t0 = 0). Positions older than t0 − max(Δ) are never read.
+   */
+  z: tf.Tensor3D | null;
+  /** Absolute position of the first row of h. */
+  t0: number;
+}
+
+export interface GrassmannMixingOptions {
+  /** Offsets Δ ≥ 1 of this layer. */
+  offsets: readonly number[];
+  /** ε of p̂ = p / sqrt(‖p‖² + ε²). */
+  eps: number;
+  /** 'causal' pairs (z_{t−Δ}, z_t); 'bidirectional' also (z_t, z_{t+Δ}) — encoders only. */
+  direction: 'causal' | 'bidirectional';
+  /** Earlier positions (causal only): h then holds positions t0 … t0 + L − 1. Default: none, t0 = 0. */
+  past?: GrassmannMixingPast;
+}
+
+/** The intermediates of one {@link grassmannMixing} call, for inspection (see {@link grassmannMixingTrace}). */
+export interface GrassmannMixingTrace {
+  /** h_mix [B, L, d]: the value grassmannMixing returns. */
+  output: tf.Tensor3D;
+  /** z_t = W_red h_t + b_red of the new positions [B, L, r]. */
+  z: tf.Tensor3D;
+  /**
+   * p̂ per entry of options.offsets [B, L, C(r,2)], 0 where t − Δ < 0 (causal direction only: the pair
+   * (z_{t−Δ}, z_t); a bidirectional call also has the (z_t, z_{t+Δ}) terms, which are not listed).
+   */
+  pHat: tf.Tensor3D[];
+  /** g_t = W_plu mean_Δ p̂ + b_plu [B, L, d], 0 where no pair exists. */
+  g: tf.Tensor3D;
+  /** α = σ(W_gate [h; g] + b_gate) [B, L, d]. */
+  alpha: tf.Tensor3D;
+}
+
+/** What {@link mixingParts} returns: the output, and with `trace` the intermediates. */
+interface MixingParts {
+  output: tf.Tensor3D;
+  /** z of the past and new positions, [B, m + L, r] (positions t0 − m … t0 + L − 1). */
+  zAll: tf.Tensor3D;
+  trace?: Omit<GrassmannMixingTrace, 'output'>;
+}
+
+/** Sub-tensor x[:, from … from + n − 1] along axis 1 with n ≥ 1 rows: [B, ·, K] → [B, n, K]. */
+function rows(x: tf.Tensor3D, from: number, n: number): tf.Tensor3D {
+  const [B, , K] = x.shape;
+  return tf.slice(x, [0, from, 0], [B, n, K]);
+}
+
+/**
+ * The one implementation of Grassmann mixing (paper-notes §1) behind grassmannMixing, grassmannMixingTrace and
+ * the decoder's ring buffer. h [B, L, d] holds positions t0 … t0 + L − 1; zAll below stacks the m past states
+ * and the L new ones, so the partner z_{t−Δ} of new row k is row m + k − Δ of zAll (absent when negative).
+ */
+function mixingParts(h: tf.Tensor3D, w: GrassmannMixingWeights, options: GrassmannMixingOptions, trace: boolean): MixingParts {
+  const [B, L, d] = h.shape;
+  const r = w.wRed.shape[1];
+  const C = pluckerDim(r);
+  const { offsets, eps, direction, past } = options;
+  const t0 = past?.t0 ?? 0;
+  const zPast = past?.z ?? null;
+  const m = zPast === null ? 0 : zPast.shape[1];
+  checkPast(zPast, t0, m, B, r, offsets, direction);
+  return tf.tidy(() => {
+    const h2 = tf.reshape(h, [B * L, d]); // [B·L, d]
+    const z = tf.reshape(tf.add(matmul(h2, w.wRed), w.bRed), [B, L, r]) as tf.Tensor3D; // [B, L, r]
+    const zAll = m === 0 ? z : (tf.concat([zPast as tf.Tensor3D, z], 1) as tf.Tensor3D); // [B, n, r], n = m + L
+    const n = m + L;
+    // [z_i | z_j] per pair [B, n, 2C]: a gather of columns when decoding (no gradient, and on wasm each matrix
+    // product has a fixed cost that dominates at one token), else one product with the 0/1 selection matrix S
+    // (its gradient is a product too). Both give the same values: S picks entries, it sums nothing.
+    const zs2 =
+      past !== undefined
+        ? tf.gather(tf.reshape(zAll, [B * n, r]), pluckerColumns(r), 1)
+        : matmulConst(tf.reshape(zAll, [B * n, r]), pluckerSelection(r));
+    const zs = tf.reshape(zs2, [B, n, 2 * C]) as tf.Tensor3D; // [B, n, 2C]
+    const cur = m === 0 ? zs : rows(zs, m, L); // [B, L, 2C]: the new positions
+    const zi = tf.slice(cur, [0, 0, 0], [B, L, C]); // [B, L, C] z_{t,i}
+    const zj = tf.slice(cur, [0, 0, C], [B, L, C]); // [B, L, C] z_{t,j}
+
+    const terms: tf.Tensor3D[] = []; // summed: every existing pair's p̂
+    const perOffset: tf.Tensor3D[] = []; // traced: the causal pair's p̂ for each entry of offsets
+    for (const delta of offsets) {
+      const have = Math.min(L, n - delta); // new rows k whose partner row m + k − Δ ≥ 0 (the last `have` of them)
+      if (have <= 0) {
+        if (trace) perOffset.push(tf.zeros([B, L, C]));
+        continue; // no new position has a pair at this offset
+      }
+      const kept = rows(zs, m + L - have - delta, have); // [B, have, 2C]: the partners z_{t−Δ}
+      const partner = have === L ? kept : tf.pad(kept, [[0, 0], [L - have, 0], [0, 0]]); // [B, L, 2C], 0: no pair
+      const pi = tf.slice(partner, [0, 0, 0], [B, L, C]); // z_{t−Δ,i}
+      const pj = tf.slice(partner, [0, 0, C], [B, L, C]); // z_{t−Δ,j}
+      const pHat = normalisePlucker(tf.sub(tf.mul(pi, zj), tf.mul(pj, zi)) as tf.Tensor3D, eps); // [B, L, C]
+      terms.push(pHat);
+      if (trace) perOffset.push(pHat);
+      if (direction === 'bidirectional') {
+        const future = tf.pad(rows(zs, delta, L - delta), [[0, 0], [0, delta], [0, 0]]); // z_{t+Δ}, 0 past the end
+        const fi = tf.slice(future, [0, 0, 0], [B, L, C]); // z_{t+Δ,i}
+        const fj = tf.slice(future, [0, 0, C], [B, L, C]); // z_{t+Δ,j}
+        terms.push(normalisePlucker(tf.sub(tf.mul(zi, fj), tf.mul(zj, fi)) as tf.Tensor3D, eps)); // (z_t, z_{t+Δ})
+      }
+    }
+    // Non-existent pairs contribute p = 0 → p̂ = 0, so a plain sum is the sum over existing pairs.
+    const counts = pairCounts(L, offsets, direction, t0);
+    let g: tf.Tensor3D;
+    if (terms.length === 0) {
+      g = tf.zeros([B, L, d]);
+    } else {
+      const pSum = terms.length === 1 ? (terms[0] as tf.Tensor3D) : (tf.addN(terms) as tf.Tensor3D); // [B, L, C]
+      const uniform = counts.every((c) => c === counts[0]) && (counts[0] as number) > 0; // e.g. every position past max(Δ): 1/count is a number
+      const invCount = uniform ? 1 / (counts[0] as number) : perPosition(counts.map((c) => (c > 0 ? 1 / c : 0)));
+      const pMean = tf.mul(pSum, invCount); // [B, L, C]
+      const proj = tf.reshape(matmul(tf.reshape(pMean, [B * L, C]), w.wPlu), [B, L, d]); // [B, L, d]
+      const bias = tf.reshape(w.bPlu, [1, 1, d]);
+      g = tf.add(proj, uniform ? bias : tf.mul(bias, perPosition(counts.map((c) => (c > 0 ? 1 : 0))))); // 0: no pair
+    }
+    const hg = tf.concat([h2, tf.reshape(g, [B * L, d])], 1); // [B·L, 2d], order [h; g]
+    const alpha = tf.reshape(tf.sigmoid(tf.add(matmul(hg, w.wGate), w.bGate)), [B, L, d]) as tf.Tensor3D; // [B, L, d]
+    const output = tf.add(g, tf.mul(alpha, tf.sub(h, g))) as tf.Tensor3D; // α⊙h + (1−α)⊙g
+    return trace ? { output, zAll, trace: { z, pHat: perOffset, g, alpha } } : { output, zAll };
+  });
+}
+
+/** A per-position factor [1, L, 1] of the values v_t. */
+function perPosition(v: number[]): tf.Tensor3D {
+  return tf.tensor3d(v, [1, v.length, 1]);
+}
+
+/** Refuse a past that cannot serve the new positions: wrong shape, too few states, or a bidirectional layer. */
+function checkPast(
+  zPast: tf.Tensor3D | null,
+  t0: number,
+  m: number,
+  B: number,
+  r: number,
+  offsets: readonly number[],
+  direction: 'causal' | 'bidirectional',
+): void {
+  if (!Number.isInteger(t0) || t0 < 0) throw new RangeError(`grassmannMixing: past.t0 must be an integer >= 0, got ${t0}`);
+  if (direction === 'bidirectional' && (t0 > 0 || m > 0)) {
+    throw new RangeError('grassmannMixing: a bidirectional layer reads future positions and takes no past');
+  }
+  if (zPast !== null && (zPast.rank !== 3 || zPast.shape[0] !== B || zPast.shape[2] !== r)) {
+    throw new RangeError(`grassmannMixing: past.z must be [${B}, m, ${r}], got [${zPast.shape.join(', ')}]`);
+  }
+  const need = Math.min(t0, Math.max(...offsets));
+  if (m < need || m > t0) {
+    throw new RangeError(`grassmannMixing: at t0 = ${t0} past.z needs between ${need} and ${t0} positions, got ${m}`);
+  }
 }
 
 /**
@@ -77,46 +227,39 @@ function normalisePlucker(p: tf.Tensor3D, eps: number): tf.Tensor3D {
  * Since W_plu is shared by the offsets, mean_Δ(W_plu p̂_Δ + b_plu) = W_plu mean_Δ(p̂_Δ) + b_plu:
  * one projection per layer whatever the number of offsets. The pair coordinates come from one
  * product z·S with a 0/1 selection matrix, and shifting commutes with it, so z_{t−Δ}·S is a shift of z·S.
+ * With options.past, h holds positions t0 … t0 + L − 1 and the pairs reaching back before t0 use past.z:
+ * the result equals rows t0 … of the call on the whole sequence (this is how the decoder mixes).
  */
 export function grassmannMixing(h: tf.Tensor3D, w: GrassmannMixingWeights, options: GrassmannMixingOptions): tf.Tensor3D {
-  const [B, L, d] = h.shape;
-  const r = w.wRed.shape[1];
-  const C = pluckerDim(r);
-  return tf.tidy(() => {
-    const h2 = tf.reshape(h, [B * L, d]); // [B·L, d]
-    const z = tf.add(matmul(h2, w.wRed), w.bRed); // [B·L, r]
-    const zs = tf.reshape(matmulConst(z, pluckerSelection(r)), [B, L, 2 * C]) as tf.Tensor3D; // [B, L, 2C] = [z_i | z_j] per pair
-    const zi = tf.slice(zs, [0, 0, 0], [B, L, C]); // [B, L, C]
-    const zj = tf.slice(zs, [0, 0, C], [B, L, C]); // [B, L, C]
+  const parts = mixingParts(h, w, options, false);
+  if (parts.zAll !== parts.output) parts.zAll.dispose();
+  return parts.output;
+}
 
-    const terms: tf.Tensor3D[] = [];
-    for (const delta of options.offsets) {
-      if (delta >= L) continue; // no position has a pair at this offset
-      const past = shiftFromPast(zs, delta); // [B, L, 2C], zeros where t − Δ < 0
-      const pi = tf.slice(past, [0, 0, 0], [B, L, C]); // z_{t−Δ,i}
-      const pj = tf.slice(past, [0, 0, C], [B, L, C]); // z_{t−Δ,j}
-      terms.push(normalisePlucker(tf.sub(tf.mul(pi, zj), tf.mul(pj, zi)) as tf.Tensor3D, options.eps)); // [B, L, C]
-      if (options.direction === 'bidirectional') {
-        const future = shiftFromFuture(zs, delta); // [B, L, 2C], zeros where t + Δ ≥ L
-        const fi = tf.slice(future, [0, 0, 0], [B, L, C]); // z_{t+Δ,i}
-        const fj = tf.slice(future, [0, 0, C], [B, L, C]); // z_{t+Δ,j}
-        terms.push(normalisePlucker(tf.sub(tf.mul(zi, fj), tf.mul(zj, fi)) as tf.Tensor3D, options.eps)); // pair (z_t, z_{t+Δ})
-      }
-    }
-    // Non-existent pairs contribute p = 0 → p̂ = 0, so a plain sum is the sum over existing pairs.
-    const counts = pairCounts(L, options.offsets, options.direction);
-    const invCount = tf.tensor3d(counts.map((n) => (n > 0 ? 1 / n : 0)), [1, L, 1]); // [1, L, 1]
-    const hasPair = tf.tensor3d(counts.map((n) => (n > 0 ? 1 : 0)), [1, L, 1]); // [1, L, 1]
-    let g: tf.Tensor3D;
-    if (terms.length === 0) {
-      g = tf.zeros([B, L, d]);
-    } else {
-      const pMean = tf.mul(terms.length === 1 ? (terms[0] as tf.Tensor3D) : tf.addN(terms), invCount); // [B, L, C]
-      const proj = tf.reshape(matmul(tf.reshape(pMean, [B * L, C]), w.wPlu), [B, L, d]); // [B, L, d]
-      g = tf.add(proj, tf.mul(tf.reshape(w.bPlu, [1, 1, d]), hasPair)); // [B, L, d], 0 where no pair
-    }
-    const hg = tf.concat([h2, tf.reshape(g, [B * L, d])], 1); // [B·L, 2d], order [h; g]
-    const alpha = tf.reshape(tf.sigmoid(tf.add(matmul(hg, w.wGate), w.bGate)), [B, L, d]); // [B, L, d]
-    return tf.add(g, tf.mul(alpha, tf.sub(h, g))); // α⊙h + (1−α)⊙g
-  });
+/**
+ * {@link grassmannMixing} with its intermediates z, p̂ per offset, g and α, computed by the same code (for
+ * inspection). The caller disposes every returned tensor.
+ */
+export function grassmannMixingTrace(h: tf.Tensor3D, w: GrassmannMixingWeights, options: GrassmannMixingOptions): GrassmannMixingTrace {
+  const parts = mixingParts(h, w, options, true);
+  const t = parts.trace as Omit<GrassmannMixingTrace, 'output'>;
+  if (parts.zAll !== t.z) parts.zAll.dispose();
+  return { output: parts.output, ...t };
+}
+
+/**
+ * {@link grassmannMixing} of positions past.t0 … past.t0 + L − 1 that also returns the past of the next call:
+ * the last max(Δ) (fewer before then) z's, [B, ≤ max(Δ), r], positions t0 + L − m' … t0 + L − 1. For decoders.
+ */
+export function grassmannMixingStep(
+  h: tf.Tensor3D,
+  w: GrassmannMixingWeights,
+  options: GrassmannMixingOptions & { past: GrassmannMixingPast },
+): { output: tf.Tensor3D; next: GrassmannMixingPast } {
+  const { output, zAll } = mixingParts(h, w, options, false);
+  const n = zAll.shape[1];
+  const keep = Math.min(n, Math.max(...options.offsets));
+  const z = keep === n ? zAll : tf.tidy(() => rows(zAll, n - keep, keep));
+  if (z !== zAll) zAll.dispose();
+  return { output, next: { z, t0: options.past.t0 + h.shape[1] } };
 }
