@@ -17,10 +17,23 @@ export {
   countParams,
 } from './config.js';
 export type { ModelConfig, PresetName } from './config.js';
-export { grassmannMixing, pluckerPairs, pluckerSelection, pairCounts } from './grassmann-mixing.js';
-export type { GrassmannMixingWeights, GrassmannMixingOptions } from './grassmann-mixing.js';
-export { causalAttention, attentionWeights, causalMask } from './attention.js';
-export type { AttentionWeights, AttentionOptions } from './attention.js';
+export {
+  grassmannMixing,
+  grassmannMixingTrace,
+  grassmannMixingStep,
+  pluckerPairs,
+  pluckerSelection,
+  pluckerColumns,
+  pairCounts,
+} from './grassmann-mixing.js';
+export type {
+  GrassmannMixingWeights,
+  GrassmannMixingOptions,
+  GrassmannMixingPast,
+  GrassmannMixingTrace,
+} from './grassmann-mixing.js';
+export { causalAttention, attentionWithCache, attentionWeights, causalMask } from './attention.js';
+export type { AttentionWeights, AttentionOptions, AttentionCache } from './attention.js';
 export { ParamLayer, INIT_STD } from './param-layer.js';
 export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './param-layer.js';
 export { CausalGrassmannMixing } from './layers/causal-grassmann-mixing.js';
