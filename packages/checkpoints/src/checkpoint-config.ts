@@ -1,11 +1,12 @@
 // config.json of a checkpoint folder: format marker, model config, file records, caller's extra JSON.
+//
+// The model config is opaque here: the package that builds the model validates it (`parseModel`).
 
-import { validateModelConfig, ModelConfigError, type ModelConfig } from './config.js';
 import { parseStrictJson, StrictJsonError } from './safetensors-json.js';
 
 /** Value of config.json's `format` field. */
 export const CHECKPOINT_FORMAT = 'grassflow-checkpoint';
-/** The checkpoint layout version this package writes and reads. */
+/** The checkpoint layout version written and read. */
 export const CHECKPOINT_FORMAT_VERSION = 1;
 /** File names inside a checkpoint folder. */
 export const CHECKPOINT_FILES = {
@@ -23,11 +24,11 @@ export interface CheckpointFileRecord {
   readonly sha256: string;
 }
 
-/** The contents of config.json. */
-export interface CheckpointConfigFile {
+/** The contents of config.json; `M` is the model's config (a gpu-layers `ModelConfig`, a head's settings, …). */
+export interface CheckpointConfigFile<M = CheckpointJson> {
   readonly format: typeof CHECKPOINT_FORMAT;
   readonly formatVersion: number;
-  readonly model: ModelConfig;
+  readonly model: M;
   /** Byte size and SHA-256 of each tensor file; absent in hand-written checkpoints. */
   readonly files?: Readonly<Record<string, CheckpointFileRecord>>;
   /** Caller's JSON (step, best validation loss, …), kept verbatim. */
@@ -50,7 +51,7 @@ export type CheckpointErrorCode =
   | 'TARGET_NOT_CHECKPOINT'
   | 'WRITE_FAILED';
 
-/** Every failure of `saveCheckpoint` / `loadCheckpoint`: `code` says what, the message what to do. */
+/** Every failure of saving or loading a checkpoint folder: `code` says what, the message what to do. */
 export class CheckpointError extends Error {
   override readonly name = 'CheckpointError';
 
@@ -91,16 +92,32 @@ export function checkPlainJson(value: unknown, path = 'extra', seen = new Set<ob
   seen.delete(value);
 }
 
-/** config.json text: model config fields in their canonical order, two-space indented. */
-export function formatCheckpointConfig(config: CheckpointConfigFile): string {
+/** config.json text: fields in the order given (model config fields in their canonical order), two-space indented. */
+export function formatCheckpointConfig<M>(config: CheckpointConfigFile<M>): string {
   return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+/** How `parseCheckpointConfig` checks the parts that belong to the model's package. */
+export interface ParseCheckpointConfigOptions<M> {
+  /**
+   * Validates config.json's `model` value and returns it typed (e.g. `validateModelConfig`); its error
+   * message is quoted in the `INVALID_CONFIG` error. Default: any JSON value is accepted.
+   */
+  readonly parseModel?: (value: unknown) => M;
+  /** The package named in the `UNSUPPORTED_VERSION` message ("upgrade <reader> to load it"). */
+  readonly reader?: string;
 }
 
 /**
  * Parses and validates config.json text (`where` names the file in messages): JSON without duplicate
- * keys, `format` = "grassflow-checkpoint", `formatVersion` ≤ this package's, a valid `model`.
+ * keys, `format` = "grassflow-checkpoint", `formatVersion` ≤ `CHECKPOINT_FORMAT_VERSION`, a valid `model`.
  */
-export function parseCheckpointConfig(text: string, where: string): CheckpointConfigFile {
+export function parseCheckpointConfig<M = CheckpointJson>(
+  text: string,
+  where: string,
+  options: ParseCheckpointConfigOptions<M> = {},
+): CheckpointConfigFile<M> {
+  const reader = options.reader ?? '@grassflow/checkpoints';
   const fix = 'restore it from a backup, or re-save the checkpoint with saveCheckpoint()';
   try {
     parseStrictJson(text, 64);
@@ -126,14 +143,14 @@ export function parseCheckpointConfig(text: string, where: string): CheckpointCo
   if (version > CHECKPOINT_FORMAT_VERSION) {
     throw new CheckpointError(
       'UNSUPPORTED_VERSION',
-      `${where} has formatVersion ${version}, but this @grassflow/gpu-layers reads version ${CHECKPOINT_FORMAT_VERSION}: upgrade @grassflow/gpu-layers to load it`,
+      `${where} has formatVersion ${version}, but this ${reader} reads version ${CHECKPOINT_FORMAT_VERSION}: upgrade ${reader} to load it`,
     );
   }
-  let model: ModelConfig;
+  let model: M;
   try {
-    model = validateModelConfig(o['model']);
+    model = options.parseModel === undefined ? parseAnyJson<M>(o['model']) : options.parseModel(o['model']);
   } catch (cause) {
-    const why = cause instanceof ModelConfigError || cause instanceof Error ? cause.message : String(cause);
+    const why = cause instanceof Error ? cause.message : String(cause);
     throw new CheckpointError('INVALID_CONFIG', `${where} "model" is not a valid model config (${why}): fix that field or re-save the checkpoint`, { cause });
   }
   const files = parseFileRecords(o['files'], where);
@@ -148,6 +165,12 @@ export function parseCheckpointConfig(text: string, where: string): CheckpointCo
     ...(files === undefined ? {} : { files }),
     ...(extra === undefined ? {} : { extra: extra as { [key: string]: CheckpointJson } }),
   };
+}
+
+/** The default `parseModel`: config.json's `model` must be present (any JSON value). */
+function parseAnyJson<M>(value: unknown): M {
+  if (value === undefined) throw new Error('it is missing');
+  return value as M;
 }
 
 function parseFileRecords(value: unknown, where: string): Record<string, CheckpointFileRecord> | undefined {

@@ -1,0 +1,365 @@
+// Checkpoint folders, for any model: config.json + model.safetensors (+ extra.safetensors).
+//
+// config.json holds the format marker and version, the model's own config (opaque here: the model's
+// package validates it), the byte size and SHA-256 of each tensor file, and the caller's `extra` JSON.
+// A save replaces the whole folder crash-safely (checkpoint-swap.ts); a load validates config.json,
+// the recorded sizes and SHA-256s and, when the caller says which tensors the model has, every
+// tensor name, dtype and shape of model.safetensors before reading any tensor data.
+
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { nodeFileSystem, writeFileDurable, type FileSystemOps } from './atomic-write.js';
+import {
+  CHECKPOINT_FILES,
+  CHECKPOINT_FORMAT,
+  CHECKPOINT_FORMAT_VERSION,
+  CheckpointError,
+  checkPlainJson,
+  formatCheckpointConfig,
+  parseCheckpointConfig,
+  type CheckpointConfigFile,
+  type CheckpointFileRecord,
+  type CheckpointJson,
+} from './checkpoint-config.js';
+import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
+import { encodeSafetensors, safetensorsValues, type SafetensorsTensorInput, type SafetensorsTensorInputs } from './safetensors.js';
+import { openSafetensorsFile, type SafetensorsFileReader } from './safetensors-file.js';
+import { SafetensorsError, type SafetensorsDType } from './safetensors-header.js';
+
+/** The dtypes a checkpoint stores: model tensors are F32; extra tensors F32, I32 or BOOL. */
+export type CheckpointDType = 'F32' | 'I32' | 'BOOL';
+
+/** A tensor read back from a checkpoint: its values as a typed array of its dtype (BOOL as 0/1 bytes). */
+export interface CheckpointTensor {
+  readonly dtype: CheckpointDType;
+  readonly shape: readonly number[];
+  readonly data: Float32Array | Int32Array | Uint8Array;
+}
+
+/** What `saveCheckpointFolder` writes. */
+export interface SaveCheckpointFolderInput<M = CheckpointJson> {
+  /** The model's config, kept as config.json's `model` (plain JSON; validated by the model's package). */
+  readonly model: M;
+  /** The model's parameters, all F32 (Float32Array data), stored in model.safetensors. */
+  readonly tensors: SafetensorsTensorInputs;
+  /** More `__metadata__` entries of model.safetensors (e.g. `{ 'grassflow.kind': 'grassmann' }`). */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** More tensors to keep (optimizer moments, …): F32, I32 or BOOL, stored in extra.safetensors. */
+  readonly extraTensors?: SafetensorsTensorInputs;
+  /** JSON the caller wants kept in config.json (`step`, best validation loss, optimizer settings, …). */
+  readonly extra?: { readonly [key: string]: CheckpointJson };
+  /** File-system operations (default: node:fs); tests substitute them to simulate crashes. */
+  readonly fs?: FileSystemOps;
+}
+
+/** What `saveCheckpointFolder` wrote. */
+export interface SavedCheckpointFolder<M = CheckpointJson> {
+  /** Absolute path of the checkpoint folder. */
+  readonly dir: string;
+  /** config.json as written. */
+  readonly config: CheckpointConfigFile<M>;
+}
+
+/** Options of `loadCheckpointFolder`. */
+export interface LoadCheckpointFolderOptions<M = CheckpointJson> {
+  /** Check the SHA-256 of each tensor file against config.json (default true; sizes are always checked). */
+  readonly verifyChecksums?: boolean;
+  /** Validates config.json's `model` and returns it typed; its error is reported as `INVALID_CONFIG`. */
+  readonly parseModel?: (value: unknown) => M;
+  /**
+   * The tensors the model described by config.json has (name → shape, all F32). When given, the
+   * header of model.safetensors must match exactly (first mismatch reported: `TENSOR_MISSING`,
+   * `TENSOR_DTYPE`, `TENSOR_SHAPE`, `TENSOR_UNEXPECTED`) before any tensor byte is read.
+   */
+  readonly expectedTensors?: (model: M) => ReadonlyMap<string, readonly number[]>;
+  /** The model config as named in mismatch messages (default: its JSON). */
+  readonly describeModel?: (model: M) => string;
+  /** The package named in the `UNSUPPORTED_VERSION` message (default '@grassflow/checkpoints'). */
+  readonly reader?: string;
+}
+
+/** A loaded checkpoint folder. */
+export interface LoadedCheckpointFolder<M = CheckpointJson> {
+  /** config.json's `model`, as `parseModel` returned it. */
+  readonly model: M;
+  /** The tensors of model.safetensors, in file order. */
+  readonly tensors: Map<string, CheckpointTensor>;
+  /** The tensors of extra.safetensors (empty if none). */
+  readonly extraTensors: Map<string, CheckpointTensor>;
+  /** The `extra` JSON given at save time ({} if none). */
+  readonly extra: { readonly [key: string]: CheckpointJson };
+  /** The folder actually read: `<dir>.old-*` when a crashed save left `dir` missing (then `recovered`). */
+  readonly dir: string;
+  readonly recovered: boolean;
+  readonly formatVersion: number;
+  /** config.json as read. */
+  readonly config: CheckpointConfigFile<M>;
+}
+
+const MODEL_DTYPES: readonly SafetensorsDType[] = ['F32'];
+const EXTRA_DTYPES: readonly SafetensorsDType[] = ['F32', 'I32', 'BOOL'];
+
+function entriesOf(tensors: SafetensorsTensorInputs): [string, SafetensorsTensorInput][] {
+  return tensors instanceof Map
+    ? [...(tensors as ReadonlyMap<string, SafetensorsTensorInput>)]
+    : Object.entries(tensors as Readonly<Record<string, SafetensorsTensorInput>>);
+}
+
+function checkDTypes(tensors: SafetensorsTensorInputs, what: string, allowed: readonly SafetensorsDType[]): void {
+  for (const [name, t] of entriesOf(tensors)) {
+    if (!allowed.includes(t.dtype)) {
+      throw new CheckpointError('INVALID_ARGUMENT', `${what} '${name}' has dtype ${t.dtype}; checkpoints store ${allowed.join(', ')}`);
+    }
+  }
+}
+
+/** Size and SHA-256 of the bytes `chunks` (one file) will have. */
+function record(chunks: readonly Uint8Array[], bytes: number): CheckpointFileRecord {
+  const hash = createHash('sha256');
+  for (const c of chunks) hash.update(c);
+  return { bytes, sha256: hash.digest('hex') };
+}
+
+function encode(
+  tensors: SafetensorsTensorInputs,
+  metadata: Readonly<Record<string, string>>,
+): ReturnType<typeof encodeSafetensors> {
+  try {
+    return encodeSafetensors(tensors, metadata);
+  } catch (cause) {
+    if (cause instanceof SafetensorsError) throw new CheckpointError('INVALID_ARGUMENT', cause.message, { cause });
+    throw cause;
+  }
+}
+
+/**
+ * Saves a checkpoint to the folder `dir` (config.json, model.safetensors and, with `extraTensors`,
+ * extra.safetensors), replacing an earlier checkpoint there crash-safely: after a crash at any point,
+ * `loadCheckpointFolder(dir)` returns the previous complete checkpoint or the new one, never a mix.
+ * Refuses to replace a folder that is not a checkpoint or holds other files.
+ */
+export async function saveCheckpointFolder<M>(dir: string, input: SaveCheckpointFolderInput<M>): Promise<SavedCheckpointFolder<M>> {
+  const target = resolve(dir);
+  const fs = input.fs ?? nodeFileSystem;
+  checkPlainJson(input.model, 'model');
+  if (input.extra !== undefined) {
+    if (typeof input.extra !== 'object' || input.extra === null || Array.isArray(input.extra)) {
+      throw new CheckpointError('INVALID_ARGUMENT', 'extra must be a plain JSON object, e.g. { step: 1000 }');
+    }
+    checkPlainJson(input.extra);
+  }
+  checkDTypes(input.tensors, 'model tensor', MODEL_DTYPES);
+  const modelFile = encode(input.tensors, {
+    ...input.metadata,
+    format: 'pt', // PyTorch layout: nn.Linear weights are [out, in]
+    'grassflow.format': CHECKPOINT_FORMAT,
+    'grassflow.formatVersion': String(CHECKPOINT_FORMAT_VERSION),
+  });
+  const files: Record<string, CheckpointFileRecord> = { [CHECKPOINT_FILES.model]: record(modelFile.chunks, modelFile.byteLength) };
+
+  let extraFile: ReturnType<typeof encodeSafetensors> | undefined;
+  if (input.extraTensors !== undefined && entriesOf(input.extraTensors).length > 0) {
+    checkDTypes(input.extraTensors, 'extra tensor', EXTRA_DTYPES);
+    extraFile = encode(input.extraTensors, { 'grassflow.format': CHECKPOINT_FORMAT });
+    files[CHECKPOINT_FILES.extra] = record(extraFile.chunks, extraFile.byteLength);
+  }
+
+  const config: CheckpointConfigFile<M> = {
+    format: CHECKPOINT_FORMAT,
+    formatVersion: CHECKPOINT_FORMAT_VERSION,
+    model: input.model,
+    files,
+    ...(input.extra === undefined ? {} : { extra: input.extra }),
+  };
+  const configBytes = new TextEncoder().encode(formatCheckpointConfig(config));
+
+  try {
+    await replaceDirectory(target, fs, async (tmp) => {
+      await writeFileDurable(join(tmp, CHECKPOINT_FILES.model), modelFile.chunks, fs);
+      if (extraFile !== undefined) await writeFileDurable(join(tmp, CHECKPOINT_FILES.extra), extraFile.chunks, fs);
+      await writeFileDurable(join(tmp, CHECKPOINT_FILES.config), [configBytes], fs);
+    });
+  } catch (cause) {
+    if (cause instanceof CheckpointError) throw cause;
+    throw new CheckpointError(
+      'WRITE_FAILED',
+      `saving the checkpoint to ${target} failed (${(cause as Error).message}); the previous checkpoint there, if any, is unchanged`,
+      { cause },
+    );
+  }
+  return { dir: target, config };
+}
+
+/** Opens one tensor file of the checkpoint, checking its size against config.json first. */
+async function openTensorFile(dir: string, name: string, rec: CheckpointFileRecord | undefined): Promise<SafetensorsFileReader> {
+  const path = join(dir, name);
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch (cause) {
+    throw new CheckpointError(
+      'MISSING_FILE',
+      `${path} is missing: the checkpoint is incomplete (copied partially?); copy the whole folder again or re-save it`,
+      { cause },
+    );
+  }
+  if (rec !== undefined && size !== rec.bytes) {
+    throw new CheckpointError(
+      'CORRUPT_FILE',
+      `${path} has ${size} bytes but ${CHECKPOINT_FILES.config} records ${rec.bytes}: the file is truncated or was replaced; restore the folder from a backup or re-save it`,
+    );
+  }
+  try {
+    return await openSafetensorsFile(path);
+  } catch (cause) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    throw new CheckpointError('CORRUPT_FILE', `${why}; restore the checkpoint from a backup or re-save it`, { cause });
+  }
+}
+
+/** Reads every tensor of `reader` in file order, checking the SHA-256 of the whole file when asked. */
+async function readAll(
+  reader: SafetensorsFileReader,
+  rec: CheckpointFileRecord | undefined,
+  verify: boolean,
+): Promise<Map<string, CheckpointTensor>> {
+  const hash = verify && rec !== undefined ? createHash('sha256').update(reader.headerBytes) : undefined;
+  const out = new Map<string, CheckpointTensor>();
+  for (const info of reader.header.tensors) {
+    const t = await reader.read(info.name);
+    hash?.update(t.data);
+    out.set(info.name, {
+      dtype: t.dtype as CheckpointDType,
+      shape: t.shape,
+      data: safetensorsValues(t) as Float32Array | Int32Array | Uint8Array,
+    });
+  }
+  if (hash !== undefined && rec !== undefined && hash.digest('hex') !== rec.sha256) {
+    throw new CheckpointError(
+      'CORRUPT_FILE',
+      `${reader.path} does not match the SHA-256 recorded in ${CHECKPOINT_FILES.config}: its bytes changed after saving (disk error or a mixed copy); restore the folder from a backup or re-save it`,
+    );
+  }
+  return out;
+}
+
+const shapeText = (s: readonly number[]): string => `[${s.join(', ')}]`;
+
+/** Compares the header of model.safetensors with the tensors the model expects; throws at the first mismatch. */
+function checkTensors(reader: SafetensorsFileReader, expected: ReadonlyMap<string, readonly number[]>, summary: string): void {
+  const fix = `the weights do not belong to this config.json (${summary}); re-save the checkpoint or fix config.json`;
+  const found = new Map(reader.header.tensors.map((t) => [t.name, t]));
+  for (const [name, shape] of expected) {
+    const got = found.get(name);
+    if (got === undefined) {
+      throw new CheckpointError('TENSOR_MISSING', `${reader.path} has no tensor '${name}' (expected float32 ${shapeText(shape)}): ${fix}`);
+    }
+    if (got.dtype !== 'F32') {
+      throw new CheckpointError(
+        'TENSOR_DTYPE',
+        `${reader.path}: tensor '${name}' is stored as ${got.dtype}, expected F32 (float32): re-save the weights as float32`,
+      );
+    }
+    if (got.shape.length !== shape.length || got.shape.some((s, k) => s !== shape[k])) {
+      throw new CheckpointError(
+        'TENSOR_SHAPE',
+        `${reader.path}: tensor '${name}' has shape ${shapeText(got.shape)} but the model expects ${shapeText(shape)}: ${fix}`,
+      );
+    }
+  }
+  for (const t of reader.header.tensors) {
+    if (!expected.has(t.name)) {
+      throw new CheckpointError(
+        'TENSOR_UNEXPECTED',
+        `${reader.path} holds tensor '${t.name}' ${t.dtype} ${shapeText(t.shape)} that the model does not have: ${fix}`,
+      );
+    }
+  }
+}
+
+/** Reads config.json of the folder `dir` (at most 64 MiB). */
+async function readConfigText(dir: string): Promise<{ path: string; text: string }> {
+  const path = join(dir, CHECKPOINT_FILES.config);
+  try {
+    if ((await stat(path)).size > 64 * 1024 * 1024) {
+      throw new CheckpointError('INVALID_CONFIG', `${path} is larger than 64 MiB: it is not a checkpoint config; keep large data in extraTensors`);
+    }
+    return { path, text: await readFile(path, 'utf8') };
+  } catch (cause) {
+    if (cause instanceof CheckpointError) throw cause;
+    throw new CheckpointError(
+      'MISSING_FILE',
+      `${path} is missing: ${dir} is not a complete grassflow checkpoint; pass the folder saveCheckpoint() wrote`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * Loads the checkpoint folder `dir` (or, after a save that crashed mid-swap, the complete previous
+ * checkpoint it left at `<dir>.old-*`): validates config.json (`parseModel` checks its `model`), the
+ * recorded file sizes and SHA-256s, and, with `expectedTensors`, every tensor name, dtype and shape
+ * of model.safetensors before reading tensor data. Every failure is a `CheckpointError`.
+ */
+export async function loadCheckpointFolder<M = CheckpointJson>(
+  dir: string,
+  options: LoadCheckpointFolderOptions<M> = {},
+): Promise<LoadedCheckpointFolder<M>> {
+  const verify = options.verifyChecksums ?? true;
+  const located = await locateCheckpoint(resolve(dir));
+  const { path: configPath, text } = await readConfigText(located.dir);
+  const file = parseCheckpointConfig<M>(text, configPath, {
+    ...(options.parseModel === undefined ? {} : { parseModel: options.parseModel }),
+    ...(options.reader === undefined ? {} : { reader: options.reader }),
+  });
+
+  const modelRec = file.files?.[CHECKPOINT_FILES.model];
+  const reader = await openTensorFile(located.dir, CHECKPOINT_FILES.model, modelRec);
+  try {
+    if (options.expectedTensors !== undefined) {
+      const summary = options.describeModel?.(file.model) ?? JSON.stringify(file.model);
+      checkTensors(reader, options.expectedTensors(file.model), summary);
+    }
+    const tensors = await readAll(reader, modelRec, verify);
+
+    let extraTensors = new Map<string, CheckpointTensor>();
+    const extraRec = file.files?.[CHECKPOINT_FILES.extra];
+    const extraPresent =
+      extraRec !== undefined ||
+      (await stat(join(located.dir, CHECKPOINT_FILES.extra)).then(
+        () => true,
+        () => false,
+      ));
+    if (extraPresent) {
+      const extraReader = await openTensorFile(located.dir, CHECKPOINT_FILES.extra, extraRec);
+      try {
+        for (const t of extraReader.header.tensors) {
+          if (!EXTRA_DTYPES.includes(t.dtype)) {
+            throw new CheckpointError('TENSOR_DTYPE', `${extraReader.path}: tensor '${t.name}' is ${t.dtype}; extra tensors are F32, I32 or BOOL`);
+          }
+        }
+        extraTensors = await readAll(extraReader, extraRec, verify);
+      } finally {
+        await extraReader.close();
+      }
+    }
+    return {
+      model: file.model,
+      tensors,
+      extraTensors,
+      extra: file.extra ?? {},
+      dir: located.dir,
+      recovered: located.recovered,
+      formatVersion: file.formatVersion,
+      config: file,
+    };
+  } catch (error) {
+    if (error instanceof SafetensorsError) {
+      throw new CheckpointError('CORRUPT_FILE', `${error.message}; restore the checkpoint from a backup or re-save it`, { cause: error });
+    }
+    throw error;
+  } finally {
+    await reader.close();
+  }
+}
