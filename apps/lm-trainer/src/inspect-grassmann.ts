@@ -1,23 +1,13 @@
-// Geometry inside a Grassmann block, in float64 from its weights: gates, Plücker pairs and the flow of pair-planes.
+// Geometry inside a Grassmann block: gates, Plücker pairs and the flow of pair-planes, from the model's own mixing.
 import * as tf from '@tensorflow/tfjs-core';
-import { grassmannMixing, GrassmannBlock, type GrassmannMixingWeights } from '@grassflow/gpu-layers';
+import { grassmannMixingTrace, type GrassmannBlock } from '@grassflow/gpu-layers';
 import { GrassmannInputError, plucker, principalAngles } from '@grassflow/grassmann-math';
 import { histogramBins, type HistogramBins } from '@grassflow/training';
-import { affine, blockWeights, maxAbsDiff, mixerInput, row, summarize, weight, type Mat, type Summary } from './inspect-tensors.js';
+import { blockWeights, matOf, mixerInput, row, summarize, type Mat, type Summary } from './inspect-tensors.js';
 
 const DEG = 180 / Math.PI;
 /** sin θ below which two vectors count as dependent (the rank tolerance of grassmann-math's principalAngles). */
 const DEPENDENT_SIN = 1e-10;
-
-/** Float64 weights of one mixing layer, internal [in, out] layout (see GrassmannMixingWeights). */
-export interface MixingWeights64 {
-  wRed: Mat; // [d, r]
-  bRed: Mat; // [r]
-  wPlu: Mat; // [C(r,2), d]
-  bPlu: Mat; // [d]
-  wGate: Mat; // [2d, d], rows h then g
-  bGate: Mat; // [d]
-}
 
 /** Geometry of the pairs at one offset Δ along one sequence; index t is the position of z_t (null where it does not exist). */
 export interface OffsetTrace {
@@ -35,9 +25,14 @@ export interface OffsetTrace {
   stepDeg: Array<number | null>;
   /** Planes P_t (t ≥ Δ) whose two vectors are linearly dependent: no point of Gr(2, r). */
   degeneratePlanes: number;
+  /**
+   * Largest |p̂ of the model's mixing − p/sqrt(‖p‖² + ε²)| with p = grassmann-math's plucker(z_{t−Δ}, z_t) of the
+   * same z (float64): the model's pair order and normalisation agree with the math package.
+   */
+  pHatDiff: number;
 }
 
-/** Everything the mixing layer computes for one sequence, in float64. */
+/** Everything the mixing layer computes for one sequence (the model's float32 values, as float64 matrices). */
 export interface MixingTrace {
   /** z = u W_red + b_red, L × r. */
   z: Mat;
@@ -53,26 +48,29 @@ export interface MixingTrace {
 }
 
 /**
- * Recompute causal Grassmann mixing (paper-notes §1) of the mixer input u (L × d) in float64, keeping
- * every intermediate: z_t = W_red u_t + b_red; p = z_{t−Δ} ∧ z_t (plucker); p̂ = p / sqrt(‖p‖² + ε²);
- * g_t = W_plu mean_{Δ ≤ t} p̂ + b_plu; α_t = σ(W_gate [u_t; g_t] + b_gate); h_mix = α ⊙ u + (1 − α) ⊙ g.
+ * Causal Grassmann mixing (paper-notes §1) of the mixer input u (L × d) by the block's own grassmannMixing
+ * (grassmannMixingTrace: z, p̂ per offset, g, α and h_mix from the code the model runs), and the geometry of its
+ * pairs measured in float64 from that z: angles and areas of (z_{t−Δ}, z_t) and the principal angles between
+ * consecutive pair-planes.
  */
-export function traceMixing(u: Mat, w: MixingWeights64, offsets: readonly number[], eps: number): MixingTrace {
+export function traceMixing(block: GrassmannBlock, u: Mat): MixingTrace {
   const L = u.rows;
   const d = u.cols;
-  const z = affine(u, w.wRed, w.bRed); // [L, r]
+  const { offsets, eps } = block;
+  const input = tf.tensor3d(Float32Array.from(u.data), [1, L, d]); // [1, L, d]
+  const t = grassmannMixingTrace(input, block.mixerWeights(), { offsets, eps, direction: 'causal' });
+  const tr = { z: matOf(t.z), g: matOf(t.g), alpha: matOf(t.alpha), hMix: matOf(t.output), pHat: t.pHat.map(matOf) };
+  tf.dispose([input, t.output, t.z, t.g, t.alpha, ...t.pHat]);
+  const { z, g, alpha, hMix } = tr;
   const r = z.cols;
-  const C = (r * (r - 1)) / 2;
-  const pSum = new Float64Array(L * C); // Σ_Δ p̂ at each t
-  const count = new Int32Array(L);
-  const traces: OffsetTrace[] = [];
-  for (const delta of offsets) {
-    const tr: OffsetTrace = { delta, angleDeg: [], area: [], theta1Deg: [], theta2Deg: [], stepDeg: [], degeneratePlanes: 0 };
+  const traces: OffsetTrace[] = offsets.map((delta, o) => {
+    const pHat = tr.pHat[o] as Mat;
+    const out: OffsetTrace = { delta, angleDeg: [], area: [], theta1Deg: [], theta2Deg: [], stepDeg: [], degeneratePlanes: 0, pHatDiff: 0 };
     const planeOk: boolean[] = [];
     for (let t = 0; t < L; t++) {
       if (t < delta) {
-        tr.angleDeg.push(null);
-        tr.area.push(null);
+        out.angleDeg.push(null);
+        out.area.push(null);
         planeOk.push(false);
         continue;
       }
@@ -90,36 +88,24 @@ export function traceMixing(u: Mat, w: MixingWeights64, offsets: readonly number
         nb += (b[i] as number) ** 2;
       }
       const area = Math.sqrt(pp);
-      tr.area.push(area);
-      tr.angleDeg.push(na === 0 || nb === 0 ? null : Math.atan2(area, dot) * DEG);
+      out.area.push(area);
+      out.angleDeg.push(na === 0 || nb === 0 ? null : Math.atan2(area, dot) * DEG);
       const inv = 1 / Math.sqrt(pp + eps * eps);
-      for (let c = 0; c < C; c++) pSum[t * C + c] = (pSum[t * C + c] as number) + (p[c] as number) * inv;
-      count[t] = (count[t] as number) + 1;
+      p.forEach((x, c) => (out.pHatDiff = Math.max(out.pHatDiff, Math.abs(x * inv - (pHat.data[t * pHat.cols + c] as number)))));
       // principalAngles' rank test: the part of z_t orthogonal to z_{t−Δ} (|z_t| sin θ) below 1e-10 |z_t|
       const independent = na > 0 && nb > 0 && area > DEPENDENT_SIN * Math.sqrt(na * nb);
-      if (!independent) tr.degeneratePlanes++;
+      if (!independent) out.degeneratePlanes++;
       planeOk.push(independent);
     }
     for (let t = 0; t < L; t++) {
-      const step = t >= delta + 1 && planeOk[t - 1] === true && planeOk[t] === true ? planeStep(row(z, t - 1 - delta), row(z, t - 1), row(z, t - delta), row(z, t)) : null;
-      tr.theta1Deg.push(step === null ? null : step[0] * DEG);
-      tr.theta2Deg.push(step === null ? null : step[1] * DEG);
-      tr.stepDeg.push(step === null ? null : Math.hypot(step[0], step[1]) * DEG);
+      const ok = t >= delta + 1 && planeOk[t - 1] === true && planeOk[t] === true;
+      const step = ok ? planeStep(row(z, t - 1 - delta), row(z, t - 1), row(z, t - delta), row(z, t)) : null;
+      out.theta1Deg.push(step === null ? null : step[0] * DEG);
+      out.theta2Deg.push(step === null ? null : step[1] * DEG);
+      out.stepDeg.push(step === null ? null : Math.hypot(step[0], step[1]) * DEG);
     }
-    traces.push(tr);
-  }
-  // g = W_plu mean_Δ p̂ + b_plu where a pair exists, else 0
-  const pMean: Mat = { rows: L, cols: C, data: pSum.map((v, k) => (count[Math.floor(k / C)] === 0 ? 0 : v / (count[Math.floor(k / C)] as number))) };
-  const g = affine(pMean, w.wPlu, w.bPlu); // [L, d]
-  for (let t = 0; t < L; t++) if (count[t] === 0) g.data.fill(0, t * d, (t + 1) * d);
-  const hg: Mat = { rows: L, cols: 2 * d, data: new Float64Array(L * 2 * d) }; // [u; g]
-  for (let t = 0; t < L; t++) {
-    hg.data.set(u.data.subarray(t * d, (t + 1) * d), t * 2 * d);
-    hg.data.set(g.data.subarray(t * d, (t + 1) * d), t * 2 * d + d);
-  }
-  const alpha = affine(hg, w.wGate, w.bGate);
-  for (let k = 0; k < alpha.data.length; k++) alpha.data[k] = 1 / (1 + Math.exp(-(alpha.data[k] as number)));
-  const hMix: Mat = { rows: L, cols: d, data: alpha.data.map((a, k) => a * (u.data[k] as number) + (1 - a) * (g.data[k] as number)) };
+    return out;
+  });
   const geometricShare = Array.from({ length: L }, (_, t) => {
     let keep = 0;
     let geo = 0;
@@ -194,35 +180,11 @@ export interface GrassmannLayerReport {
     perPosition: number[][];
   };
   geometry: OffsetReport[];
-  /** Largest |h_mix(float64, here) − grassmannMixing(float32, the model's own code)| over all samples. */
+  /**
+   * Largest |p̂ of the model's grassmannMixing (float32) − p̂ from grassmann-math's plucker of the same z (float64)|
+   * over all samples and offsets.
+   */
   check: { maxAbsDiff: number };
-}
-
-/** Float64 weights of a Grassmann block's mixer. */
-export function mixingWeights64(weights: Map<string, Mat>): MixingWeights64 {
-  return {
-    wRed: weight(weights, 'mixer.w_red.weight'),
-    bRed: weight(weights, 'mixer.w_red.bias'),
-    wPlu: weight(weights, 'mixer.w_plu.weight'),
-    bPlu: weight(weights, 'mixer.w_plu.bias'),
-    wGate: weight(weights, 'mixer.w_gate.weight'),
-    bGate: weight(weights, 'mixer.w_gate.bias'),
-  };
-}
-
-/** The model's own mixing (float32, tfjs) of u, to check the float64 recomputation against. */
-function modelMixing(block: GrassmannBlock, u: Mat): tf.Tensor3D {
-  const p = new Map(block.namedParams().map((q) => [q.name, q.variable]));
-  const get = <T extends tf.Tensor>(name: string): T => p.get(name) as unknown as T;
-  const w: GrassmannMixingWeights = {
-    wRed: get('mixer.w_red.weight'),
-    bRed: get('mixer.w_red.bias'),
-    wPlu: get('mixer.w_plu.weight'),
-    bPlu: get('mixer.w_plu.bias'),
-    wGate: get('mixer.w_gate.weight'),
-    bGate: get('mixer.w_gate.bias'),
-  };
-  return tf.tidy(() => grassmannMixing(tf.tensor3d(Float32Array.from(u.data), [1, u.rows, u.cols]), w, { offsets: block.offsets, eps: block.eps, direction: 'causal' }));
 }
 
 /** Tokens i … j of a sample joined for display. */
@@ -237,17 +199,8 @@ function span(tokens: readonly string[], i: number, j: number): string {
 export function inspectGrassmannLayer(block: GrassmannBlock, layer: number, inputs: readonly Mat[], tokens: ReadonlyArray<readonly string[]>, top: number): GrassmannLayerReport {
   if (block.direction !== 'causal') throw new RangeError(`inspect: layer ${layer} mixes in both directions; only causal language models are supported`);
   const weights = blockWeights(block);
-  const w = mixingWeights64(weights);
-  const traces: MixingTrace[] = [];
-  let maxDiff = 0;
-  for (const h of inputs) {
-    const u = mixerInput(h, weights, block.norm);
-    const tr = traceMixing(u, w, block.offsets, block.eps);
-    const ref = modelMixing(block, u);
-    maxDiff = Math.max(maxDiff, maxAbsDiff(tr.hMix, ref));
-    ref.dispose();
-    traces.push(tr);
-  }
+  const traces = inputs.map((h) => traceMixing(block, mixerInput(h, weights, block.norm)));
+  const maxDiff = Math.max(0, ...traces.flatMap((tr) => tr.offsets.map((o) => o.pHatDiff)));
   const perPosition = traces.map((tr) => Array.from({ length: tr.alpha.rows }, (_, t) => {
     let s = 0;
     for (let k = 0; k < tr.alpha.cols; k++) s += tr.alpha.data[t * tr.alpha.cols + k] as number;

@@ -158,9 +158,10 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
           for (let t = delta; t < 6; t++) {
             const a = z[t - delta] as Vec;
             const b = z[t] as Vec;
-            // angle from the cosine, area from Lagrange's identity |a|²|b|² − (a·b)²
-            expect(geo.angleDeg[0]?.[t]).toBeCloseTo(Math.acos(dot(a, b) / (norm(a) * norm(b))) * DEG, 6);
-            expect(geo.area[0]?.[t]).toBeCloseTo(Math.sqrt(dot(a, a) * dot(b, b) - dot(a, b) ** 2), 6);
+            // angle from the cosine, area from Lagrange's identity |a|²|b|² − (a·b)²; inspect measures the z of the
+            // model's own float32 mixing (grassmannMixingTrace), so the tolerances are float32's, not float64's
+            expect(geo.angleDeg[0]?.[t]).toBeCloseTo(Math.acos(dot(a, b) / (norm(a) * norm(b))) * DEG, 4);
+            expect(geo.area[0]?.[t]).toBeCloseTo(Math.sqrt(dot(a, a) * dot(b, b) - dot(a, b) ** 2), 5);
             const pij: number[] = [];
             for (let i2 = 0; i2 < 4; i2++) for (let j = i2 + 1; j < 4; j++) pij.push((a[i2] as number) * (b[j] as number) - (a[j] as number) * (b[i2] as number));
             const scale = 1 / Math.sqrt(dot(pij, pij) + 1e-12);
@@ -168,9 +169,9 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
             count[t] = (count[t] as number) + 1;
             if (t >= delta + 1) {
               const [th1, th2] = anglesByHand(z[t - 1 - delta] as Vec, z[t - 1] as Vec, a, b);
-              expect(geo.theta1Deg[0]?.[t]).toBeCloseTo(th1 * DEG, 4);
-              expect(geo.theta2Deg[0]?.[t]).toBeCloseTo(th2 * DEG, 4);
-              expect(geo.stepDeg[0]?.[t]).toBeCloseTo(Math.hypot(th1, th2) * DEG, 4);
+              expect(geo.theta1Deg[0]?.[t]).toBeCloseTo(th1 * DEG, 3);
+              expect(geo.theta2Deg[0]?.[t]).toBeCloseTo(th2 * DEG, 3);
+              expect(geo.stepDeg[0]?.[t]).toBeCloseTo(Math.hypot(th1, th2) * DEG, 3);
             } else {
               expect(geo.stepDeg[0]?.[t]).toBeNull();
             }
@@ -191,10 +192,11 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
           return geo / (keep + geo);
         });
         expect(rep.geometricShare.perPosition[0]?.[0]).toBe(0); // no pair at t = 0: g = 0
-        rep.geometricShare.perPosition[0]?.forEach((v, t) => expect(v).toBeCloseTo(shares[t] as number, 9));
-        rep.gate.perPosition[0]?.forEach((v, t) => expect(v).toBeCloseTo((alphas[t] as Vec).reduce((s, x) => s + x, 0) / 5, 9));
-        expect(rep.gate.summary.mean).toBeCloseTo(summarize(alphas.flat()).mean as number, 9);
-        expect(rep.gate.summary.std).toBeCloseTo(summarize(alphas.flat()).std as number, 9);
+        // α and g are the model's float32 values: float32 tolerances
+        rep.geometricShare.perPosition[0]?.forEach((v, t) => expect(v).toBeCloseTo(shares[t] as number, 6));
+        rep.gate.perPosition[0]?.forEach((v, t) => expect(v).toBeCloseTo((alphas[t] as Vec).reduce((s, x) => s + x, 0) / 5, 6));
+        expect(rep.gate.summary.mean).toBeCloseTo(summarize(alphas.flat()).mean as number, 6);
+        expect(rep.gate.summary.std).toBeCloseTo(summarize(alphas.flat()).std as number, 6);
         expect(rep.check.maxAbsDiff).toBeLessThan(1e-4);
       });
       model.dispose();
