@@ -3,10 +3,9 @@ import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
-import { markdownTable, parseFlags, startBackend, UsageError, type FlagSpecs } from '@grassflow/training';
+import { markdownTable, parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp } from '@grassflow/training';
 import { timePoint, type ScalingStack } from './bench-scaling-point.js';
 import { crossoverOf, lastLRan, scalingTable, stackJson, writeScalingFiles, type ScalingPoint, type ScalingResult } from './bench-scaling-report.js';
-import { wantsHelp } from './commands.js';
 import { MODEL_KINDS, type ModelKind } from './model-options.js';
 
 export const SCALING_FLAGS = {

@@ -2,8 +2,7 @@
 import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { countParams, createModel, initBackend, type BackendName } from '@grassflow/gpu-layers';
-import { AdamW, defaultDecayFilter, namedParameters, parseFlags, trainStep, UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
-import { wantsHelp } from './commands.js';
+import { AdamW, defaultDecayFilter, namedParameters, parseFlags, trainStep, UsageError, type FlagSpecs, type ParsedFlags, wantsHelp } from '@grassflow/training';
 import { LmTrainTask } from './lm-task.js';
 import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from './model-options.js';
 

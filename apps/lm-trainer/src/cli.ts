@@ -1,5 +1,5 @@
 // grassflow-lm: train, eval, generate and compare language models on WikiText-2; bench, ladder and inspect them.
-import { runCli, type CliCommand } from '@grassflow/training';
+import { cliMain, type CliCommand } from '@grassflow/training';
 import { benchCommand } from './bench.js';
 import { compareCommand } from './compare.js';
 import { evalCommand, generateCommand, trainCommand } from './commands.js';
@@ -16,16 +16,8 @@ const COMMANDS: Record<string, CliCommand> = {
   inspect: { run: inspectCommand, help: 'the geometry inside a trained model: gates, Plücker pairs, subspace flow, attention entropy' },
 };
 
-runCli(process.argv.slice(2), {
+void cliMain({
   program: 'grassflow-lm',
   commands: COMMANDS,
   epilogue: 'Data: GRASSFLOW_DATA_DIR or --data-dir (wikitext-2/*.tokens, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND.',
-}).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`${String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+});

@@ -1,18 +1,11 @@
 // The train, eval and generate commands.
-import { formatHelp, parseFlags, RunFolder, UsageError, type FlagSpecs, startBackend, describeRunEnd, runExitCode } from '@grassflow/training';
+import { checkResumeFlags, openRunToResume, parseFlags, UsageError, wantsHelp, type FlagSpecs, startBackend, describeRunEnd, runExitCode } from '@grassflow/training';
 import { loadModelAndTokenizer } from './checkpoint-dir.js';
 import { dataDirOrThrow, loadSplitIds, loadTokenizer, type TokenizerKind } from './corpus.js';
 import { generateIds } from './generate.js';
 import { evaluatePerplexity } from './lm-task.js';
-import { COMMON_TRAIN_FLAGS, explicitFlags, MODEL_KINDS, modelConfigFrom, trainingConfigFrom, type ModelKind } from './model-options.js';
-import { resumeRun, startRun, type RunData } from './run-training.js';
-
-/** Print help and return true when argv asks for it. */
-export function wantsHelp(argv: readonly string[], usage: string, description: string, specs: FlagSpecs): boolean {
-  if (!argv.includes('--help') && !argv.includes('-h')) return false;
-  process.stdout.write(`${formatHelp(usage, description, specs)}\n`);
-  return true;
-}
+import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom, type ModelKind } from './model-options.js';
+import { resumeRun, startRun, type RunConfig, type RunData } from './run-training.js';
 
 /** Load tokenizer + train/valid ids from the data folder. */
 export async function loadRunData(tokenizer: TokenizerKind, dataDirFlag: string | undefined): Promise<RunData> {
@@ -29,24 +22,17 @@ const TRAIN_FLAGS = {
   resume: { type: 'string', metavar: 'DIR', help: 'continue the run in DIR from checkpoints/latest (its config.json fixes everything else)' },
 } as const satisfies FlagSpecs;
 
-/** Flags that may accompany --resume (the rest comes from the run's config.json). */
-const RESUME_FLAGS = new Set(['resume', 'quiet', 'backend', 'data-dir', 'stop-at-step']);
-
-
 /** `grassflow-lm train`. Returns the process exit code. */
 export async function trainCommand(argv: readonly string[]): Promise<number> {
   if (wantsHelp(argv, 'grassflow-lm train --model grassmann|transformer-dpa|transformer-ea --preset P [overrides] [--epochs E|--steps S|--tokens T]', 'Train a language model on WikiText-2 into a run folder (config.json, metrics.jsonl, checkpoints/{latest,best}, report.md).', TRAIN_FLAGS)) return 0;
   const f = parseFlags(argv, TRAIN_FLAGS);
   const stop = f['stop-at-step'];
   if (f.resume !== undefined) {
-    const extra = [...explicitFlags(argv)].filter((k) => !RESUME_FLAGS.has(k));
-    if (extra.length > 0) throw new UsageError(`--${extra[0]} cannot be combined with --resume: the run's config.json fixes it`, extra[0]);
-    const run = new RunFolder(f.resume);
-    if (!run.exists()) throw new UsageError(`--resume ${f.resume}: no config.json there; pass the run folder that train --out created`, 'resume');
-    const cfg = await run.readConfig<{ data?: { tokenizer?: string }; backend?: { name?: string } }>();
+    checkResumeFlags(argv);
+    const opened = await openRunToResume<RunConfig>(f.resume, 'grassflow-lm-run'); // config.json, read once
     await startBackend(f.backend);
-    const data = await loadRunData((cfg.data?.tokenizer ?? 'wordpiece') as TokenizerKind, f['data-dir']);
-    const o = await resumeRun(f.resume, data, { quiet: f.quiet, ...(stop === undefined ? {} : { stopAtStep: stop }) });
+    const data = await loadRunData(opened.config.data.tokenizer as TokenizerKind, f['data-dir']);
+    const o = await resumeRun(opened, data, { quiet: f.quiet, ...(stop === undefined ? {} : { stopAtStep: stop }) });
     process.stderr.write(`${describeRunEnd(o.result, o.run, { metric: 'val PPL', format: (v) => v.toFixed(2), reportPath: o.reportPath })}\n`);
     return runExitCode(o.result);
   }

@@ -2,13 +2,12 @@
 import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { countParams, loadCheckpoint } from '@grassflow/gpu-layers';
-import { parseFlags, writeReport, type FlagSpecs, type MetricRecord, startBackend } from '@grassflow/training';
+import { parseFlags, summariseRun, writeReport, type FlagSpecs, type MetricRecord, startBackend, wantsHelp } from '@grassflow/training';
 import { loadSplitIds, type TokenizerKind } from './corpus.js';
-import { loadRunData, wantsHelp } from './commands.js';
+import { loadRunData } from './commands.js';
 import { evaluatePerplexity } from './lm-task.js';
 import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom } from './model-options.js';
 import { startRun } from './run-training.js';
-import { summarise } from './run-report.js';
 
 /** Defaults sized so that all three runs finish in a few minutes on a 2-core machine (see README). */
 export const COMPARE_FLAGS = {
@@ -66,8 +65,8 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     const te = evaluatePerplexity(best.model, test.subarray(0, evalN ?? test.length), opts);
     best.model.dispose();
     const records = await o.run.readMetrics();
-    const s = summarise(records);
-    rows.push([kind, countParams(model), s.tokens, s.lastLoss, v.ppl, te.ppl, s.bestStep, Math.round(o.result.state.tokensSeen / o.result.state.trainSeconds), Math.round(o.result.state.trainSeconds)]);
+    const s = summariseRun(records, 'val_ppl');
+    rows.push([kind, countParams(model), s.tokens, s.lastLoss, v.ppl, te.ppl, s.best?.step ?? null, Math.round(o.result.state.tokensSeen / o.result.state.trainSeconds), Math.round(o.result.state.trainSeconds)]);
     curves.push({ name: kind, records });
     process.stderr.write(`${kind}: val PPL ${v.ppl.toFixed(2)}, test PPL ${te.ppl.toFixed(2)} (${v.tokens} / ${te.tokens} tokens)\n`);
   }

@@ -1,8 +1,7 @@
 // `grassflow-lm inspect`: the geometry inside a trained model — gates, Plücker pairs, subspace flow, attention entropy.
 import { resolve } from 'node:path';
-import { parseFlags, startBackend, UsageError, type FlagSpecs } from '@grassflow/training';
+import { parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp } from '@grassflow/training';
 import { loadModelAndTokenizer } from './checkpoint-dir.js';
-import { wantsHelp } from './commands.js';
 import { dataDirOrThrow, loadSplitIds, type CorpusTokenizer } from './corpus.js';
 import { inspectModel, type InspectResult, type InspectSample } from './inspect-model.js';
 import { writeInspectReport } from './inspect-report.js';

@@ -1,6 +1,8 @@
 // Flags of `train`/`compare` and how they become a ModelConfig and a training config.
 import { BACKEND_NAMES, offsetSchedule, preset, type ModelConfig, type PresetName } from '@grassflow/gpu-layers';
-import { UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
+import { OPTIMIZER_FLAG_SPECS, optimizerConfigFrom, UsageError, type FlagSpecs, type OptimizerConfig, type ParsedFlags } from '@grassflow/training';
+
+export type { OptimizerConfig };
 
 export const MODEL_KINDS = ['grassmann', 'transformer-dpa', 'transformer-ea'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
@@ -16,11 +18,7 @@ export const COMMON_TRAIN_FLAGS = {
   block: { type: 'int', min: 2, help: 'override: block size L (sequence length, ≤ the positional table; sets it)' },
   batch: { type: 'int', min: 1, default: 32, help: 'batch size B (sequences per step)' },
   'micro-batch': { type: 'int', min: 1, help: 'sequences per forward/backward pass, a divisor of B: gradients accumulate over B/M passes (same update, the memory of M)' },
-  lr: { type: 'float', min: 0, exclusiveMin: true, default: 5e-4, help: 'peak learning rate' },
-  'min-lr': { type: 'float', min: 0, help: 'floor of the cosine decay (default lr/10)' },
-  warmup: { type: 'int', min: 0, default: 100, help: 'linear warmup steps' },
-  'weight-decay': { type: 'float', min: 0, default: 0.01, help: 'AdamW decoupled weight decay (matrices only)' },
-  clip: { type: 'float', min: 0, exclusiveMin: true, default: 1.0, help: 'clip the global gradient norm' },
+  ...OPTIMIZER_FLAG_SPECS,
   dropout: { type: 'float', min: 0, max: 0.99, help: 'override: dropout rate (preset: 0.1)' },
   norm: { type: 'string', choices: ['post', 'pre'], help: 'override: post-LN (paper) or pre-LN' },
   epochs: { type: 'float', min: 0, exclusiveMin: true, help: 'training length in epochs over wiki.train (default 1)' },
@@ -39,21 +37,6 @@ export const COMMON_TRAIN_FLAGS = {
 } as const satisfies FlagSpecs;
 
 export type CommonTrainFlags = ParsedFlags<typeof COMMON_TRAIN_FLAGS>;
-
-/** AdamW with warmup + cosine decay and clipping: the optimizer settings every training command records. */
-export interface OptimizerConfig {
-  /** Peak learning rate. */
-  lr: number;
-  /** Floor of the cosine decay. */
-  minLr: number;
-  /** Linear warmup steps. */
-  warmup: number;
-  weightDecay: number;
-  /** Global gradient-norm clip. */
-  clip: number;
-  beta1: number;
-  beta2: number;
-}
 
 /** Hyper-parameters of a training run (config.json's `training`). */
 export interface TrainingConfig extends OptimizerConfig {
@@ -101,7 +84,6 @@ export function trainingConfigFrom(f: CommonTrainFlags, block: number): Training
   const given = (['epochs', 'steps', 'tokens'] as const).filter((k) => f[k] !== undefined);
   if (given.length > 1) throw new UsageError(`give only one of --epochs, --steps, --tokens (got ${given.map((k) => `--${k}`).join(' and ')})`, given[1]);
   const length = f.steps !== undefined ? { steps: f.steps } : f.tokens !== undefined ? { tokens: f.tokens } : { epochs: f.epochs ?? 1 };
-  if (f['min-lr'] !== undefined && f['min-lr'] > f.lr) throw new UsageError(`--min-lr ${f['min-lr']} must not exceed --lr ${f.lr}`, 'min-lr');
   const micro = f['micro-batch'];
   if (micro !== undefined && f.batch % micro !== 0) {
     throw new UsageError(`--micro-batch ${micro} must divide --batch ${f.batch} (each step accumulates B/M equal passes)`, 'micro-batch');
@@ -110,13 +92,7 @@ export function trainingConfigFrom(f: CommonTrainFlags, block: number): Training
     batch: f.batch,
     ...(micro === undefined || micro === f.batch ? {} : { microBatch: micro }),
     block,
-    lr: f.lr,
-    minLr: f['min-lr'] ?? f.lr / 10,
-    warmup: f.warmup,
-    weightDecay: f['weight-decay'],
-    clip: f.clip,
-    beta1: 0.9,
-    beta2: 0.98,
+    ...optimizerConfigFrom(f),
     length,
     evalEvery: f['eval-every'],
     evalTokens: f['eval-tokens'] ?? null,
@@ -131,9 +107,4 @@ export function totalStepsOf(t: TrainingConfig, batchesPerEpoch: number): number
   if ('steps' in t.length) return t.length.steps;
   if ('tokens' in t.length) return Math.ceil(t.length.tokens / (t.batch * t.block));
   return Math.max(1, Math.ceil(t.length.epochs * batchesPerEpoch));
-}
-
-/** Flags of argv that were written explicitly (`--name` or `--name=value`). */
-export function explicitFlags(argv: readonly string[]): Set<string> {
-  return new Set(argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=')[0] as string));
 }

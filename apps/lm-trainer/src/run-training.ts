@@ -1,23 +1,21 @@
-// One training run of a language model: fresh or resumed, in a run folder, with its report.
-import { existsSync } from 'node:fs';
+// One training run of a language model: fresh or resumed, in a run folder, with its report (lifecycle: @grassflow/training).
 import { countParams, createModel, type BackendInfo, type LanguageModel, type ModelConfig } from '@grassflow/gpu-layers';
 import type { LmBatcherState } from '@grassflow/datasets';
 import {
-  AdamW,
-  defaultDecayFilter,
-  gitCommit,
+  checkNewRunFolder,
+  createRun,
   loadTrainerCheckpoint,
   namedParameters,
-  Progress,
-  RunFolder,
-  runTraining,
+  runProvenance,
   saveTrainerCheckpoint,
-  StopSignal,
-  TrainingRng,
+  trainRun,
   UsageError,
-  warmupCosineLr,
-  type TrainLoopResult,
-  type TrainerState,
+  type OpenedRun,
+  type RunControl,
+  type RunFolder,
+  type RunProvenance,
+  type RunOutcome as GenericRunOutcome,
+  type ResumePoint,
 } from '@grassflow/training';
 import type { CorpusTokenizer } from './corpus.js';
 import { LmTrainTask } from './lm-task.js';
@@ -25,7 +23,7 @@ import { totalStepsOf, type ModelKind, type TrainingConfig } from './model-optio
 import { writeRunReport } from './run-report.js';
 
 /** config.json of a run folder: everything needed to repeat the run. */
-export interface RunConfig {
+export interface RunConfig extends RunProvenance {
   format: 'grassflow-lm-run';
   formatVersion: 1;
   command: string;
@@ -36,10 +34,6 @@ export interface RunConfig {
   training: TrainingConfig;
   totalSteps: number;
   data: { tokenizer: string; tokenizerId: string; dataDir: string; trainTokens: number; validTokens: number; evalTokens: number };
-  backend: { name: string; simd?: boolean; threads?: number; tfjsCore: string };
-  git: string | null;
-  node: string;
-  created: string;
 }
 
 /** Token ids a run trains and validates on. */
@@ -55,12 +49,8 @@ export function checkpointExtra(cfg: RunConfig): { run: { modelKind: string; tok
   return { run: { modelKind: cfg.modelKind, tokenizer: cfg.data.tokenizer, tokenizerId: cfg.data.tokenizerId, block: cfg.training.block } };
 }
 
-export interface RunOutcome {
-  run: RunFolder;
-  config: RunConfig;
-  result: TrainLoopResult;
-  reportPath: string | null;
-}
+/** How a run ended, with its config. */
+export type RunOutcome = GenericRunOutcome<RunConfig>;
 
 function validSlice(valid: Int32Array, evalTokens: number | null): Int32Array {
   return evalTokens === null ? valid : valid.subarray(0, Math.min(valid.length, evalTokens));
@@ -79,16 +69,12 @@ export async function startRun(args: {
   quiet: boolean;
   stopAtStep?: number;
 }): Promise<RunOutcome> {
-  const run = new RunFolder(args.out);
-  if (run.exists() || existsSync(run.latestCheckpoint)) {
-    throw new UsageError(`${run.dir} already holds a run: continue it with --resume ${args.out}, or choose another --out`, 'out');
-  }
+  checkNewRunFolder(args.out);
   const chunks = Math.floor(args.data.train.length / (args.training.block + 1)); // as LmTrainBatcher
   const batchesPerEpoch = Math.floor(chunks / args.training.batch); // full batches only (dropLastBatch)
   if (batchesPerEpoch < 1) {
     throw new UsageError(`--batch ${args.training.batch} is more than the ${chunks} chunks of ${args.training.block + 1} tokens in the training data`, 'batch');
   }
-  const totalSteps = totalStepsOf(args.training, batchesPerEpoch);
   const valid = validSlice(args.data.valid, args.training.evalTokens);
   const config: RunConfig = {
     format: 'grassflow-lm-run',
@@ -99,29 +85,22 @@ export async function startRun(args: {
     model: args.model,
     params: countParams(args.model),
     training: args.training,
-    totalSteps,
+    totalSteps: totalStepsOf(args.training, batchesPerEpoch),
     data: { tokenizer: args.data.tok.kind, tokenizerId: args.data.tok.id, dataDir: args.data.dataDir, trainTokens: args.data.train.length, validTokens: args.data.valid.length, evalTokens: valid.length },
-    backend: { name: args.backend.name, simd: args.backend.simd, threads: args.backend.threads, tfjsCore: args.backend.tfjsCore },
-    git: gitCommit(),
-    node: process.version,
-    created: new Date().toISOString(),
+    ...runProvenance(args.backend),
   };
-  await run.init(config);
+  const run = await createRun(args.out, config);
   const model = createModel(args.model, { seed: args.training.seed });
   return train(run, config, model, args.data, { quiet: args.quiet, stopAtStep: args.stopAtStep });
 }
 
-/** Continue the run in `dir` from checkpoints/latest: same config, optimizer moments, RNG and data position. */
-export async function resumeRun(dir: string, data: RunData, opts: { quiet: boolean; stopAtStep?: number }): Promise<RunOutcome> {
-  const run = new RunFolder(dir);
-  if (!run.exists()) throw new UsageError(`--resume ${dir}: no config.json there; pass the run folder that train --out created`, 'resume');
-  const config = await run.readConfig<RunConfig>();
-  if (config.format !== 'grassflow-lm-run') throw new UsageError(`--resume ${dir}: config.json is not a grassflow-lm run`, 'resume');
+/** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, optimizer moments, RNG and data position. */
+export async function resumeRun({ run, config }: OpenedRun<RunConfig>, data: RunData, opts: RunControl): Promise<RunOutcome> {
   if (data.tok.id !== config.data.tokenizerId) {
-    throw new UsageError(`--resume ${dir}: the run used tokenizer ${config.data.tokenizerId}, the data folder gives ${data.tok.id}`, 'resume');
+    throw new UsageError(`--resume ${run.dir}: the run used tokenizer ${config.data.tokenizerId}, the data folder gives ${data.tok.id}`, 'resume');
   }
   const ck = await loadTrainerCheckpoint(run.latestCheckpoint);
-  return train(run, config, ck.model, data, { ...opts, resume: ck });
+  return train(run, config, ck.model, data, { ...opts, resume: { state: ck.state, optimizerTensors: ck.optimizerTensors } });
 }
 
 async function train(
@@ -129,56 +108,34 @@ async function train(
   config: RunConfig,
   model: LanguageModel,
   data: RunData,
-  opts: { quiet: boolean; stopAtStep?: number; resume?: Awaited<ReturnType<typeof loadTrainerCheckpoint>> },
+  opts: RunControl & { resume?: ResumePoint },
 ): Promise<RunOutcome> {
   const t = config.training;
-  const optimizer = new AdamW(namedParameters(model), { beta1: t.beta1, beta2: t.beta2, weightDecay: t.weightDecay, decay: defaultDecayFilter() });
   const task = new LmTrainTask(model, data.train, validSlice(data.valid, t.evalTokens), {
     block: t.block,
     batch: t.batch,
     seed: t.seed,
     ...(t.microBatch === undefined ? {} : { microBatch: t.microBatch }),
   });
-  let rng = new TrainingRng(t.seed);
-  let start: TrainerState | undefined;
-  if (opts.resume !== undefined) {
-    const r = opts.resume;
-    optimizer.loadState(r.optimizerTensors, r.state.optimizer);
-    for (const x of r.optimizerTensors.values()) x.dispose();
-    task.restore(r.state.data as unknown as LmBatcherState);
-    rng = new TrainingRng(r.state.rng);
-    start = r.state;
-    await run.truncateMetricsAfter(r.state.step);
-  }
-  const progress = new Progress(config.totalSteps, { quiet: opts.quiet });
-  progress.log(
-    `${opts.resume ? `resuming ${run.dir} at step ${start?.step}` : `run ${run.dir}`}: ${config.modelKind} (${config.params.toLocaleString('en-US')} params), ` +
+  const o = await trainRun<LmBatcherState>(task, {
+    run,
+    params: namedParameters(model),
+    optimizer: t,
+    totalSteps: config.totalSteps,
+    seed: t.seed,
+    evalEvery: t.evalEvery,
+    logEvery: t.logEvery,
+    ...(t.checkpointEvery === null ? {} : { checkpointEvery: t.checkpointEvery }),
+    ...(opts.stopAtStep === undefined ? {} : { stopAtStep: opts.stopAtStep }),
+    bestMetric: 'val_ppl',
+    save: (dir, state, optimizer) => saveTrainerCheckpoint(dir, model, optimizer, state, checkpointExtra(config)),
+    ...(opts.resume === undefined ? {} : { resume: opts.resume }),
+    quiet: opts.quiet,
+    describe:
+      `${config.modelKind} (${config.params.toLocaleString('en-US')} params), ` +
       `${config.totalSteps} steps of ${t.batch}×${t.block} tokens, backend ${config.backend.name}`,
-  );
-  const signal = new StopSignal().install();
-  try {
-    const result = await runTraining(task, {
-      optimizer,
-      rng,
-      lr: (s) => warmupCosineLr(s, { peakLr: t.lr, warmupSteps: t.warmup, totalSteps: config.totalSteps, minLr: t.minLr }),
-      totalSteps: config.totalSteps,
-      clipNorm: t.clip,
-      evalEvery: t.evalEvery,
-      logEvery: t.logEvery,
-      ...(t.checkpointEvery === null ? {} : { checkpointEvery: t.checkpointEvery }),
-      ...(opts.stopAtStep === undefined ? {} : { stopAtStep: opts.stopAtStep }),
-      bestMetric: 'val_ppl',
-      run,
-      save: (dir, state) => saveTrainerCheckpoint(dir, model, optimizer, state, checkpointExtra(config)),
-      progress,
-      signal,
-      ...(start === undefined ? {} : { start }),
-    });
-    const reportPath = result.status === 'finished' ? await writeRunReport(run, config) : null;
-    return { run, config, result, reportPath };
-  } finally {
-    signal.uninstall();
-    optimizer.dispose();
-    model.dispose();
-  }
+    report: () => writeRunReport(run, config),
+    dispose: () => model.dispose(),
+  });
+  return { ...o, config };
 }

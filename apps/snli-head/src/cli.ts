@@ -1,5 +1,5 @@
 // grassflow-snli: train and evaluate Grassmann–Plücker and Transformer heads on SNLI.
-import { runCli, type CliCommand } from '@grassflow/training';
+import { cliMain, type CliCommand } from '@grassflow/training';
 import { evalCommand, trainCommand } from './commands.js';
 import { paramsCommand } from './params-command.js';
 
@@ -9,17 +9,9 @@ const COMMANDS: Record<string, CliCommand> = {
   params: { run: paramsCommand, help: 'parameter counts of the two heads side by side' },
 };
 
-runCli(process.argv.slice(2), {
+void cliMain({
   program: 'grassflow-snli',
   commands: COMMANDS,
   epilogue: 'Data: GRASSFLOW_DATA_DIR or --data-dir (snli/*.jsonl, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND.',
   knownErrors: ['HeadCheckpointError', 'DistilBertError'],
-}).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`${String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+});

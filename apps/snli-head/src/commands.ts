@@ -2,25 +2,25 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
-import { formatHelp, parseFlags, startBackend, UsageError, type FlagSpecs, describeRunEnd, runExitCode } from '@grassflow/training';
+import {
+  checkResumeFlags,
+  describeRunEnd,
+  openRunToResume,
+  optimizerConfigFrom,
+  optimizerFlagSpecs,
+  parseFlags,
+  runExitCode,
+  startBackend,
+  UsageError,
+  wantsHelp,
+  type FlagSpecs,
+} from '@grassflow/training';
 import { loadHeadCheckpoint } from './head-checkpoint.js';
 import { featurizer, prepareSplit } from './prepare-data.js';
-import { readRunConfig, resumeRun, startRun, type TrainingConfig } from './run-training.js';
+import { resumeRun, startRun, type RunConfig, type TrainingConfig } from './run-training.js';
 import { dataDirOrThrow } from './snli-data.js';
 import { countParams, HEAD_KINDS, modelConfig, SnliModel, type HeadKind } from './snli-model.js';
 import { evaluatePairs } from './snli-task.js';
-
-/** Print help and return true when argv asks for it. */
-function wantsHelp(argv: readonly string[], usage: string, description: string, specs: FlagSpecs): boolean {
-  if (!argv.includes('--help') && !argv.includes('-h')) return false;
-  process.stdout.write(`${formatHelp(usage, description, specs)}\n`);
-  return true;
-}
-
-/** Flags given explicitly on the command line (names without dashes). */
-function explicitFlags(argv: readonly string[]): Set<string> {
-  return new Set(argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=')[0] as string));
-}
 
 const COMMON = {
   'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder with snli/ and bert-vocab/ (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },
@@ -34,11 +34,7 @@ const TRAIN_FLAGS = {
   'dev-file': { type: 'string', metavar: 'FILE', help: 'SNLI jsonl for validation during training (default: snli_1.0_dev.jsonl of the data folder)' },
   'valid-pairs': { type: 'int', min: 0, default: 2000, help: 'validate on the first N pairs of the dev file (0: all)' },
   epochs: { type: 'int', min: 1, default: 2, help: 'passes over the training pairs (full batches only)' },
-  lr: { type: 'float', min: 0, exclusiveMin: true, default: 1e-3, help: 'peak learning rate' },
-  'min-lr': { type: 'float', min: 0, help: 'floor of the cosine decay (default lr/10)' },
-  warmup: { type: 'int', min: 0, default: 50, help: 'linear warmup steps' },
-  'weight-decay': { type: 'float', min: 0, default: 0.01, help: 'AdamW decoupled weight decay (matrices only, not embeddings)' },
-  clip: { type: 'float', min: 0, exclusiveMin: true, default: 1.0, help: 'clip the global gradient norm' },
+  ...optimizerFlagSpecs({ lr: 1e-3, warmup: 50 }),
   batch: { type: 'int', min: 1, default: 32, help: 'pairs per step' },
   'max-len': { type: 'int', min: 2, max: 512, default: 48, help: 'tokens kept per sentence ([CLS] and [SEP] included)' },
   'embed-dim': { type: 'int', min: 1, default: 64, help: "width of the embedding encoder (backbone 'none')" },
@@ -52,10 +48,6 @@ const TRAIN_FLAGS = {
   ...COMMON,
 } as const satisfies FlagSpecs;
 
-/** Flags that may accompany --resume (the rest comes from the run's config.json). */
-const RESUME_FLAGS = new Set(['resume', 'quiet', 'backend', 'data-dir', 'stop-at-step']);
-
-
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
@@ -66,9 +58,9 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
   const f = parseFlags(argv, TRAIN_FLAGS);
   const stop = f['stop-at-step'];
   if (f.resume !== undefined) {
-    const extra = [...explicitFlags(argv)].filter((k) => !RESUME_FLAGS.has(k));
-    if (extra.length > 0) throw new UsageError(`--${extra[0]} cannot be combined with --resume: the run's config.json fixes it`, extra[0]);
-    const cfg = await readRunConfig(f.resume);
+    checkResumeFlags(argv);
+    const opened = await openRunToResume<RunConfig>(f.resume, 'grassflow-snli-run'); // config.json, read once
+    const cfg = opened.config;
     const dataDir = dataDirOrThrow(f['data-dir'] ?? cfg.data.dataDir);
     await startBackend(f.backend);
     const fz = await featurizer(cfg.backbone, dataDir, cfg.training.maxLen);
@@ -76,7 +68,7 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
       if (fz.tok.id !== cfg.data.tokenizerId) throw new UsageError(`--resume ${f.resume}: the run used tokenizer ${cfg.data.tokenizerId}, this data folder gives ${fz.tok.id}`, 'data-dir');
       const train = await prepareSplit(fz, 'train', dataDir, cfg.data.trainFile, cfg.training.maxLen, 0, log);
       const valid = await prepareSplit(fz, 'dev', dataDir, cfg.data.validFile, cfg.training.maxLen, cfg.data.validPairs, log);
-      const o = await resumeRun(f.resume, { train: train.data, valid: valid.data, trainFeatures: train.features, validFeatures: valid.features }, { quiet: f.quiet, ...(stop === undefined ? {} : { stopAtStep: stop }) });
+      const o = await resumeRun(opened, { train: train.data, valid: valid.data, trainFeatures: train.features, validFeatures: valid.features }, { quiet: f.quiet, ...(stop === undefined ? {} : { stopAtStep: stop }) });
       process.stderr.write(`${describeRunEnd(o.result, o.run, { metric: 'val loss', format: (v) => v.toFixed(4), reportPath: o.reportPath })}\n`);
       return runExitCode(o.result);
     } finally {
@@ -95,19 +87,12 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
     const training: TrainingConfig = {
       epochs: f.epochs,
       batch: f.batch,
-      lr: f.lr,
-      minLr: f['min-lr'] ?? f.lr / 10,
-      warmup: f.warmup,
-      weightDecay: f['weight-decay'],
-      beta1: 0.9,
-      beta2: 0.98,
-      clip: f.clip,
+      ...optimizerConfigFrom(f),
       seed: f.seed,
       maxLen: f['max-len'],
       evalEvery: f['eval-every'],
       logEvery: f['log-every'],
     };
-    if (training.minLr > training.lr) throw new UsageError(`--min-lr ${training.minLr} is above --lr ${training.lr}`, 'min-lr');
     const backboneTag = f.backbone === 'none' ? 'none' : 'distilbert';
     const o = await startRun({
       out: f.out ?? `runs/snli-${head}-${backboneTag}-s${f.seed}`,

@@ -1,39 +1,10 @@
 // report.md of one run: parameter counts, final validation numbers, loss and accuracy curves.
-import { writeReport, type MetricRecord, type RunFolder } from '@grassflow/training';
+import { metricCurve, metricOf, summariseRun, writeReport, type RunFolder } from '@grassflow/training';
 import type { RunConfig } from './run-training.js';
-
-/** Numbers of a run read from metrics.jsonl. */
-export interface RunSummary {
-  steps: number;
-  lastLoss: number | null;
-  bestValLoss: number | null;
-  bestValAcc: number | null;
-  bestStep: number | null;
-  lastValAcc: number | null;
-  train: Array<[number, number]>;
-  validAcc: Array<[number, number]>;
-}
-
-/** Summarise metrics records (best = lowest val_loss, the metric that selects checkpoints/best). */
-export function summarise(records: readonly MetricRecord[]): RunSummary {
-  const train = records.filter((r) => r.type === 'train');
-  const evals = records.filter((r) => r.type === 'eval' && typeof r['val_loss'] === 'number');
-  const best = evals.reduce<MetricRecord | null>((b, r) => (b === null || (r['val_loss'] as number) < (b['val_loss'] as number) ? r : b), null);
-  return {
-    steps: train[train.length - 1]?.step ?? 0,
-    lastLoss: (train[train.length - 1]?.['loss'] as number | undefined) ?? null,
-    bestValLoss: (best?.['val_loss'] as number | undefined) ?? null,
-    bestValAcc: (best?.['val_acc'] as number | undefined) ?? null,
-    bestStep: best?.step ?? null,
-    lastValAcc: (evals[evals.length - 1]?.['val_acc'] as number | undefined) ?? null,
-    train: train.map((r) => [r.step, r['loss'] as number]),
-    validAcc: evals.map((r) => [r.step, r['val_acc'] as number]),
-  };
-}
 
 /** Write report.md (+ loss.svg/png, val-acc.svg/png) into the run folder. */
 export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
-  const s = summarise(await run.readMetrics());
+  const s = summariseRun(await run.readMetrics(), 'val_loss');
   const t = cfg.training;
   const h = cfg.model.head;
   return writeReport(run.dir, {
@@ -50,11 +21,11 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
     ],
     table: {
       columns: ['steps', 'last train loss', 'best val loss', 'val acc at best', 'best at step', 'last val acc'],
-      rows: [[s.steps, s.lastLoss, s.bestValLoss, s.bestValAcc, s.bestStep, s.lastValAcc]],
+      rows: [[s.steps, s.lastLoss, metricOf(s.best, 'val_loss'), metricOf(s.best, 'val_acc'), s.best?.step ?? null, metricOf(s.lastEval, 'val_acc')]],
     },
     charts: [
       { file: 'loss', chart: { title: 'Training loss', xLabel: 'step', yLabel: 'cross-entropy (nats)', series: [{ name: cfg.head, points: s.train }] } },
-      { file: 'val-acc', chart: { title: 'Validation accuracy', xLabel: 'step', yLabel: 'accuracy', series: [{ name: cfg.head, points: s.validAcc }] } },
+      { file: 'val-acc', chart: { title: 'Validation accuracy', xLabel: 'step', yLabel: 'accuracy', series: [{ name: cfg.head, points: metricCurve(s.evals, 'val_acc') }] } },
     ],
     notes: [`Dev and test accuracy of the best checkpoint: \`grassflow-snli eval --checkpoint ${run.dir} --split dev\` (and \`--split test\`).`],
   });

@@ -84,3 +84,16 @@ export async function startBackend(name: string | undefined): Promise<BackendInf
   process.stderr.write(`backend: ${info.name}${detail}, tfjs-core ${info.tfjsCore}\n`);
   return info;
 }
+
+/** The program's entry point: run the CLI on process.argv and set process.exitCode (1 if the CLI itself fails). */
+export function cliMain(options: CliOptions): Promise<void> {
+  return runCli(process.argv.slice(2), options).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`${String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

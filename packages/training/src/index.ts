@@ -29,5 +29,32 @@ export {
   type HistogramChart,
 } from './charts.js';
 export { writeReport, markdownTable, formatCell, type Report, type ReportTable } from './report.js';
+export {
+  wantsHelp,
+  explicitFlags,
+  checkResumeFlags,
+  RESUME_FLAGS,
+  optimizerFlagSpecs,
+  OPTIMIZER_FLAG_SPECS,
+  optimizerConfigFrom,
+  createOptimizer,
+  lrSchedule,
+  runProvenance,
+  checkNewRunFolder,
+  createRun,
+  openRunToResume,
+  trainRun,
+  type OptimizerConfig,
+  type OptimizerFlags,
+  type RunProvenance,
+  type OpenedRun,
+  type RunControl,
+  type ResumePoint,
+  type ResumableTask,
+  type TrainRunOptions,
+  type TrainRunOutcome,
+  type RunOutcome,
+} from './run/lifecycle.js';
+export { summariseRun, metricCurve, metricOf, type RunSummary } from './run/summary.js';
 export { parseFlags, formatHelp, UsageError, type FlagSpec, type FlagSpecs, type ParsedFlags } from './flags.js';
-export { runCli, cliHelp, startBackend, KNOWN_ERROR_NAMES, type CliCommand, type CliOptions } from './cli.js';
+export { runCli, cliMain, cliHelp, startBackend, KNOWN_ERROR_NAMES, type CliCommand, type CliOptions } from './cli.js';

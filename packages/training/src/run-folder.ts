@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { writeFileAtomic } from '@grassflow/datasets';
+import { writeFileAtomic, writeJsonAtomic } from '@grassflow/checkpoints';
 
 /** One line of metrics.jsonl. */
 export type MetricRecord = { type: string; step: number } & Record<string, number | string | null>;
@@ -20,10 +20,11 @@ export function gitCommit(cwd: string = process.cwd()): string | null {
   }
 }
 
-/** Write JSON (two-space indent, final newline) atomically: temp file, fsync, rename. */
-export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  await writeFileAtomic(path, new TextEncoder().encode(`${JSON.stringify(value, null, 2)}\n`));
-}
+/**
+ * Write JSON (two-space indent, final newline) atomically: temp file, fsync of the file, rename, fsync of
+ * the folder. The one implementation is @grassflow/checkpoints'; re-exported where training always had it.
+ */
+export { writeJsonAtomic };
 
 /** Paths and files of one training run. */
 export class RunFolder {
@@ -58,6 +59,11 @@ export class RunFolder {
   /** Whether a run already lives here (config.json exists). */
   exists(): boolean {
     return existsSync(this.configPath);
+  }
+
+  /** Whether checkpoints/latest exists (a run whose config.json was lost still holds one). */
+  hasCheckpoint(): boolean {
+    return existsSync(this.latestCheckpoint);
   }
 
   /** config.json as written by {@link RunFolder.init}. */

@@ -1,0 +1,257 @@
+// One training run from start to end, shared by the apps: the run folder and its provenance, the optimizer from a
+// config, restore on --resume, progress, the stop signal, the training loop and the report.
+import type * as tf from '@tensorflow/tfjs-core';
+import type { BackendInfo } from '@grassflow/gpu-layers';
+import { AdamW, defaultDecayFilter, type NamedVariable } from '../adamw.js';
+import { formatHelp, UsageError, type FlagSpecs, type ParsedFlags } from '../flags.js';
+import { warmupCosineLr } from '../lr-schedule.js';
+import { Progress } from '../progress.js';
+import { TrainingRng } from '../rng.js';
+import { gitCommit, RunFolder } from '../run-folder.js';
+import { StopSignal } from '../stop-signal.js';
+import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
+import type { TrainerState } from '../trainer-checkpoint.js';
+
+/** Print the command's help to stdout and return true when argv asks for it (`--help` or `-h`). */
+export function wantsHelp(argv: readonly string[], usage: string, description: string, specs: FlagSpecs): boolean {
+  if (!argv.includes('--help') && !argv.includes('-h')) return false;
+  process.stdout.write(`${formatHelp(usage, description, specs)}\n`);
+  return true;
+}
+
+/** Flags of argv that were written explicitly (`--name` or `--name=value`), without the dashes. */
+export function explicitFlags(argv: readonly string[]): Set<string> {
+  return new Set(argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=')[0] as string));
+}
+
+/** Flags that may accompany --resume in every app: the run's config.json fixes all others. */
+export const RESUME_FLAGS: readonly string[] = ['resume', 'quiet', 'backend', 'data-dir', 'stop-at-step'];
+
+/** Refuse a flag other than `allowed` next to --resume (a UsageError naming the first one). */
+export function checkResumeFlags(argv: readonly string[], allowed: readonly string[] = RESUME_FLAGS): void {
+  const extra = [...explicitFlags(argv)].filter((k) => !allowed.includes(k));
+  if (extra.length > 0) {
+    throw new UsageError(`--${extra[0]} cannot be combined with --resume: the run's config.json fixes it`, extra[0]);
+  }
+}
+
+/** AdamW with linear warmup, cosine decay and global-norm clipping: what every training run records. */
+export interface OptimizerConfig {
+  /** Peak learning rate. */
+  lr: number;
+  /** Floor of the cosine decay. */
+  minLr: number;
+  /** Linear warmup steps. */
+  warmup: number;
+  /** Decoupled weight decay λ (matrices only, see defaultDecayFilter). */
+  weightDecay: number;
+  /** Global gradient-norm clip. */
+  clip: number;
+  beta1: number;
+  beta2: number;
+}
+
+/** The optimizer's flags, with the app's defaults of the peak learning rate and the warmup. */
+export function optimizerFlagSpecs(defaults: { lr: number; warmup: number }) {
+  return {
+    lr: { type: 'float', min: 0, exclusiveMin: true, default: defaults.lr, help: 'peak learning rate' },
+    'min-lr': { type: 'float', min: 0, help: 'floor of the cosine decay (default lr/10)' },
+    warmup: { type: 'int', min: 0, default: defaults.warmup, help: 'linear warmup steps' },
+    'weight-decay': {
+      type: 'float',
+      min: 0,
+      default: 0.01,
+      help: 'AdamW decoupled weight decay (matrices only, not embeddings)',
+    },
+    clip: { type: 'float', min: 0, exclusiveMin: true, default: 1.0, help: 'clip the global gradient norm' },
+  } as const satisfies FlagSpecs;
+}
+
+/** The optimizer flags with the language-model defaults (lr 5e-4, 100 warmup steps). */
+export const OPTIMIZER_FLAG_SPECS = optimizerFlagSpecs({ lr: 5e-4, warmup: 100 });
+
+/** Parsed values of {@link optimizerFlagSpecs}. */
+export type OptimizerFlags = ParsedFlags<typeof OPTIMIZER_FLAG_SPECS>;
+
+/** β₁ 0.9 and β₂ 0.98 (the middle of the reproductions' 0.98–0.999, steadier early on small batches). */
+const BETAS = { beta1: 0.9, beta2: 0.98 } as const;
+
+/** The optimizer config of parsed flags: --min-lr defaults to lr/10 and must not exceed --lr. */
+export function optimizerConfigFrom(f: OptimizerFlags): OptimizerConfig {
+  const minLr = f['min-lr'] ?? f.lr / 10;
+  if (minLr > f.lr) throw new UsageError(`--min-lr ${minLr} must not exceed --lr ${f.lr}`, 'min-lr');
+  return { lr: f.lr, minLr, warmup: f.warmup, weightDecay: f['weight-decay'], clip: f.clip, ...BETAS };
+}
+
+/** AdamW over `params` with the config's betas and weight decay (matrices only, not embeddings). */
+export function createOptimizer(params: readonly NamedVariable[], c: OptimizerConfig): AdamW {
+  return new AdamW(params, { beta1: c.beta1, beta2: c.beta2, weightDecay: c.weightDecay, decay: defaultDecayFilter() });
+}
+
+/** Learning rate of update s (0-based): linear warmup to `lr`, cosine decay to `minLr` at `totalSteps`. */
+export function lrSchedule(c: OptimizerConfig, totalSteps: number): (s: number) => number {
+  return (s) => warmupCosineLr(s, { peakLr: c.lr, warmupSteps: c.warmup, totalSteps, minLr: c.minLr });
+}
+
+/** Where and with what a run was made: written into config.json so the run can be repeated. */
+export interface RunProvenance {
+  backend: { name: string; simd?: boolean; threads?: number; tfjsCore: string };
+  /** Commit of the working tree (`-dirty` with changes), null without git. */
+  git: string | null;
+  node: string;
+  /** ISO time of the start. */
+  created: string;
+}
+
+/** The provenance of a run started now on `backend`. */
+export function runProvenance(backend: BackendInfo): RunProvenance {
+  const { name, simd, threads, tfjsCore } = backend;
+  return { backend: { name, simd, threads, tfjsCore }, git: gitCommit(), node: process.version, created: new Date().toISOString() };
+}
+
+/** Refuse `out` when it already holds a run (config.json or a checkpoint), before any slow work. */
+export function checkNewRunFolder(out: string): RunFolder {
+  const run = new RunFolder(out);
+  if (run.exists() || run.hasCheckpoint()) {
+    throw new UsageError(`${run.dir} already holds a run: continue it with --resume ${out}, or choose another --out`, 'out');
+  }
+  return run;
+}
+
+/** A fresh run folder at `out` with `config` in config.json; refuses a folder that already holds a run. */
+export async function createRun(out: string, config: object): Promise<RunFolder> {
+  const run = checkNewRunFolder(out);
+  await run.init(config);
+  return run;
+}
+
+/** A run folder and its config.json, as read once on --resume. */
+export interface OpenedRun<C> {
+  run: RunFolder;
+  config: C;
+}
+
+/** How a run is driven from the command line: quietly or with a bar, and where it stops early. */
+export interface RunControl {
+  quiet: boolean;
+  stopAtStep?: number | undefined;
+}
+
+/**
+ * The run in `dir` and its config.json (read once), for --resume: refuses a folder without config.json or one
+ * whose `format` is not `format`.
+ */
+export async function openRunToResume<C extends { format: string }>(
+  dir: string,
+  format: C['format'],
+): Promise<OpenedRun<C>> {
+  const run = new RunFolder(dir);
+  if (!run.exists()) {
+    throw new UsageError(`--resume ${dir}: no config.json there; pass the run folder that train --out created`, 'resume');
+  }
+  const config = await run.readConfig<C>();
+  if (config.format !== format) {
+    throw new UsageError(`--resume ${dir}: config.json is not a ${format.replace(/-run$/, '')} run`, 'resume');
+  }
+  return { run, config };
+}
+
+/** What a resume continues from: the trainer state and the optimizer's moment tensors (disposed by the run). */
+export interface ResumePoint {
+  state: TrainerState;
+  optimizerTensors: Map<string, tf.Tensor>;
+}
+
+/** A training task whose data position can be set back to a checkpoint's (`TrainerState.data`). */
+export interface ResumableTask<D> extends TrainTask {
+  restore(data: D): void;
+}
+
+/** Everything {@link trainRun} needs besides the task. */
+export interface TrainRunOptions {
+  run: RunFolder;
+  /** The model's trainable variables under their checkpoint names. */
+  params: readonly NamedVariable[];
+  optimizer: OptimizerConfig;
+  totalSteps: number;
+  /** Seed of the dropout RNG stream of a fresh run. */
+  seed: number;
+  evalEvery: number;
+  logEvery: number;
+  checkpointEvery?: number;
+  stopAtStep?: number;
+  /** Metric of evaluate() that selects checkpoints/best (lower is better). */
+  bestMetric: string;
+  /** Write model + optimizer + trainer state to a checkpoint folder. */
+  save: (dir: string, state: TrainerState, optimizer: AdamW) => Promise<void>;
+  /** Continue from this checkpoint; absent: a fresh run from step 0. */
+  resume?: ResumePoint;
+  quiet: boolean;
+  /** What the first progress line says about the run after `run DIR:` (model, size, steps, backend). */
+  describe: string;
+  /** Write the report of a finished run; returns its path. */
+  report: () => Promise<string>;
+  /** Free the model at the end (after the last checkpoint). */
+  dispose: () => void;
+}
+
+/** How a run ended, and its report (null unless finished). */
+export interface TrainRunOutcome {
+  run: RunFolder;
+  result: TrainLoopResult;
+  reportPath: string | null;
+}
+
+/** How a run ended, with its config.json. */
+export interface RunOutcome<C> extends TrainRunOutcome {
+  config: C;
+}
+
+/**
+ * Train `task` in the run folder: AdamW from the config; on resume the optimizer moments, data position and RNG
+ * stream of the checkpoint (and metrics.jsonl cut back to its step); the warmup-cosine schedule; a progress bar;
+ * SIGINT/SIGTERM stop with a checkpoint; report.md when finished. The optimizer and the model are disposed at the end.
+ */
+export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): Promise<TrainRunOutcome> {
+  let optimizer: AdamW | null = null;
+  const signal = new StopSignal();
+  try {
+    optimizer = createOptimizer(o.params, o.optimizer);
+    let rng = new TrainingRng(o.seed);
+    const start = o.resume?.state;
+    if (o.resume !== undefined && start !== undefined) {
+      optimizer.loadState(o.resume.optimizerTensors, start.optimizer);
+      task.restore(start.data as unknown as D);
+      rng = new TrainingRng(start.rng);
+      await o.run.truncateMetricsAfter(start.step);
+    }
+    const progress = new Progress(o.totalSteps, { quiet: o.quiet });
+    progress.log(`${start === undefined ? `run ${o.run.dir}` : `resuming ${o.run.dir} at step ${start.step}`}: ${o.describe}`);
+    signal.install();
+    const opt = optimizer;
+    const result = await runTraining(task, {
+      optimizer: opt,
+      rng,
+      lr: lrSchedule(o.optimizer, o.totalSteps),
+      totalSteps: o.totalSteps,
+      clipNorm: o.optimizer.clip,
+      evalEvery: o.evalEvery,
+      logEvery: o.logEvery,
+      ...(o.checkpointEvery === undefined ? {} : { checkpointEvery: o.checkpointEvery }),
+      ...(o.stopAtStep === undefined ? {} : { stopAtStep: o.stopAtStep }),
+      bestMetric: o.bestMetric,
+      run: o.run,
+      save: (dir, state) => o.save(dir, state, opt),
+      progress,
+      signal,
+      ...(start === undefined ? {} : { start }),
+    });
+    const reportPath = result.status === 'finished' ? await o.report() : null;
+    return { run: o.run, result, reportPath };
+  } finally {
+    for (const t of o.resume?.optimizerTensors.values() ?? []) t.dispose();
+    signal.uninstall();
+    optimizer?.dispose();
+    o.dispose();
+  }
+}

@@ -1,0 +1,129 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs-core';
+import { createModel, initBackend, lmLoss, preset, type LanguageModel } from '@grassflow/gpu-layers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  checkResumeFlags,
+  createRun,
+  loadTrainerCheckpoint,
+  namedParameters,
+  openRunToResume,
+  optimizerConfigFrom,
+  optimizerFlagSpecs,
+  parseFlags,
+  saveTrainerCheckpoint,
+  summariseRun,
+  trainRun,
+  TrainingRng,
+  UsageError,
+  type ResumableTask,
+  type ResumePoint,
+} from '../src/index';
+
+beforeAll(async () => {
+  await initBackend({ backend: 'wasm' });
+});
+
+/** Batch k is a pure function of k. */
+class ToyTask implements ResumableTask<{ position: number }> {
+  position = 0;
+  constructor(private readonly model: LanguageModel) {}
+  nextBatch() {
+    const rng = new TrainingRng(this.position++);
+    const ids = Array.from({ length: 4 * 9 }, () => rng.nextUint32() % 64);
+    const x = ids.filter((_, i) => i % 9 !== 8);
+    const y = ids.filter((_, i) => i % 9 !== 0);
+    const loss = () => lmLoss(this.model.apply(tf.tensor2d(x, [4, 8], 'int32'), { training: true }), tf.tensor2d(y, [4, 8], 'int32'));
+    return { tokens: 32, loss };
+  }
+  dataState() {
+    return { position: this.position };
+  }
+  restore(data: { position: number }) {
+    this.position = data.position;
+  }
+  async evaluate() {
+    return { val: 1 / (1 + this.position) };
+  }
+}
+
+const optimizer = optimizerConfigFrom(parseFlags(['--lr', '0.01', '--warmup', '2'], optimizerFlagSpecs({ lr: 1, warmup: 0 })));
+
+async function train(dir: string, opts: { stopAtStep?: number; resume?: boolean }) {
+  let model: LanguageModel;
+  let resume: ResumePoint | undefined;
+  const opened = opts.resume === true ? await openRunToResume<{ format: 'toy-run' }>(dir, 'toy-run') : null;
+  const run = opened?.run ?? (await createRun(dir, { format: 'toy-run' }));
+  if (opened !== null) {
+    const ck = await loadTrainerCheckpoint(run.latestCheckpoint);
+    model = ck.model;
+    resume = { state: ck.state, optimizerTensors: ck.optimizerTensors };
+  } else model = createModel(preset('tiny'), { seed: 4 });
+  const o = await trainRun(new ToyTask(model), {
+    run,
+    params: namedParameters(model),
+    optimizer,
+    totalSteps: 8,
+    seed: 7,
+    evalEvery: 4,
+    logEvery: 1,
+    bestMetric: 'val',
+    save: (d, s, opt) => saveTrainerCheckpoint(d, model, opt, s),
+    ...(resume === undefined ? {} : { resume }),
+    ...(opts.stopAtStep === undefined ? {} : { stopAtStep: opts.stopAtStep }),
+    quiet: true,
+    describe: 'toy',
+    report: async () => join(dir, 'report.md'),
+    dispose: () => model.dispose(),
+  });
+  return { ...o, metrics: await run.readMetrics() };
+}
+
+describe('trainRun', () => {
+  it('stop + resume reproduces an uninterrupted run (metrics, best), frees the model and moments, reports only when finished', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'grassflow-lifecycle-'));
+    const a = await train(join(root, 'a'), {});
+    expect(a.result.status).toBe('finished');
+    expect(a.reportPath).toBe(join(root, 'a', 'report.md'));
+    const n0 = tf.memory().numTensors;
+    createModel(preset('tiny'), { seed: 4 }).dispose();
+    const perModel = tf.memory().numTensors - n0;
+    const after = tf.memory().numTensors;
+    const b1 = await train(join(root, 'b'), { stopAtStep: 3 });
+    expect(b1.result.status).toBe('stopped');
+    expect(b1.reportPath).toBeNull();
+    const b = await train(join(root, 'b'), { resume: true });
+    expect(tf.memory().numTensors).toBe(after + 2 * perModel);
+    const strip = (m: typeof a.metrics) => m.map(({ tokens_per_s: _t, eval_seconds: _e, ...r }) => r);
+    expect(strip(b.metrics)).toEqual(strip(a.metrics));
+    expect(a.result.state.best).toEqual({ value: 1 / 9, step: 8 });
+    const s = summariseRun(a.metrics, 'val');
+    expect(s.steps).toBe(8);
+    expect(s.best?.step).toBe(8);
+    expect(s.evals.map((r) => r.step)).toEqual([4, 8]);
+  });
+
+  it('refuses a folder that holds a run, and a resume of another kind of run', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'grassflow-lifecycle-')), 'r');
+    await createRun(dir, { format: 'toy-run' });
+    await expect(createRun(dir, { format: 'toy-run' })).rejects.toThrow(/already holds a run: continue it with --resume/);
+    await expect(openRunToResume(dir, 'other-run')).rejects.toThrow(/config.json is not a other run/);
+    await expect(openRunToResume(join(dir, 'nothing'), 'toy-run')).rejects.toThrow(/no config.json there/);
+  });
+});
+
+describe('optimizer flags and --resume', () => {
+  it('defaults min-lr to lr/10, refuses min-lr above lr, keeps the app defaults', () => {
+    const specs = optimizerFlagSpecs({ lr: 1e-3, warmup: 50 });
+    expect(optimizerConfigFrom(parseFlags([], specs))).toEqual({ lr: 1e-3, minLr: 1e-4, warmup: 50, weightDecay: 0.01, clip: 1, beta1: 0.9, beta2: 0.98 });
+    expect(() => optimizerConfigFrom(parseFlags(['--min-lr', '1'], specs))).toThrow(/--min-lr 1 must not exceed --lr 0.001/);
+  });
+
+  it('lets only the resume flags accompany --resume', () => {
+    expect(() => checkResumeFlags(['--resume', 'd', '--quiet', '--stop-at-step=3'])).not.toThrow();
+    expect(() => checkResumeFlags(['--resume', 'd', '--lr', '1'])).toThrow(UsageError);
+    expect(() => checkResumeFlags(['--resume', 'd', '--lr', '1'])).toThrow(/--lr cannot be combined with --resume/);
+  });
+});
