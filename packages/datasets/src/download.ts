@@ -1,14 +1,14 @@
 // Size-bounded, checksum-verified HTTP(S) download to a file, with redirects; node:http/https only.
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { dirname } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { commitFileAtomic, temporarySibling } from '@grassflow/checkpoints';
 import { DatasetError, messageOf } from './errors';
-import { tempPathFor } from './files';
 import { DEFAULT_USER_AGENT } from './sources';
 
 /** Options of {@link downloadFile}. */
@@ -132,7 +132,7 @@ async function saveBody(res: http.IncomingMessage, href: string, dest: string, m
     res.destroy();
     throw notWritable(dest, err);
   });
-  const tmp = tempPathFor(dest);
+  const tmp = temporarySibling(dest);
   // Open the temp file before streaming: a stream that opens it lazily can create it after an early
   // network error has already run the cleanup below, leaving a stray temp file behind.
   const file = await open(tmp, 'wx').catch((err: unknown) => {
@@ -155,7 +155,7 @@ async function saveBody(res: http.IncomingMessage, href: string, dest: string, m
     if (opts.sha256 != null && digest !== opts.sha256.toLowerCase()) {
       throw new DatasetError('CHECKSUM_MISMATCH', `Download of ${href}: SHA-256 ${digest} differs from the expected ${opts.sha256}. The file was not kept.`, { file: href });
     }
-    await rename(tmp, dest);
+    await commitFileAtomic(tmp, dest); // fsync the temp file, rename it over dest, fsync the folder
     return { path: dest, bytes: received, sha256: digest, finalUrl: href };
   } finally {
     if (!out.closed) await once(out, 'close').catch(() => undefined);

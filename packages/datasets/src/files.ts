@@ -1,8 +1,7 @@
-// File helpers: streaming SHA-256, existence checks, atomic writes (temp file next to the target + rename).
-import { createHash, randomBytes } from 'node:crypto';
+// File helpers: streaming SHA-256, existence checks; atomic writes come from @grassflow/checkpoints.
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { stat } from 'node:fs/promises';
 
 /** SHA-256 of a file, hex, computed in a stream (constant memory). */
 export async function sha256File(path: string): Promise<string> {
@@ -25,21 +24,8 @@ export async function isFile(path: string): Promise<boolean> {
   }
 }
 
-/** A unique temp name in the same folder as `target` (so the final rename stays on one file system). */
-export function tempPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-}
-
-/** Write `data` to `target` atomically: write a temp file beside it, then rename over the target. */
-export async function writeFileAtomic(target: string, data: Uint8Array | readonly Uint8Array[]): Promise<void> {
-  await mkdir(dirname(target), { recursive: true });
-  const tmp = tempPathFor(target);
-  try {
-    const parts = data instanceof Uint8Array ? [data] : data;
-    await writeFile(tmp, Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength))));
-    await rename(tmp, target);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
+/**
+ * Atomic writes are @grassflow/checkpoints' (temp file beside the target, fsync, rename, fsync of the
+ * folder); re-exported because datasets has always exported `writeFileAtomic`.
+ */
+export { writeFileAtomic } from '@grassflow/checkpoints';

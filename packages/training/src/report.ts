@@ -1,6 +1,6 @@
 // report.md with charts (SVG + PNG beside it) and a table of final numbers.
 import { join } from 'node:path';
-import { writeFileAtomic } from '@grassflow/datasets';
+import { writeFileAtomic } from '@grassflow/checkpoints';
 import { renderLineChart, type LineChart } from './charts.js';
 
 /** A table: header cells and rows of cells (numbers are formatted, strings kept). */
