@@ -1,21 +1,8 @@
 // Language modelling on token ids: training batches + loss, and perplexity over every token of a split.
 import * as tf from '@tensorflow/tfjs-core';
 import { LmTrainBatcher, lmEvalBatches, type LmBatcherState } from '@grassflow/datasets';
-import { chunkedLmLoss, lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
+import { chunkedLmLoss, lmLoss, tokenNll, type LanguageModel } from '@grassflow/gpu-layers';
 import type { TrainTask } from '@grassflow/training';
-
-/** Negative log-likelihood of each target: nll[b, t] = logsumexp(logits[b, t, :]) − logits[b, t, y[b, t]]  → [B, L]. */
-export function tokenNll(logits: tf.Tensor3D, targets: tf.Tensor2D): tf.Tensor2D {
-  return tf.tidy(() => {
-    const [B, L, V] = logits.shape;
-    const flat = tf.reshape(logits, [B * L, V]); // [B·L, V]
-    const m = tf.max(flat, -1, true); // [B·L, 1]
-    const lse = tf.add(tf.log(tf.sum(tf.exp(tf.sub(flat, m)), -1)), tf.reshape(m, [B * L])); // [B·L]
-    const idx = tf.add(tf.mul(tf.range(0, B * L, 1, 'int32'), tf.scalar(V, 'int32')), tf.reshape(targets, [B * L])); // [B·L] flat index of each target
-    const picked = tf.gather(tf.reshape(flat, [B * L * V]), idx); // [B·L]
-    return tf.reshape(tf.sub(lse, picked), [B, L]);
-  });
-}
 
 /** Result of {@link evaluatePerplexity}: every target of the ids scored once. */
 export interface Perplexity {
@@ -39,7 +26,8 @@ export function evaluatePerplexity(model: LanguageModel, ids: Int32Array, opts: 
     const nll = tf.tidy(() => {
       const x = tf.tensor2d(b.x, [B, L], 'int32');
       const y = tf.tensor2d(b.y, [B, L], 'int32');
-      return tokenNll(model.apply(x, { training: false }), y);
+      const logits = model.apply(x, { training: false }); // [B, L, V]
+      return tokenNll(tf.reshape(logits, [B * L, logits.shape[2]]), tf.reshape(y, [B * L])); // [B·L], row b·L + t
     });
     const values = nll.dataSync();
     nll.dispose();

@@ -1,5 +1,6 @@
 // Tied LM head + softmax cross-entropy in row chunks: the [B·L, V] logits are never held at once.
 import * as tf from '@tensorflow/tfjs-core';
+import { nllRows } from './loss.js';
 
 /** Options of {@link chunkedLmLoss}. */
 export interface ChunkedLmLossOptions {
@@ -47,16 +48,11 @@ function lossParts(h: tf.Tensor2D, table: tf.Tensor2D, targets: tf.Tensor1D, row
     const step = tf.tidy(() => {
       const hc = tf.slice(h, [start, 0], [c, d]); // [c, d]
       const tc = tf.slice(targets, [start], [c]); // [c]
-      const logits = tf.matMul(hc, tableT); // [c, V]
-      const m = tf.max(logits, -1, true); // [c, 1]
-      const ex = tf.exp(tf.sub(logits, m)); // [c, V]
-      const s = tf.sum(ex, -1, true); // [c, 1]
-      const lse = tf.reshape(tf.add(tf.log(s), m), [c]); // [c]
-      const flatIdx = tf.add(tf.mul(tf.range(0, c, 1, 'int32'), tf.scalar(V, 'int32')), tc); // [c] index of each target in [c·V]
-      const picked = tf.gather(tf.reshape(logits, [c * V]), flatIdx); // [c]
-      const chunkSum = tf.add(sum, tf.sum(tf.sub(lse, picked))) as tf.Scalar;
+      const logits = tf.matMul(hc, tableT) as tf.Tensor2D; // [c, V]
+      const { nll, probs } = nllRows(logits, tc as tf.Tensor1D, acc !== null); // [c], softmax [c, V]
+      const chunkSum = tf.add(sum, tf.sum(nll)) as tf.Scalar;
       if (acc === null) return { chunkSum };
-      const p = tf.div(ex, s); // [c, V] softmax
+      const p = probs as tf.Tensor2D; // [c, V] softmax
       const dhc = tf.mul(tf.sub(tf.matMul(p, table), tf.gather(table, tc)), invN) as tf.Tensor2D; // [c, d]
       const next = tf.add(acc, tf.matMul(tf.transpose(tf.mul(hc, invN)), p)) as tf.Tensor2D; // [d, c]·[c, V]
       return { chunkSum, dhc, next };

@@ -5,7 +5,7 @@ export { initBackend, BACKEND_NAMES, BackendUnavailableError } from './backend.j
 export type { BackendName, BackendInfo, InitBackendOptions } from './backend.js';
 export { registerWasmTrainingKernels } from './wasm-kernels.js';
 export { matmul, matmulConst, tiedHead, transposeLast, linear, layerNorm, gelu, dropout, embeddingLookup } from './ops.js';
-export { crossEntropy, lmLoss } from './loss.js';
+export { crossEntropy, lmLoss, tokenNll } from './loss.js';
 export { chunkedLmLoss, type ChunkedLmLossOptions } from './chunked-loss.js';
 export {
   validateModelConfig,

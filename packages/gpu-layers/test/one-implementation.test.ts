@@ -4,10 +4,12 @@ import { describe, expect, it } from 'vitest';
 import {
   attentionWithCache,
   causalAttention,
+  crossEntropy,
   grassmannMixing,
   grassmannMixingStep,
   grassmannMixingTrace,
   pluckerPairs,
+  tokenNll,
   type AttentionCache,
   type AttentionWeights,
   type GrassmannMixingPast,
@@ -38,6 +40,12 @@ function attnWeights(d: number, seed: number): AttentionWeights {
   };
 }
 
+/** z = h·W_red + b_red [B, L, r]. */
+function zOf(h: tf.Tensor3D, w: GrassmannMixingWeights, r: number): tf.Tensor3D {
+  const [B, L, d] = h.shape;
+  return tf.reshape(tf.add(tf.matMul(tf.reshape(h, [B * L, d]), w.wRed), w.bRed), [B, L, r]);
+}
+
 describe('grassmannMixing with a past', () => {
   it('chunks fed with their past equal the rows of the whole-sequence call (1e-5)', async () => {
     await useBackend('cpu');
@@ -63,7 +71,7 @@ describe('grassmannMixing with a past', () => {
       offsets,
       eps: 1e-6,
       direction: 'causal',
-      past: { z: tf.slice(tf.reshape(tf.add(tf.matMul(tf.reshape(h, [B * L, d]), w.wRed), w.bRed), [B, L, r]), [0, 3, 0], [B, 4, r]), t0: 7 },
+      past: { z: tf.slice(zOf(h, w, r), [0, 3, 0], [B, 4, r]), t0: 7 },
     });
     const tailRef = tf.slice(tf.tensor3d(full, [B, L, d]), [0, 7, 0], [B, 4, d]);
     expect(relErr(values(tail), values(tailRef))).toBeLessThan(1e-5);
@@ -190,4 +198,18 @@ describe('one attention', () => {
       expect(() => attentionWithCache(h, w, { nHeads: H, kind, eps: 1e-6, cache, causal: false })).toThrow(/cache needs causal/);
     });
   }
+});
+
+describe('one per-token NLL', () => {
+  it('tokenNll is log Σ exp − the target logit per row, and crossEntropy is its mean', async () => {
+    await useBackend('cpu');
+    const logits = rnd([4, 7], 60, 3) as tf.Tensor2D;
+    const targets = tf.tensor1d([0, 6, 3, 3], 'int32');
+    const x = logits.arraySync();
+    const ref = x.map((row, n) => Math.log(row.reduce((s, v) => s + Math.exp(v), 0)) - row[[0, 6, 3, 3][n]!]!);
+    const nll = values(tokenNll(logits, targets));
+    ref.forEach((v, n) => expect(nll[n]).toBeCloseTo(v, 5));
+    expect(values(crossEntropy(logits, targets))[0]).toBeCloseTo(ref.reduce((s, v) => s + v, 0) / 4, 5);
+    expect(() => tokenNll(logits, tf.tensor1d([0, 1, 2, 3]))).toThrow(/tokenNll targets must be int32/);
+  });
 });
