@@ -42,7 +42,7 @@ export { GrassmannBlock } from './layers/grassmann-block.js';
 export type { GrassmannBlockArgs } from './layers/grassmann-block.js';
 export { TransformerBlock } from './layers/transformer-block.js';
 export type { TransformerBlockArgs } from './layers/transformer-block.js';
-export { TiedEmbeddingLM, StateDictError } from './models/language-model.js';
+export { TiedEmbeddingLM, StateDictError, checkTokenIds } from './models/language-model.js';
 export type { LanguageModel, ForwardOptions, CreateModelOptions } from './models/language-model.js';
 export { GrassmannLM } from './models/grassmann-lm.js';
 export { TransformerLM } from './models/transformer-lm.js';

@@ -2,6 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import {
+  checkTokenIds,
   countParams,
   createModel,
   GrassmannLM,
@@ -90,7 +91,10 @@ describe('models', () => {
     expect(values(la)).not.toEqual(values(other.apply(ids)));
     expect(() => a.apply(tokenIds(1, 17, 64))).toThrow(/maxLen = 16/);
     expect(() => a.apply(tf.zeros([1, 4]) as tf.Tensor2D)).toThrow(/int32/);
-    expect(() => a.apply(tf.tensor2d([[1, 64]], [1, 2], 'int32'))).toThrow(/token id 64 at flat position 1 is outside \[0, vocabSize = 64\)/);
+    // ids are checked once where they enter (no device read in the forward pass)
+    expect(() => checkTokenIds([1, 64], c.vocabSize)).toThrow(/token id 64 at flat position 1 is outside \[0, vocabSize = 64\)/);
+    expect(() => checkTokenIds(Int32Array.from([3, -1]), c.vocabSize)).toThrow(/token id -1 at flat position 1/);
+    expect(() => checkTokenIds([0, 63], c.vocabSize)).not.toThrow();
     for (const m of [a, b, other]) m.dispose();
   });
 

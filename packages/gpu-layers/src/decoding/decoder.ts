@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { GrassmannBlock } from '../layers/grassmann-block.js';
 import { TransformerBlock } from '../layers/transformer-block.js';
-import type { TiedEmbeddingLM } from '../models/language-model.js';
+import { checkTokenIds, type TiedEmbeddingLM } from '../models/language-model.js';
 import { GrassmannRingState } from './grassmann-ring.js';
 import { KvCacheState } from './kv-cache.js';
 import type { LayerDecodingState } from './layer-state.js';
@@ -80,8 +80,9 @@ export class Decoder {
   }
 
   /**
-   * Feed one token per sequence, ids int32 [B] or [B, 1] (or a plain array of B ids), at position `position`;
-   * returns the logits [B, V] that predict the next token. Equal to apply(all tokens so far)[:, position].
+   * Feed one token per sequence, ids int32 [B] or [B, 1] (or a plain array of B ids, checked against the
+   * vocabulary; tensors are not read back: check their ids where they enter, with checkTokenIds), at position
+   * `position`; returns the logits [B, V] that predict the next token. Equal to apply(all tokens so far)[:, position].
    */
   step(ids: tf.Tensor1D | tf.Tensor2D | readonly number[]): tf.Tensor2D {
     const ids2 = this.asIds(ids, true);
@@ -132,6 +133,11 @@ export class Decoder {
       if (ids.length !== B || !ids.every((id) => Number.isInteger(id))) {
         throw new DecoderError('BAD_INPUT', `step expects ${B} integer token id(s), one per sequence, got [${ids.join(', ')}]`);
       }
+      try {
+        checkTokenIds(ids, this.model.config.vocabSize); // the values are at hand: no device read
+      } catch (err) {
+        throw new DecoderError('BAD_INPUT', (err as Error).message);
+      }
       return tf.tensor2d(Array.from(ids), [B, 1], 'int32');
     }
     const shape = `${ids.dtype} [${ids.shape.join(', ')}]`;
@@ -161,7 +167,7 @@ export class Decoder {
       );
     }
     const out = tf.tidy(() => {
-      let x = this.model.embed(ids, { startPosition: t0 }); // [B, T, d] (checks the ids against the vocabulary)
+      let x = this.model.embed(ids, { startPosition: t0 }); // [B, T, d]
       this.blocks.forEach((block, i) => {
         const state = this.states[i] as LayerDecodingState;
         x = block.applyWithMixer(x, (u) => state.mix(u, t0)); // [B, T, d]

@@ -46,6 +46,19 @@ export class StateDictError extends Error {
   }
 }
 
+/**
+ * Refuse token ids outside [0, vocabSize): call it once where ids enter (a tokenizer's output, a data set, a
+ * prompt), not in the forward pass. ids: a JS array or typed array (the values, no device read).
+ */
+export function checkTokenIds(ids: ArrayLike<number>, vocabSize: number): void {
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k] as number;
+    if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
+      throw new RangeError(`token id ${id} at flat position ${k} is outside [0, vocabSize = ${vocabSize})`);
+    }
+  }
+}
+
 /** Internal [in, out] ↔ PyTorch [out, in] for linear weights. */
 function torchShape(p: NamedParam): number[] {
   const s = p.variable.shape;
@@ -103,11 +116,13 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
 
   /**
    * Dropout(tok_emb[x] + pos_emb[t0 + t]) [B, L, d] of int32 ids [B, L] at positions t0 … t0 + L − 1
-   * (t0 = opts.startPosition, default 0); checks the ids against the vocabulary and t0 + L against maxLen.
+   * (t0 = opts.startPosition, default 0); checks t0 + L against maxLen. The ids are not read back here (that
+   * would be a device-to-host sync on every forward pass of a GPU backend): check them once where they enter,
+   * with {@link checkTokenIds} — an out-of-range id reads a garbage row on wasm instead of failing.
    */
   embed(inputIds: tf.Tensor2D, opts: ForwardOptions & { startPosition?: number } = {}): tf.Tensor3D {
     if (this.disposed) throw new Error('this model has been disposed');
-    const { maxLen, dModel: d, vocabSize: V, dropout: rate } = this.config;
+    const { maxLen, dModel: d, dropout: rate } = this.config;
     if (inputIds.rank !== 2 || inputIds.dtype !== 'int32') {
       throw new TypeError(`inputIds must be an int32 tensor [B, L], got ${inputIds.dtype} [${inputIds.shape.join(', ')}]`);
     }
@@ -116,12 +131,6 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     if (!Number.isInteger(t0) || t0 < 0) throw new RangeError(`startPosition must be an integer >= 0, got ${t0}`);
     if (L < 1 || t0 + L > maxLen) {
       throw new RangeError(`sequence length ${L} at start position ${t0} must fit in [1, maxLen = ${maxLen}]`);
-    }
-    // Out-of-range ids would read garbage rows on wasm instead of failing: check them (B·L ints, cheap).
-    const idValues = inputIds.dataSync();
-    for (let k = 0; k < idValues.length; k++) {
-      const id = idValues[k] as number;
-      if (id < 0 || id >= V) throw new RangeError(`token id ${id} at flat position ${k} is outside [0, vocabSize = ${V})`);
     }
     return tf.tidy(() => {
       const pos = tf.reshape(tf.slice(this.posEmb, [t0, 0], [L, d]), [1, L, d]); // [1, L, d]
