@@ -1,7 +1,6 @@
 // Base class for this package's tfjs-layers layers: named parameters with PyTorch names and layouts.
 import type * as tf from '@tensorflow/tfjs-core';
 import { initializers, layers, type LayerVariable } from '@tensorflow/tfjs-layers';
-import type { LayerArgs } from '@tensorflow/tfjs-layers/dist/engine/topology';
 
 /** How a parameter is initialised: N(0, 0.02) for linear and embedding weights, zeros/ones otherwise. */
 export type ParamInit = 'normal' | 'zeros' | 'ones';
@@ -26,6 +25,12 @@ export interface NamedParam {
 
 /** Standard deviation of the N(0, σ) init of linear and embedding weights. */
 export const INIT_STD = 0.02;
+
+/** tfjs-layers' LayerArgs (name, trainable, …), from the public Layer constructor rather than a private dist/ path. */
+export type LayerArgs = NonNullable<ConstructorParameters<typeof layers.Layer>[0]>;
+
+/** tfjs-layers' Kwargs of Layer.call (e.g. { training }), from the public class. */
+export type LayerKwargs = Parameters<layers.Layer['call']>[1];
 
 export interface ParamLayerArgs extends LayerArgs {
   /** Seed of the N(0, 0.02) init; parameter k of the layer uses seed + k. Unseeded if absent. */

@@ -1,11 +1,10 @@
 // CausalGrassmannMixing: the attention-free mixing layer as a tfjs-layers Layer.
 import * as tf from '@tensorflow/tfjs-core';
 
-import type { Kwargs } from '@tensorflow/tfjs-layers/dist/types';
 import type { Shape } from '@tensorflow/tfjs-layers';
 import { pluckerDim } from '../config.js';
 import { grassmannMixing } from '../grassmann-mixing.js';
-import { ParamLayer, type ParamLayerArgs, type ParamSpec } from '../param-layer.js';
+import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../param-layer.js';
 
 export interface CausalGrassmannMixingArgs extends ParamLayerArgs {
   /** Reduced width r ≥ 2 (the paper uses 32). */
@@ -77,7 +76,7 @@ export class CausalGrassmannMixing extends ParamLayer {
     return inputShape;
   }
 
-  override call(inputs: tf.Tensor | tf.Tensor[], _kwargs: Kwargs): tf.Tensor {
+  override call(inputs: tf.Tensor | tf.Tensor[], _kwargs: LayerKwargs): tf.Tensor {
     return tf.tidy(() => {
       const h = (Array.isArray(inputs) ? inputs[0] : inputs) as tf.Tensor3D; // [B, L, d]
       return grassmannMixing(

@@ -1,9 +1,8 @@
 // ResidualBlock: what GrassmannBlock and TransformerBlock share — LayerNorms, the FFN, the residual wiring.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import type { Kwargs } from '@tensorflow/tfjs-layers/dist/types';
 import { dropout, gelu, layerNorm, linear } from '../ops.js';
-import { ParamLayer, type ParamLayerArgs } from '../param-layer.js';
+import { ParamLayer, type LayerKwargs, type ParamLayerArgs } from '../param-layer.js';
 import { checkBlockArgs, LN_EPS } from './block-parts.js';
 
 export interface ResidualBlockArgs extends ParamLayerArgs {
@@ -67,7 +66,7 @@ export abstract class ResidualBlock extends ParamLayer {
     return tf.add(x, this.drop(this.ffn(this.ln(x, 'ln2')), training));
   }
 
-  override call(inputs: tf.Tensor | tf.Tensor[], kwargs: Kwargs): tf.Tensor {
+  override call(inputs: tf.Tensor | tf.Tensor[], kwargs: LayerKwargs): tf.Tensor {
     const training = kwargs['training'] === true;
     return tf.tidy(() => {
       const h = (Array.isArray(inputs) ? inputs[0] : inputs) as tf.Tensor3D; // [B, L, d]
