@@ -9,7 +9,7 @@ import {
   SafetensorsError,
   serializeSafetensors,
   type SafetensorsErrorCode,
-} from '../src/index.js';
+} from '@grassflow/checkpoints';
 
 /** A file from a header given as JSON text, `data` bytes after it, and an optional forged length field. */
 function build(json: string, data: Uint8Array | number = 0, length?: bigint): Uint8Array {

@@ -15,7 +15,7 @@ import {
   writeSafetensorsFile,
   type FileSystemOps,
   type SafetensorsTensorInput,
-} from '../src/index.js';
+} from '@grassflow/checkpoints';
 
 const ascii = (s: string): number[] => [...Buffer.from(s, 'utf8')];
 const f32le = (...xs: number[]): number[] => [...new Uint8Array(new Float32Array(xs).buffer)];
