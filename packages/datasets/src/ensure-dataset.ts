@@ -1,6 +1,7 @@
 // Make data files present: use what is in the data folder, else download, unzip, verify and move into place.
-import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { commitFileAtomic } from '@grassflow/checkpoints';
 import { resolveDataDir, type DataDirOptions } from './data-dir';
 import { downloadFile, type DownloadOptions } from './download';
 import { DatasetError, messageOf } from './errors';
@@ -187,7 +188,7 @@ async function fetchArchive(source: ArchiveSource, url: string, missing: readonl
     for (const m of wanted) {
       const final = join(dataDir, m.target);
       await mkdir(dirname(final), { recursive: true });
-      await rename(join(extractDir, m.target), final);
+      await commitFileAtomic(join(extractDir, m.target), final); // fsync, rename into place, fsync the folder
     }
   } finally {
     await rm(tmp, { recursive: true, force: true });
