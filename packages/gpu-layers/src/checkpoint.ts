@@ -18,9 +18,9 @@ import {
   type SafetensorsDType,
   type SafetensorsTensorInput,
 } from '@grassflow/checkpoints';
-import { validateModelConfig, type ModelConfig } from './config.js';
-import { createModel } from './models/create-model.js';
-import type { LanguageModel } from './models/language-model.js';
+import { validateModelConfig, type ModelConfig } from './shared/config.js';
+import { createModel } from './create-model.js';
+import type { LanguageModel } from './shared/language-model.js';
 
 export {
   CHECKPOINT_FILES,

@@ -4,9 +4,9 @@ import './wasm-kernels.js';
 export { initBackend, BACKEND_NAMES, BackendUnavailableError } from './backend.js';
 export type { BackendName, BackendInfo, InitBackendOptions } from './backend.js';
 export { registerWasmTrainingKernels } from './wasm-kernels.js';
-export { matmul, matmulConst, tiedHead, transposeLast, linear, layerNorm, gelu, dropout, embeddingLookup } from './ops.js';
-export { crossEntropy, lmLoss, tokenNll } from './loss.js';
-export { chunkedLmLoss, type ChunkedLmLossOptions } from './chunked-loss.js';
+export { matmul, matmulConst, tiedHead, transposeLast, linear, layerNorm, gelu, dropout, embeddingLookup } from './shared/ops.js';
+export { crossEntropy, lmLoss, tokenNll } from './shared/loss.js';
+export { chunkedLmLoss, type ChunkedLmLossOptions } from './shared/chunked-loss.js';
 export {
   validateModelConfig,
   ModelConfigError,
@@ -15,8 +15,8 @@ export {
   preset,
   pluckerDim,
   countParams,
-} from './config.js';
-export type { ModelConfig, PresetName } from './config.js';
+} from './shared/config.js';
+export type { ModelConfig, PresetName } from './shared/config.js';
 export {
   grassmannMixing,
   grassmannMixingTrace,
@@ -25,28 +25,28 @@ export {
   pluckerSelection,
   pluckerColumns,
   pairCounts,
-} from './grassmann-mixing.js';
+} from './grassmann/mixing.js';
 export type {
   GrassmannMixingWeights,
   GrassmannMixingOptions,
   GrassmannMixingPast,
   GrassmannMixingTrace,
-} from './grassmann-mixing.js';
-export { causalAttention, attentionWithCache, attentionWeights, causalMask } from './attention.js';
-export type { AttentionWeights, AttentionOptions, AttentionCache } from './attention.js';
-export { ParamLayer, INIT_STD } from './param-layer.js';
-export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './param-layer.js';
-export { CausalGrassmannMixing } from './layers/causal-grassmann-mixing.js';
-export type { CausalGrassmannMixingArgs } from './layers/causal-grassmann-mixing.js';
-export { GrassmannBlock } from './layers/grassmann-block.js';
-export type { GrassmannBlockArgs } from './layers/grassmann-block.js';
-export { TransformerBlock } from './layers/transformer-block.js';
-export type { TransformerBlockArgs } from './layers/transformer-block.js';
-export { TiedEmbeddingLM, StateDictError, checkTokenIds } from './models/language-model.js';
-export type { LanguageModel, ForwardOptions, CreateModelOptions } from './models/language-model.js';
-export { GrassmannLM } from './models/grassmann-lm.js';
-export { TransformerLM } from './models/transformer-lm.js';
-export { createModel } from './models/create-model.js';
+} from './grassmann/mixing.js';
+export { causalAttention, attentionWithCache, attentionWeights, causalMask } from './transformer/attention.js';
+export type { AttentionWeights, AttentionOptions, AttentionCache } from './transformer/attention.js';
+export { ParamLayer, INIT_STD } from './shared/param-layer.js';
+export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './shared/param-layer.js';
+export { CausalGrassmannMixing } from './grassmann/mixing-layer.js';
+export type { CausalGrassmannMixingArgs } from './grassmann/mixing-layer.js';
+export { GrassmannBlock } from './grassmann/block.js';
+export type { GrassmannBlockArgs } from './grassmann/block.js';
+export { TransformerBlock } from './transformer/block.js';
+export type { TransformerBlockArgs } from './transformer/block.js';
+export { TiedEmbeddingLM, StateDictError, checkTokenIds } from './shared/language-model.js';
+export type { LanguageModel, ForwardOptions, CreateModelOptions } from './shared/language-model.js';
+export { GrassmannLM } from './grassmann/lm.js';
+export { TransformerLM } from './transformer/lm.js';
+export { createModel } from './create-model.js';
 export * from './safetensors.js';
 export * from './checkpoint.js';
 export { createDecoder, Decoder, DecoderError } from './decoding/decoder.js';

@@ -1,10 +1,10 @@
 // Incremental decoding of the language models: one token per step, earlier positions kept in per-block state.
 import * as tf from '@tensorflow/tfjs-core';
-import { GrassmannBlock } from '../layers/grassmann-block.js';
-import { TransformerBlock } from '../layers/transformer-block.js';
-import { checkTokenIds, type TiedEmbeddingLM } from '../models/language-model.js';
-import { GrassmannRingState } from './grassmann-ring.js';
-import { KvCacheState } from './kv-cache.js';
+import { GrassmannBlock } from '../grassmann/block.js';
+import { TransformerBlock } from '../transformer/block.js';
+import { checkTokenIds, type TiedEmbeddingLM } from '../shared/language-model.js';
+import { GrassmannRingState } from '../grassmann/ring-state.js';
+import { KvCacheState } from '../transformer/kv-cache.js';
 import type { LayerDecodingState } from './layer-state.js';
 
 /** Why a decoder refused a call. */

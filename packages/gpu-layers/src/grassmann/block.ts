@@ -1,10 +1,10 @@
 // GrassmannBlock: causal Grassmann mixing + feed-forward, post-LN (paper) or pre-LN.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { grassmannMixing, type GrassmannMixingWeights } from '../grassmann-mixing.js';
-import { ffnSpecs, layerNormSpecs } from './block-parts.js';
-import { checkMixingArgs, mixingParamSpecs } from './causal-grassmann-mixing.js';
-import { ResidualBlock, type ResidualBlockArgs } from './residual-block.js';
+import { grassmannMixing, type GrassmannMixingWeights } from './mixing.js';
+import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
+import { checkMixingArgs, mixingParamSpecs } from './mixing-layer.js';
+import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
 
 export interface GrassmannBlockArgs extends ResidualBlockArgs {
   r: number;

@@ -1,7 +1,7 @@
 // GrassmannLM: the attention-free language model of paper-notes §2.
-import type { ModelConfig } from '../config.js';
-import { GrassmannBlock } from '../layers/grassmann-block.js';
-import { TiedEmbeddingLM, type CreateModelOptions } from './language-model.js';
+import type { ModelConfig } from '../shared/config.js';
+import { GrassmannBlock } from './block.js';
+import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-model.js';
 
 /**
  * logits = LN_f?(Block_N(…Block_1(Dropout(tok_emb[x] + pos_emb[t])))) · tok_embᵀ, each block a

@@ -2,9 +2,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { pluckerDim } from '../config.js';
-import { grassmannMixing } from '../grassmann-mixing.js';
-import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../param-layer.js';
+import { pluckerDim } from '../shared/config.js';
+import { grassmannMixing } from './mixing.js';
+import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../shared/param-layer.js';
 
 export interface CausalGrassmannMixingArgs extends ParamLayerArgs {
   /** Reduced width r ≥ 2 (the paper uses 32). */

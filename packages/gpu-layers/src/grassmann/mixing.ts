@@ -1,7 +1,7 @@
 // Causal Grassmann mixing as a pure function of hidden states and weights (paper-notes §1).
 import * as tf from '@tensorflow/tfjs-core';
-import { pluckerDim } from './config.js';
-import { matmul, matmulConst } from './ops.js';
+import { pluckerDim } from '../shared/config.js';
+import { matmul, matmulConst } from '../shared/ops.js';
 
 /** Weights of one mixing layer, in the internal [in, out] layout. */
 export interface GrassmannMixingWeights {

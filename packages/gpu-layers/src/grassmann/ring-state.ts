@@ -1,8 +1,8 @@
 // Incremental Grassmann mixing: the last max(Δ) reduced states z of a layer (paper-notes §1, §5).
 import * as tf from '@tensorflow/tfjs-core';
-import { grassmannMixingStep, type GrassmannMixingPast } from '../grassmann-mixing.js';
-import type { GrassmannBlock } from '../layers/grassmann-block.js';
-import type { LayerDecodingState } from './layer-state.js';
+import { grassmannMixingStep, type GrassmannMixingPast } from './mixing.js';
+import type { GrassmannBlock } from './block.js';
+import type { LayerDecodingState } from '../decoding/layer-state.js';
 
 /**
  * Decoding state of one GrassmannBlock: the reduced states z of the last M = max(Δ) positions, [B, ≤ M, r].

@@ -1,5 +1,5 @@
 // Pieces shared by the blocks: LayerNorm and feed-forward parameter specs, block arguments.
-import type { ParamSpec } from '../param-layer.js';
+import type { ParamSpec } from './param-layer.js';
 
 /** LayerNorm ε of every block (paper-notes §1). */
 export const LN_EPS = 1e-5;

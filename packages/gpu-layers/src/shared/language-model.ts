@@ -1,9 +1,9 @@
 // Shared skeleton of the language models: token + position embeddings, N blocks, tied output head.
 import * as tf from '@tensorflow/tfjs-core';
-import { validateModelConfig, type ModelConfig } from '../config.js';
-import { LN_EPS } from '../layers/block-parts.js';
-import { dropout, embeddingLookup, layerNorm, tiedHead } from '../ops.js';
-import { INIT_STD, type NamedParam, type ParamLayer } from '../param-layer.js';
+import { validateModelConfig, type ModelConfig } from './config.js';
+import { LN_EPS } from './block-parts.js';
+import { dropout, embeddingLookup, layerNorm, tiedHead } from './ops.js';
+import { INIT_STD, type NamedParam, type ParamLayer } from './param-layer.js';
 
 /** Options of a forward pass. */
 export interface ForwardOptions {

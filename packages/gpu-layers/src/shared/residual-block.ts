@@ -1,8 +1,8 @@
 // ResidualBlock: what GrassmannBlock and TransformerBlock share — LayerNorms, the FFN, the residual wiring.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { dropout, gelu, layerNorm, linear } from '../ops.js';
-import { ParamLayer, type LayerKwargs, type ParamLayerArgs } from '../param-layer.js';
+import { dropout, gelu, layerNorm, linear } from './ops.js';
+import { ParamLayer, type LayerKwargs, type ParamLayerArgs } from './param-layer.js';
 import { checkBlockArgs, LN_EPS } from './block-parts.js';
 
 export interface ResidualBlockArgs extends ParamLayerArgs {

@@ -1,6 +1,6 @@
 // Multi-head attention, causal or bidirectional: dot-product softmax (DPA) and expressive attention (EA, paper-notes §4).
 import * as tf from '@tensorflow/tfjs-core';
-import { linear, matmul } from './ops.js';
+import { linear, matmul } from '../shared/ops.js';
 
 /** Weights of one attention layer, in the internal [in, out] layout. */
 export interface AttentionWeights {

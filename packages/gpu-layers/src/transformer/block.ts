@@ -1,9 +1,9 @@
 // TransformerBlock: causal multi-head attention (DPA or EA) + feed-forward, post-LN or pre-LN.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { causalAttention, type AttentionWeights } from '../attention.js';
-import { ffnSpecs, layerNormSpecs } from './block-parts.js';
-import { ResidualBlock, type ResidualBlockArgs } from './residual-block.js';
+import { causalAttention, type AttentionWeights } from './attention.js';
+import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
+import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
 
 export interface TransformerBlockArgs extends ResidualBlockArgs {
   nHeads: number;

@@ -1,8 +1,8 @@
 // Incremental causal attention (DPA and EA): a key/value cache that grows by one entry per position (paper-notes §4).
 import * as tf from '@tensorflow/tfjs-core';
-import { attentionWithCache, type AttentionCache } from '../attention.js';
-import type { TransformerBlock } from '../layers/transformer-block.js';
-import type { LayerDecodingState } from './layer-state.js';
+import { attentionWithCache, type AttentionCache } from './attention.js';
+import type { TransformerBlock } from './block.js';
+import type { LayerDecodingState } from '../decoding/layer-state.js';
 
 /**
  * Decoding state of one TransformerBlock: keys and values of every position so far, Kᵀ [B·H, d_head, t] and

@@ -1,7 +1,7 @@
 // TransformerLM: the attention baseline (DPA or expressive attention) of paper-notes §2 and §4.
-import type { ModelConfig } from '../config.js';
-import { TransformerBlock } from '../layers/transformer-block.js';
-import { TiedEmbeddingLM, type CreateModelOptions } from './language-model.js';
+import type { ModelConfig } from '../shared/config.js';
+import { TransformerBlock } from './block.js';
+import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-model.js';
 
 /** The same skeleton as GrassmannLM with TransformerBlocks (config.attention, config.nHeads). */
 export class TransformerLM extends TiedEmbeddingLM {
