@@ -42,7 +42,8 @@ const GiB = 1024 * 1024 * 1024;
 
 /**
  * Download `url` to `dest` atomically: stream to a temp file beside `dest` while hashing and counting,
- * check size (≤ declared Content-Length, ≤ maxBytes, = declared at the end) and SHA-256, then rename.
+ * check size (≤ declared Content-Length, ≤ maxBytes, = declared at the end) and SHA-256, then fsync it,
+ * rename it over `dest` and fsync the folder (`commitFileAtomic` of @grassflow/checkpoints).
  * On every error the temp file is removed and `dest` is untouched; errors are {@link DatasetError}s.
  */
 export async function downloadFile(url: string, dest: string, opts: DownloadOptions = {}): Promise<DownloadResult> {

@@ -111,7 +111,8 @@ export interface TokenCacheResult {
 }
 
 /**
- * Load ids for `key` from `dir`, or build them with `build()` and store them atomically (temp + rename).
+ * Load ids for `key` from `dir`, or build them with `build()` and store them atomically (`writeFileAtomic`:
+ * temp file, fsync, rename, fsync of the folder).
  * A stale file (other source hash or encoder key) or a corrupt one (short, bad magic, failed payload
  * checksum) is replaced. A cache that cannot be written is not an error: the built ids are returned.
  */
