@@ -19,7 +19,7 @@ import { loadHeadCheckpoint } from './head-checkpoint.js';
 import { featurizer, prepareSplit } from './prepare-data.js';
 import { resumeRun, startRun, type RunConfig, type TrainingConfig } from './run-training.js';
 import { dataDirOrThrow } from './snli-data.js';
-import { countParams, HEAD_KINDS, modelConfig, SnliModel, type HeadKind } from './snli-model.js';
+import { countParams, HEAD_KINDS, modelConfig, type HeadKind } from './snli-model.js';
 import { evaluatePairs } from './snli-task.js';
 
 const COMMON = {
@@ -150,21 +150,14 @@ export async function evalCommand(argv: readonly string[]): Promise<number> {
   const dataDir = dataDirOrThrow(f['data-dir']);
   await startBackend(f.backend);
   const ck = await loadHeadCheckpoint(dir);
-  for (const t of ck.optimizer.values()) t.dispose();
-  let model: SnliModel;
-  try {
-    model = new SnliModel(ck.model, 0);
-    model.params.assign(ck.weights);
-  } finally {
-    for (const t of ck.weights.values()) t.dispose();
-  }
+  const model = ck.model;
   const fz = await featurizer(ck.backbone, dataDir, ck.maxLen);
   try {
     const split = await prepareSplit(fz, f.split as 'dev' | 'test', dataDir, f.file, ck.maxLen, 0, log);
     const r = evaluatePairs(model, split.data, split.features, f.batch);
-    const params = countParams(ck.model);
+    const params = countParams(model.config);
     process.stdout.write(
-      `${JSON.stringify({ split: f.file === undefined ? f.split : 'file', file: split.file, checkpoint: ck.dir, head: ck.model.head.kind, backbone: ck.backbone, pairs: r.count, accuracy: r.accuracy, loss: r.loss, labels: ['entailment', 'neutral', 'contradiction'], confusion: r.confusion, params })}\n`,
+      `${JSON.stringify({ split: f.file === undefined ? f.split : 'file', file: split.file, checkpoint: ck.dir, head: model.config.head.kind, backbone: ck.backbone, pairs: r.count, accuracy: r.accuracy, loss: r.loss, labels: ['entailment', 'neutral', 'contradiction'], confusion: r.confusion, params })}\n`,
     );
     return 0;
   } finally {

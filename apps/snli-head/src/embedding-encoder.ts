@@ -1,7 +1,7 @@
 // Backbone 'none': a small trainable embedding encoder over the BERT vocabulary (no pretrained weights needed).
 import * as tf from '@tensorflow/tfjs-core';
 import { embeddingLookup, layerNorm } from '@grassflow/gpu-layers';
-import type { ParamStore } from './params.js';
+import type { ParamStore } from '@grassflow/training';
 
 /** Configuration of {@link EmbeddingEncoder}. */
 export interface EmbeddingEncoderConfig {

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { dropout, gelu, grassmannMixing, layerNorm, linear, pluckerDim, type GrassmannMixingWeights } from '@grassflow/gpu-layers';
 import { maskedMeanPool, pairFeatures, splitPair, stackPair } from './pair-features.js';
-import { ParamStore } from './params.js';
+import type { ParamStore } from '@grassflow/training';
 
 /**
  * Configuration of {@link GrassmannHead}. Defaults are the paper's head (paper-notes §3).

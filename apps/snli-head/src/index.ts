@@ -4,7 +4,7 @@ export { TransformerHead, transformerHeadConfig, countTransformerHead, type Tran
 export { maskedSelfAttention, type MaskedAttentionWeights } from './masked-attention.js';
 export { EmbeddingEncoder, countEmbeddingEncoder, type EmbeddingEncoderConfig } from './embedding-encoder.js';
 export { maskedMeanPool, pairFeatures } from './pair-features.js';
-export { ParamStore } from './params.js';
-export { SnliModel, modelConfig, countParams, HEAD_KINDS, type HeadKind, type SnliModelConfig, type SentenceInput } from './snli-model.js';
+export { ParamStore } from '@grassflow/training';
+export { SnliModel, modelConfig, countParams, parseSnliModelConfig, HEAD_KINDS, type HeadKind, type SnliModelConfig, type SentenceInput } from './snli-model.js';
 export { evaluatePairs, SnliTrainTask, type EvalResult } from './snli-task.js';
-export { saveHeadCheckpoint, loadHeadCheckpoint, HeadCheckpointError } from './head-checkpoint.js';
+export { loadHeadCheckpoint, loadHeadTrainerCheckpoint, headCheckpointExtra, type HeadRunInfo } from './head-checkpoint.js';

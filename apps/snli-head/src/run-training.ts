@@ -5,6 +5,7 @@ import {
   checkNewRunFolder,
   createRun,
   runProvenance,
+  saveTrainerCheckpoint,
   trainRun,
   UsageError,
   type OptimizerConfig,
@@ -16,7 +17,7 @@ import {
   type ResumePoint,
 } from '@grassflow/training';
 import type { FeatureTable } from './batches.js';
-import { loadHeadCheckpoint, saveHeadCheckpoint } from './head-checkpoint.js';
+import { headCheckpointExtra, loadHeadTrainerCheckpoint } from './head-checkpoint.js';
 import { writeRunReport } from './run-report.js';
 import { countParams, SnliModel, type HeadKind, type SnliModelConfig } from './snli-model.js';
 import { SnliTrainTask, type SnliDataState } from './snli-task.js';
@@ -94,23 +95,8 @@ export async function startRun(args: {
 
 /** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, weights, optimizer moments, RNG and data position. */
 export async function resumeRun({ run, config }: OpenedRun<RunConfig>, data: RunData, opts: RunControl): Promise<RunOutcome> {
-  const ck = await loadHeadCheckpoint(run.latestCheckpoint);
-  const state = ck.trainer;
-  if (state === undefined) {
-    for (const t of [...ck.weights.values(), ...ck.optimizer.values()]) t.dispose();
-    throw new UsageError(`${run.latestCheckpoint} has no trainer state: it cannot be resumed`, 'resume');
-  }
-  const model = new SnliModel(config.model, config.training.seed);
-  try {
-    model.params.assign(ck.weights);
-  } catch (err) {
-    model.dispose();
-    for (const t of ck.optimizer.values()) t.dispose();
-    throw err;
-  } finally {
-    for (const t of ck.weights.values()) t.dispose();
-  }
-  return train(run, config, model, data, { ...opts, resume: { state, optimizerTensors: ck.optimizer } });
+  const ck = await loadHeadTrainerCheckpoint(run.latestCheckpoint);
+  return train(run, config, ck.model, data, { ...opts, resume: { state: ck.state, optimizerTensors: ck.optimizerTensors } });
 }
 
 async function train(
@@ -128,10 +114,10 @@ async function train(
     validFeatures: data.validFeatures,
   });
   const p = config.params;
-  const meta = { model: config.model, backbone: config.backbone, maxLen: t.maxLen };
+  const extra = headCheckpointExtra({ backbone: config.backbone, maxLen: t.maxLen });
   const o = await trainRun<SnliDataState>(task, {
     run,
-    params: model.params.named(),
+    params: model.namedParams(),
     optimizer: t,
     totalSteps: config.totalSteps,
     seed: t.seed,
@@ -139,14 +125,7 @@ async function train(
     logEvery: t.logEvery,
     ...(opts.stopAtStep === undefined ? {} : { stopAtStep: opts.stopAtStep }),
     bestMetric: 'val_loss',
-    save: async (dir, state, optimizer) => {
-      const moments = optimizer.stateTensors();
-      try {
-        await saveHeadCheckpoint(dir, { ...meta, trainer: state }, model.params.named().map((n) => [n.name, n.variable]), moments);
-      } finally {
-        for (const m of moments.values()) m.dispose();
-      }
-    },
+    save: (dir, state, optimizer) => saveTrainerCheckpoint(dir, model, optimizer, state, extra),
     ...(opts.resume === undefined ? {} : { resume: opts.resume }),
     quiet: opts.quiet,
     describe:

@@ -5,12 +5,19 @@ export { clipByGlobalNorm } from './clip.js';
 export { trainStep, NonFiniteLossError, type StepLoss, type TrainStepOptions, type TrainStepResult } from './train-step.js';
 export { TrainingRng, withSeededRandom } from './rng.js';
 export { namedParameters } from './named-params.js';
+export { ParamStore, type Init } from './param-store.js';
 export {
   saveTrainerCheckpoint,
   loadTrainerCheckpoint,
+  saveModelCheckpoint,
+  loadModelCheckpoint,
   TrainerCheckpointError,
   type TrainerState,
   type LoadedTrainerCheckpoint,
+  type LoadedModelCheckpoint,
+  type Checkpointable,
+  type TrainableModel,
+  type BuildOptions,
 } from './trainer-checkpoint.js';
 export { RunFolder, gitCommit, writeJsonAtomic, type MetricRecord } from './run-folder.js';
 export { StopSignal } from './stop-signal.js';

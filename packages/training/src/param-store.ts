@@ -1,7 +1,8 @@
-// Named, seeded trainable parameters for the heads (PyTorch-style names, internal [in, out] layouts).
+// Named, seeded trainable parameters for models written directly against tfjs-core (e.g. snli-head's heads):
+// PyTorch-style names, internal [in, out] layouts. Such a model is Checkpointable through namedParams().
 import * as tf from '@tensorflow/tfjs-core';
 import { INIT_STD } from '@grassflow/gpu-layers';
-import type { NamedVariable } from '@grassflow/training';
+import type { NamedVariable } from './adamw.js';
 
 /** How a parameter starts: N(0, 0.02) for linear and embedding weights, zeros for biases, ones for LayerNorm gains. */
 export type Init = 'normal' | 'zeros' | 'ones';
@@ -22,9 +23,13 @@ export class ParamStore {
     if (this.vars.has(name)) throw new Error(`parameter '${name}' is created twice`);
     const k = this.vars.size;
     const value = tf.tidy(() =>
-      init === 'normal' ? tf.randomNormal([...shape], 0, INIT_STD, 'float32', this.seed + k) : init === 'zeros' ? tf.zeros([...shape]) : tf.ones([...shape]),
+      init === 'normal'
+        ? tf.randomNormal([...shape], 0, INIT_STD, 'float32', this.seed + k)
+        : init === 'zeros'
+          ? tf.zeros([...shape])
+          : tf.ones([...shape]),
     );
-    const v = tf.variable(value, true, `snli_${created++}/${name}`);
+    const v = tf.variable(value, true, `params_${created++}/${name}`);
     value.dispose();
     this.vars.set(name, v);
     return v;
@@ -50,17 +55,6 @@ export class ParamStore {
     let n = 0;
     for (const v of this.vars.values()) n += v.size;
     return n;
-  }
-
-  /** Assign values by name; every parameter must be present with its shape (the error names the first that is not). */
-  assign(values: ReadonlyMap<string, tf.Tensor>): void {
-    for (const [name, v] of this.vars) {
-      const t = values.get(name);
-      if (t === undefined) throw new Error(`tensor '${name}' is missing from the checkpoint`);
-      if (t.shape.join(',') !== v.shape.join(',')) throw new Error(`tensor '${name}' has shape [${t.shape.join(', ')}] but the model expects [${v.shape.join(', ')}]`);
-    }
-    for (const name of values.keys()) if (!this.vars.has(name)) throw new Error(`tensor '${name}' in the checkpoint does not belong to this model`);
-    for (const [name, v] of this.vars) v.assign(values.get(name) as tf.Tensor);
   }
 
   dispose(): void {
