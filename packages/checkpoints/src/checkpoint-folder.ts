@@ -23,7 +23,7 @@ import {
   type CheckpointJson,
 } from './checkpoint-config.js';
 import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
-import { encodeSafetensors, safetensorsValues, type SafetensorsTensorInput, type SafetensorsTensorInputs } from './safetensors.js';
+import { encodeSafetensors, safetensorsInputEntries, safetensorsValues, type SafetensorsTensorInputs } from './safetensors.js';
 import { openSafetensorsFile, type SafetensorsFileReader } from './safetensors-file.js';
 import { SafetensorsError, type SafetensorsDType } from './safetensors-header.js';
 
@@ -100,14 +100,8 @@ export interface LoadedCheckpointFolder<M = CheckpointJson> {
 const MODEL_DTYPES: readonly SafetensorsDType[] = ['F32'];
 const EXTRA_DTYPES: readonly SafetensorsDType[] = ['F32', 'I32', 'BOOL'];
 
-function entriesOf(tensors: SafetensorsTensorInputs): [string, SafetensorsTensorInput][] {
-  return tensors instanceof Map
-    ? [...(tensors as ReadonlyMap<string, SafetensorsTensorInput>)]
-    : Object.entries(tensors as Readonly<Record<string, SafetensorsTensorInput>>);
-}
-
 function checkDTypes(tensors: SafetensorsTensorInputs, what: string, allowed: readonly SafetensorsDType[]): void {
-  for (const [name, t] of entriesOf(tensors)) {
+  for (const [name, t] of safetensorsInputEntries(tensors)) {
     if (!allowed.includes(t.dtype)) {
       throw new CheckpointError('INVALID_ARGUMENT', `${what} '${name}' has dtype ${t.dtype}; checkpoints store ${allowed.join(', ')}`);
     }
@@ -159,7 +153,7 @@ export async function saveCheckpointFolder<M>(dir: string, input: SaveCheckpoint
   const files: Record<string, CheckpointFileRecord> = { [CHECKPOINT_FILES.model]: record(modelFile.chunks, modelFile.byteLength) };
 
   let extraFile: ReturnType<typeof encodeSafetensors> | undefined;
-  if (input.extraTensors !== undefined && entriesOf(input.extraTensors).length > 0) {
+  if (input.extraTensors !== undefined && safetensorsInputEntries(input.extraTensors).length > 0) {
     checkDTypes(input.extraTensors, 'extra tensor', EXTRA_DTYPES);
     extraFile = encode(input.extraTensors, { 'grassflow.format': CHECKPOINT_FORMAT });
     files[CHECKPOINT_FILES.extra] = record(extraFile.chunks, extraFile.byteLength);

@@ -184,10 +184,16 @@ function invalid(message: string): SafetensorsError {
   return new SafetensorsError('INVALID_ARGUMENT', message);
 }
 
+/** The (name, tensor) pairs of writer input given as a Map or a plain object, in insertion order. */
+export function safetensorsInputEntries(tensors: SafetensorsTensorInputs): [string, SafetensorsTensorInput][] {
+  return tensors instanceof Map
+    ? [...(tensors as ReadonlyMap<string, SafetensorsTensorInput>)]
+    : Object.entries(tensors as Readonly<Record<string, SafetensorsTensorInput>>);
+}
+
 /** Validates the writer's inputs and lays them out exactly as the Python/Rust reference writer does. */
 function plan(tensors: SafetensorsTensorInputs, metadata: Readonly<Record<string, string>> | null | undefined): Plan {
-  const entries: [string, SafetensorsTensorInput][] =
-    tensors instanceof Map ? [...(tensors as ReadonlyMap<string, SafetensorsTensorInput>)] : Object.entries(tensors);
+  const entries = safetensorsInputEntries(tensors);
   const checked = entries.map(([name, t]) => {
     if (name === '__metadata__') throw invalid('"__metadata__" is reserved for the metadata map and cannot name a tensor');
     if (LONE_SURROGATE.test(name)) throw invalid(`tensor name ${JSON.stringify(name)} holds a lone UTF-16 surrogate and cannot be encoded as UTF-8`);

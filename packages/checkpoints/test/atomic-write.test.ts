@@ -48,7 +48,7 @@ describe('writeFileAtomic', () => {
     await writeFileAtomic(a, new TextEncoder().encode('bytes'));
     expect(await readFile(a, 'utf8')).toBe('bytes');
     async function* parts(): AsyncGenerator<Uint8Array> {
-      yield new TextEncoder().encode('as');
+      yield await Promise.resolve(new TextEncoder().encode('as'));
       yield new TextEncoder().encode('ync');
     }
     await writeFileAtomic(a, parts());

@@ -195,7 +195,7 @@ describe('errors', () => {
     const dir = join(root, 'foreign');
     await saveCheckpointFolder(dir, { model: config, tensors: headTensors(config, 1) });
     await writeFile(join(dir, 'notes.txt'), 'mine');
-    const e = await errorOf(replaceDirectory(dir, nodeFileSystem, async () => undefined));
+    const e = await errorOf(replaceDirectory(dir, nodeFileSystem, () => Promise.resolve()));
     expect(e.code).toBe('TARGET_NOT_CHECKPOINT');
     expect(e.message).toMatch(/would delete "notes\.txt"/);
   });
