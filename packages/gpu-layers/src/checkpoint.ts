@@ -91,7 +91,7 @@ async function toInputs(
     if (dtype === undefined || !allowed.includes(t.dtype)) {
       throw new CheckpointError('INVALID_ARGUMENT', `${what} '${name}' has dtype ${t.dtype}; checkpoints store ${allowed.join(', ')}`);
     }
-    const data = (await t.data()) as Float32Array | Int32Array | Uint8Array;
+    const data = await t.data<'float32' | 'int32' | 'bool'>(); // Float32Array | Int32Array | Uint8Array
     out.set(name, { dtype, shape: t.shape, data });
   }
   return out;
