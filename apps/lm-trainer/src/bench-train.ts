@@ -121,7 +121,7 @@ export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise
       const batch = task.nextBatch();
       const c0 = process.cpuUsage();
       const t0 = performance.now();
-      lastLoss = trainStep(batch.microLosses ?? batch.loss, optimizer, { lr: 5e-4, clipNorm: 1, randomSeed: f.seed + s, step: s + 1 }).loss; // reads loss + norm: synchronous
+      lastLoss = (await trainStep(batch.microLosses ?? batch.loss, optimizer, { lr: 5e-4, clipNorm: 1, randomSeed: f.seed + s, step: s + 1 })).loss; // awaits loss + norm: the step is done
       const dt = (performance.now() - t0) / 1000;
       const c = process.cpuUsage(c0);
       if (s >= f.warmup) {

@@ -78,7 +78,7 @@ export async function evalCommand(argv: readonly string[]): Promise<number> {
   const { model, tok } = await loadModelAndTokenizer(f.checkpoint, dataDir, f.tokenizer);
   try {
     const ids = await loadSplitIds(f.split as 'valid' | 'test', tok, dataDir);
-    const r = evaluatePerplexity(model, ids, { block: model.config.maxLen, batch: f.batch });
+    const r = await evaluatePerplexity(model, ids, { block: model.config.maxLen, batch: f.batch });
     process.stdout.write(`${JSON.stringify({ split: f.split, tokens: r.tokens, nll: r.nll, ppl: r.ppl })}\n`);
     return 0;
   } finally {

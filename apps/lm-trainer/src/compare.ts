@@ -61,8 +61,8 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     const best = await loadCheckpoint(o.run.bestCheckpoint);
     for (const t of best.extraTensors.values()) t.dispose();
     const opts = { block: model.maxLen, batch: 16 };
-    const v = evaluatePerplexity(best.model, data.valid.subarray(0, evalN ?? data.valid.length), opts);
-    const te = evaluatePerplexity(best.model, test.subarray(0, evalN ?? test.length), opts);
+    const v = await evaluatePerplexity(best.model, data.valid.subarray(0, evalN ?? data.valid.length), opts);
+    const te = await evaluatePerplexity(best.model, test.subarray(0, evalN ?? test.length), opts);
     best.model.dispose();
     const records = await o.run.readMetrics();
     const s = summariseRun(records, 'val_ppl');

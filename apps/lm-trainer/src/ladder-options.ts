@@ -2,7 +2,8 @@
 import { BACKEND_NAMES, offsetSchedule, preset, type ModelConfig } from '@grassflow/gpu-layers';
 import { DatasetError, LAGGED_SUM_LAGS, SyntheticTask, type SyntheticFamily } from '@grassflow/datasets';
 import { UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
-import { MODEL_KINDS, type ModelKind, type OptimizerConfig } from './model-options.js';
+import type { OptimizerConfig } from '@grassflow/training';
+import { MODEL_KINDS, type ModelKind } from './model-options.js';
 
 export const LADDER_FAMILIES = ['lagged-sum', 'recall'] as const;
 

@@ -2,8 +2,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { SyntheticTask, type SyntheticFamily } from '@grassflow/datasets';
 import { countParams, createModel, crossEntropy, type LanguageModel, type ModelConfig } from '@grassflow/gpu-layers';
-import { AdamW, defaultDecayFilter, namedParameters, trainStep, TrainingRng, warmupCosineLr } from '@grassflow/training';
-import type { OptimizerConfig } from './model-options.js';
+import { createOptimizer, lrSchedule, namedParameters, trainStep, TrainingRng } from '@grassflow/training';
+import type { OptimizerConfig } from '@grassflow/training';
 
 /**
  * Next-token loss on the positions the rule determines only: ℓ = Σ_{b,t} m_bt · nll_bt / Σ_{b,t} m_bt, with
@@ -146,7 +146,8 @@ export async function runRung(spec: RungSpec, opts: { shouldStop?: () => boolean
   const train = new SyntheticTask({ family: spec.family, level: spec.level, blockSize: maxLen, vocabSize, seed: spec.seed });
   const heldOut = new SyntheticTask({ family: spec.family, level: spec.level, blockSize: maxLen, vocabSize, seed: spec.evalSeed });
   const model = createModel(spec.modelConfig, { seed: spec.seed });
-  const optimizer = new AdamW(namedParameters(model), { beta1: spec.beta1, beta2: spec.beta2, weightDecay: spec.weightDecay, decay: defaultDecayFilter() });
+  const optimizer = createOptimizer(namedParameters(model), spec);
+  const lrOf = lrSchedule(spec, spec.steps);
   const rng = new TrainingRng(spec.seed);
   const every = Math.max(1, Math.round(spec.steps / 50));
   const tail = Math.max(1, Math.round(spec.steps / 10));
@@ -159,8 +160,8 @@ export async function runRung(spec: RungSpec, opts: { shouldStop?: () => boolean
       const b = train.batch(s * spec.batch, spec.batch);
       const [B, L] = b.shape;
       const lossFn = (): tf.Scalar => maskedLmLoss(model.apply(tf.tensor2d(b.x, [B, L], 'int32'), { training: true }), b.y, b.mask);
-      const lr = warmupCosineLr(s, { peakLr: spec.lr, warmupSteps: spec.warmup, totalSteps: spec.steps, minLr: spec.minLr });
-      const { loss } = trainStep(lossFn, optimizer, { lr, clipNorm: spec.clip, randomSeed: rng.nextUint32(), step: s + 1 });
+      const step = { lr: lrOf(s), clipNorm: spec.clip, randomSeed: rng.nextUint32(), step: s + 1 };
+      const { loss } = await trainStep(lossFn, optimizer, step);
       if ((s + 1) % every === 0 || s === 0) lossCurve.push([s + 1, loss]);
       if (s >= spec.steps - tail) tailSum += loss;
       if (s % 8 === 7) await yieldToEventLoop(); // let SIGINT/SIGTERM handlers run

@@ -18,7 +18,7 @@ export interface Perplexity {
  * Perplexity of a model over an id sequence: PPL = exp(Σ_t nll_t / (N − 1)) over every target ids[1..N−1]
  * (lmEvalBatches: non-overlapping windows of L; the sum is taken in float64).
  */
-export function evaluatePerplexity(model: LanguageModel, ids: Int32Array, opts: { block: number; batch: number }): Perplexity {
+export async function evaluatePerplexity(model: LanguageModel, ids: Int32Array, opts: { block: number; batch: number }): Promise<Perplexity> {
   let sum = 0;
   let count = 0;
   for (const b of lmEvalBatches(ids, { blockSize: opts.block, batchSize: opts.batch })) {
@@ -29,7 +29,7 @@ export function evaluatePerplexity(model: LanguageModel, ids: Int32Array, opts: 
       const logits = model.apply(x, { training: false }); // [B, L, V]
       return tokenNll(tf.reshape(logits, [B * L, logits.shape[2]]), tf.reshape(y, [B * L])); // [B·L], row b·L + t
     });
-    const values = nll.dataSync();
+    const values = await nll.data(); // asynchronous readback: no blocking sync on a GPU backend
     nll.dispose();
     for (let i = 0; i < values.length; i++) {
       if (b.mask[i] === 1) {
@@ -100,7 +100,7 @@ export class LmTrainTask implements TrainTask {
   }
 
   async evaluate(): Promise<Record<string, number>> {
-    const r = evaluatePerplexity(this.model, this.validIds, { block: this.opts.block, batch: this.opts.evalBatch ?? this.opts.batch });
+    const r = await evaluatePerplexity(this.model, this.validIds, { block: this.opts.block, batch: this.opts.evalBatch ?? this.opts.batch });
     return { val_ppl: r.ppl, val_nll: r.nll, val_tokens: r.tokens };
   }
 }

@@ -154,7 +154,7 @@ export async function evalCommand(argv: readonly string[]): Promise<number> {
   const fz = await featurizer(ck.backbone, dataDir, ck.maxLen);
   try {
     const split = await prepareSplit(fz, f.split as 'dev' | 'test', dataDir, f.file, ck.maxLen, 0, log);
-    const r = evaluatePairs(model, split.data, split.features, f.batch);
+    const r = await evaluatePairs(model, split.data, split.features, f.batch);
     const params = countParams(model.config);
     process.stdout.write(
       `${JSON.stringify({ split: f.file === undefined ? f.split : 'file', file: split.file, checkpoint: ck.dir, head: model.config.head.kind, backbone: ck.backbone, pairs: r.count, accuracy: r.accuracy, loss: r.loss, labels: ['entailment', 'neutral', 'contradiction'], confusion: r.confusion, params })}\n`,

@@ -30,7 +30,7 @@ export function lengthMultiple(model: SnliModel): number {
  * Evaluate `model` on all pairs of `data` (no dropout): pairs are visited sorted by length in batches of
  * `batch`, so little padding is computed; each pair is counted exactly once.
  */
-export function evaluatePairs(model: SnliModel, data: EncodedSnli, features: FeatureTable | null, batch = 128): EvalResult {
+export async function evaluatePairs(model: SnliModel, data: EncodedSnli, features: FeatureTable | null, batch = 128): Promise<EvalResult> {
   const n = data.count;
   const order = Array.from({ length: n }, (_, i) => i).sort(
     (a, b) => Math.max(data.premiseLength[a] as number, data.hypothesisLength[a] as number) - Math.max(data.premiseLength[b] as number, data.hypothesisLength[b] as number) || a - b,
@@ -51,8 +51,8 @@ export function evaluatePairs(model: SnliModel, data: EncodedSnli, features: Fea
       const lossSum = tf.mul(crossEntropy(logits, y), rows.length);
       return [tf.argMax(logits, 1), lossSum];
     });
-    const p = pred.dataSync();
-    nll += lossSum.dataSync()[0] as number;
+    const [p, s] = await Promise.all([pred.data(), lossSum.data()]); // asynchronous readback, one per batch
+    nll += s[0] as number;
     tf.dispose([pred, lossSum]);
     rows.forEach((r, b) => {
       const row = confusion[data.labels[r] as number] as number[];
@@ -135,7 +135,7 @@ export class SnliTrainTask implements TrainTask {
   }
 
   async evaluate(): Promise<Record<string, number>> {
-    const r = evaluatePairs(this.model, this.valid, this.opts.validFeatures);
+    const r = await evaluatePairs(this.model, this.valid, this.opts.validFeatures);
     return { val_loss: r.loss, val_acc: r.accuracy, val_err: 1 - r.accuracy };
   }
 }

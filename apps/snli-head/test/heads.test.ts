@@ -109,7 +109,7 @@ describe('Grassmann–Plücker head', () => {
 });
 
 describe('training and evaluation', () => {
-  it.each(['grassmann', 'transformer'] as const)('a few steps on a handful of pairs lower the loss (%s head)', (kind) => {
+  it.each(['grassmann', 'transformer'] as const)('a few steps on a handful of pairs lower the loss (%s head)', async (kind) => {
     const m = new SnliModel(tinyConfig(kind), 7);
     const data = randomPairs(6, 16, 11);
     const rows = [0, 1, 2, 3, 4, 5];
@@ -117,7 +117,7 @@ describe('training and evaluation', () => {
     const before = tf.memory().numTensors;
     const losses: number[] = [];
     for (let s = 0; s < 25; s++) {
-      const r = trainStep(
+      const r = await trainStep(
         () => {
           const mk = (which: 'premise' | 'hypothesis') => {
             const ids = which === 'premise' ? data.premise : data.hypothesis;
@@ -140,10 +140,10 @@ describe('training and evaluation', () => {
     m.dispose();
   });
 
-  it.each(['grassmann', 'transformer'] as const)('evaluatePairs equals a pair-by-pair count and its confusion matrix (%s head)', (kind) => {
+  it.each(['grassmann', 'transformer'] as const)('evaluatePairs equals a pair-by-pair count and its confusion matrix (%s head)', async (kind) => {
     const m = new SnliModel(tinyConfig(kind), 3);
     const data = randomPairs(37, 16, 5);
-    const r = evaluatePairs(m, data, null, 8); // batched, sorted by length, padded to multiples of 8
+    const r = await evaluatePairs(m, data, null, 8); // batched, sorted by length, padded to multiples of 8
     // independent: each pair alone, exactly its own tokens (padded only to the window for the Grassmann head)
     const confusion = [
       [0, 0, 0],

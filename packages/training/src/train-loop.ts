@@ -99,7 +99,7 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     const lr = o.lr(s);
     const t0 = performance.now();
     const batch = task.nextBatch();
-    const { loss, gradNorm } = trainStep(batch.microLosses ?? batch.loss, o.optimizer, { lr, clipNorm: o.clipNorm ?? 1.0, randomSeed: o.rng.nextUint32(), step: s + 1 });
+    const { loss, gradNorm } = await trainStep(batch.microLosses ?? batch.loss, o.optimizer, { lr, clipNorm: o.clipNorm ?? 1.0, randomSeed: o.rng.nextUint32(), step: s + 1 });
     const dt = (performance.now() - t0) / 1000;
     state.step = s + 1;
     state.tokensSeen += batch.tokens;

@@ -81,15 +81,18 @@ function lossAndGrads(loss: StepLoss, variables: tf.Variable[], randomSeed: numb
  * optimizer's parameters (with Math.random seeded by `randomSeed`, so dropout is reproducible).
  * Given one loss function per micro-batch (equal sizes), the gradients are accumulated over them first:
  * the same update as one batch of all of them (up to float rounding), in the memory of one micro-batch.
- * Throws {@link NonFiniteLossError} before touching any parameter when the loss or gradient norm is not finite.
+ * Rejects with {@link NonFiniteLossError} before touching any parameter when the loss or gradient norm is not finite.
+ * Loss and norm are read with `await data()`, so a GPU backend is not blocked by a synchronous readback.
  */
-export function trainStep(lossFn: StepLoss, optimizer: AdamW, opts: TrainStepOptions): TrainStepResult {
+export async function trainStep(lossFn: StepLoss, optimizer: AdamW, opts: TrainStepOptions): Promise<TrainStepResult> {
   const variables = optimizer.params.map((p) => p.variable);
   const { value, grads } = lossAndGrads(lossFn, variables, opts.randomSeed);
   const clipped = clipByGlobalNorm(grads, opts.clipNorm ?? 1.0);
   try {
-    const loss = value.dataSync()[0] as number;
-    const gradNorm = clipped.norm.dataSync()[0] as number;
+    // one asynchronous read of both scalars (no blocking device-to-host sync): the finiteness check needs them
+    const [lossData, normData] = await Promise.all([value.data(), clipped.norm.data()]);
+    const loss = lossData[0] as number;
+    const gradNorm = normData[0] as number;
     if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) throw new NonFiniteLossError(opts.step ?? optimizer.step, loss, gradNorm);
     optimizer.apply(clipped.grads, opts.lr);
     return { loss, gradNorm };

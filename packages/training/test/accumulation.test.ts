@@ -21,12 +21,12 @@ function setup() {
 }
 
 describe('trainStep with micro-batches', () => {
-  it('equals the full-batch step: same loss, gradient norm and parameters after three updates (clipping on)', () => {
+  it('equals the full-batch step: same loss, gradient norm and parameters after three updates (clipping on)', async () => {
     const a = setup();
     const b = setup();
     for (let s = 0; s < 3; s++) {
-      const full = trainStep(a.loss(0, 12), a.opt, { lr: 0.05, clipNorm: 0.5 });
-      const micro = trainStep([b.loss(0, 4), b.loss(4, 8), b.loss(8, 12)], b.opt, { lr: 0.05, clipNorm: 0.5 });
+      const full = await trainStep(a.loss(0, 12), a.opt, { lr: 0.05, clipNorm: 0.5 });
+      const micro = await trainStep([b.loss(0, 4), b.loss(4, 8), b.loss(8, 12)], b.opt, { lr: 0.05, clipNorm: 0.5 });
       expect(micro.loss).toBeCloseTo(full.loss, 6);
       expect(micro.gradNorm).toBeCloseTo(full.gradNorm, 6);
     }
@@ -41,13 +41,13 @@ describe('trainStep with micro-batches', () => {
     b.dispose();
   });
 
-  it('holds no tensors after the step and rejects an empty list', () => {
+  it('holds no tensors after the step and rejects an empty list', async () => {
     const a = setup();
-    trainStep([a.loss(0, 6), a.loss(6, 12)], a.opt, { lr: 0.01 });
+    await trainStep([a.loss(0, 6), a.loss(6, 12)], a.opt, { lr: 0.01 });
     const before = tf.memory().numTensors;
-    trainStep([a.loss(0, 6), a.loss(6, 12)], a.opt, { lr: 0.01, randomSeed: 3 });
+    await trainStep([a.loss(0, 6), a.loss(6, 12)], a.opt, { lr: 0.01, randomSeed: 3 });
     expect(tf.memory().numTensors).toBe(before);
-    expect(() => trainStep([], a.opt, { lr: 0.01 })).toThrow(/at least one loss/);
+    await expect(trainStep([], a.opt, { lr: 0.01 })).rejects.toThrow(/at least one loss/);
     a.dispose();
   });
 });

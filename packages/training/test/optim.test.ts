@@ -96,31 +96,31 @@ describe('clipByGlobalNorm', () => {
 });
 
 describe('trainStep', () => {
-  it('lowers a quadratic loss and refuses a non-finite one without touching the parameters', () => {
+  it('lowers a quadratic loss and refuses a non-finite one without touching the parameters', async () => {
     const w = tf.variable(tf.tensor1d([2, -3]));
     const opt = new AdamW([{ name: 'w', variable: w }], { weightDecay: 0 });
     const loss = () => tf.sum(tf.square(w)) as tf.Scalar;
-    const first = trainStep(loss, opt, { lr: 0.1 }).loss;
+    const first = (await trainStep(loss, opt, { lr: 0.1 })).loss;
     let last = first;
-    for (let i = 0; i < 20; i++) last = trainStep(loss, opt, { lr: 0.1 }).loss;
+    for (let i = 0; i < 20; i++) last = (await trainStep(loss, opt, { lr: 0.1 })).loss;
     expect(last).toBeLessThan(first / 2);
     const before = Array.from(w.dataSync());
     const tensorsBefore = tf.memory().numTensors;
-    expect(() => trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).toThrow(NonFiniteLossError);
-    expect(() => trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).toThrow(/at step 22/);
+    await expect(trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).rejects.toThrow(NonFiniteLossError);
+    await expect(trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).rejects.toThrow(/at step 22/);
     expect(Array.from(w.dataSync())).toEqual(before);
     expect(tf.memory().numTensors).toBe(tensorsBefore);
   });
 
-  it('makes dropout reproducible for a seed', () => {
+  it('makes dropout reproducible for a seed', async () => {
     const x = tf.ones([64]);
-    const run = (seed: number) => {
+    const run = async (seed: number) => {
       const w = tf.variable(tf.ones([64]));
       const opt = new AdamW([{ name: 'w', variable: w }]);
-      const r = trainStep(() => tf.sum(tf.dropout(tf.mul(w, x), 0.5)) as tf.Scalar, opt, { lr: 0.1, randomSeed: seed });
+      const r = await trainStep(() => tf.sum(tf.dropout(tf.mul(w, x), 0.5)) as tf.Scalar, opt, { lr: 0.1, randomSeed: seed });
       return r.loss;
     };
-    expect(run(7)).toBe(run(7));
-    expect(run(7)).not.toBe(run(8));
+    expect(await run(7)).toBe(await run(7));
+    expect(await run(7)).not.toBe(await run(8));
   });
 });
