@@ -1,10 +1,10 @@
 // grassflow-lm: train, eval, generate and compare language models on WikiText-2; bench, ladder and inspect them.
 import { cliMain, type CliCommand } from '@grassflow/training';
-import { benchCommand } from './bench.js';
-import { compareCommand } from './compare.js';
-import { evalCommand, generateCommand, trainCommand } from './commands.js';
-import { inspectCommand } from './inspect.js';
-import { ladderCommand } from './ladder.js';
+import { benchCommand } from './bench/command.js';
+import { compareCommand } from './compare/command.js';
+import { evalCommand, generateCommand, trainCommand } from './train/command.js';
+import { inspectCommand } from './inspect/command.js';
+import { ladderCommand } from './ladder/command.js';
 
 const COMMANDS: Record<string, CliCommand> = {
   train: { run: trainCommand, help: 'train a model into a run folder (--resume to continue one)' },

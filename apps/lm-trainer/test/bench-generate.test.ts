@@ -1,6 +1,6 @@
 // `grassflow-lm bench --generate` at tiny size: the rows and their fields (never the timings).
 import { describe, expect, it } from 'vitest';
-import { defaultContexts, type GenerateBenchRow } from '../src/bench-generate';
+import { defaultContexts, type GenerateBenchRow } from '../src/bench/generate';
 import { cli } from './helpers';
 
 describe('grassflow-lm bench --generate (tiny)', () => {

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isOutOfMemory } from '../src/bench-scaling';
-import { crossoverOf, lastLRan, scalingTable, type ScalingPoint } from '../src/bench-scaling-report';
-import type { ModelKind } from '../src/model-options';
+import { isOutOfMemory } from '../src/bench/scaling';
+import { crossoverOf, lastLRan, scalingTable, type ScalingPoint } from '../src/bench/scaling-report';
+import type { ModelKind } from '../src/shared/model-options';
 import { cli, tmp } from './helpers';
 
 const MODELS: ModelKind[] = ['grassmann', 'transformer-dpa', 'transformer-ea'];

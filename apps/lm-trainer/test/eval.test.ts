@@ -2,8 +2,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { createModel, initBackend, preset } from '@grassflow/gpu-layers';
 import { TrainingRng } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { wikitextForWordPiece } from '../src/corpus';
-import { sampleToken } from '../src/generate';
+import { wikitextForWordPiece } from '../src/shared/corpus';
+import { sampleToken } from '../src/generate/generate';
 import { evaluatePerplexity } from '../src/lm-task';
 
 beforeAll(async () => {

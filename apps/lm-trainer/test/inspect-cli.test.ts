@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { createModel, initBackend, preset, saveCheckpoint } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '@grassflow/training';
-import { inspectCommand, splitWindows } from '../src/inspect';
-import type { InspectResult } from '../src/inspect-model';
+import { inspectCommand, splitWindows } from '../src/inspect/command';
+import type { InspectResult } from '../src/inspect/model';
 import { cli, DATA_DIR, tmp } from './helpers';
 
 /** A tiny checkpoint on the WordPiece vocabulary (V 30,522), as grassflow-lm train would record it. */

@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { createModel, initBackend, preset, type LanguageModel, type ModelConfig, type TiedEmbeddingLM } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { planeStep } from '../src/inspect-grassmann';
-import { inspectModel } from '../src/inspect-model';
+import { inspectModel } from '../src/inspect/model';
 import { summarize } from '../src/inspect-tensors';
 
 beforeAll(async () => {

@@ -5,10 +5,10 @@ import { initBackend } from '@grassflow/gpu-layers';
 import { SyntheticTask } from '@grassflow/datasets';
 import { UsageError } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ladderCommand } from '../src/ladder';
-import { parseLevels, parseModels } from '../src/ladder-options';
-import { grassmannReach, reachableFraction, receptiveField } from '../src/ladder-reach';
-import { spreadOf, type LadderResults } from '../src/ladder-report';
+import { ladderCommand } from '../src/ladder/command';
+import { parseLevels, parseModels } from '../src/ladder/options';
+import { grassmannReach, reachableFraction, receptiveField } from '../src/ladder/reach';
+import { spreadOf, type LadderResults } from '../src/ladder/report';
 import { maskedLmLoss, scoreLogits } from '../src/ladder-task';
 import { cli, tmp } from './helpers';
 

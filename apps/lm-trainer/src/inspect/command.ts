@@ -1,11 +1,11 @@
 // `grassflow-lm inspect`: the geometry inside a trained model — gates, Plücker pairs, subspace flow, attention entropy.
 import { resolve } from 'node:path';
 import { parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp } from '@grassflow/training';
-import { loadModelAndTokenizer } from './checkpoint-dir.js';
-import { dataDirOrThrow, loadSplitIds, type CorpusTokenizer } from './corpus.js';
-import { inspectModel, type InspectResult, type InspectSample } from './inspect-model.js';
-import { writeInspectReport } from './inspect-report.js';
-import { COMMON_TRAIN_FLAGS } from './model-options.js';
+import { loadModelAndTokenizer } from '../shared/checkpoint-dir.js';
+import { dataDirOrThrow, loadSplitIds, type CorpusTokenizer } from '../shared/corpus.js';
+import { inspectModel, type InspectResult, type InspectSample } from './model.js';
+import { writeInspectReport } from './report.js';
+import { COMMON_TRAIN_FLAGS } from '../shared/model-options.js';
 
 const INSPECT_FLAGS = {
   checkpoint: { type: 'string', metavar: 'DIR', help: 'checkpoint folder, or a run folder (its best checkpoint)' },

@@ -1,8 +1,8 @@
 // `grassflow-lm bench`: one entry point for the three benchmarks (training step, --scaling, --generate).
 import { UsageError } from '@grassflow/training';
-import { generateBenchCommand } from './bench-generate.js';
-import { scalingBenchCommand } from './bench-scaling.js';
-import { trainBenchCommand } from './bench-train.js';
+import { generateBenchCommand } from './generate.js';
+import { scalingBenchCommand } from './scaling.js';
+import { trainBenchCommand } from './train.js';
 
 /** Dispatch on --scaling / --generate (the flag stays in argv; each command's flag spec accepts it). */
 export async function benchCommand(argv: readonly string[]): Promise<number> {

@@ -1,6 +1,6 @@
 // report.md of one run: final numbers, training loss and validation perplexity curves.
 import { metricCurve, metricOf, summariseRun, writeReport, type RunFolder } from '@grassflow/training';
-import type { RunConfig } from './run-training.js';
+import type { RunConfig } from './run.js';
 
 /** Write report.md (+ loss.svg/png, val-ppl.svg/png) into the run folder. */
 export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {

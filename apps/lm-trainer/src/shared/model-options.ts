@@ -1,12 +1,12 @@
 // Flags of `train`/`compare` and how they become a ModelConfig and a training config.
-import { BACKEND_NAMES, offsetSchedule, preset, type ModelConfig, type PresetName } from '@grassflow/gpu-layers';
+import { BACKEND_NAMES, offsetSchedule, preset, PRESET_NAMES, PRESETS, type FullModelConfig, type ModelConfig, type PresetName } from '@grassflow/gpu-layers';
 import { OPTIMIZER_FLAG_SPECS, optimizerConfigFrom, UsageError, type FlagSpecs, type OptimizerConfig, type ParsedFlags } from '@grassflow/training';
 
 export type { OptimizerConfig };
 
 export const MODEL_KINDS = ['grassmann', 'transformer-dpa', 'transformer-ea'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
-export const PRESET_NAMES = ['paper-6l', 'paper-6l-multi', 'paper-12l', 'tiny'] as const;
+export { PRESET_NAMES }; // derived from gpu-layers' PRESETS table
 
 /** Flags shared by train and compare (everything but --model, --out, --resume). */
 export const COMMON_TRAIN_FLAGS = {
@@ -56,23 +56,25 @@ export interface TrainingConfig extends OptimizerConfig {
 /** Model config for a model kind from a preset and the override flags; `vocabSize` from the tokenizer. */
 export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize: number): ModelConfig {
   const name = f.preset as PresetName;
-  const base = preset(name);
-  const o: Partial<ModelConfig> = {
+  const base = PRESETS[name]; // a size: the fields of both kinds
+  const o: Partial<FullModelConfig> = {
     kind: kind === 'grassmann' ? 'grassmann' : 'transformer',
-    attention: kind === 'transformer-ea' ? 'ea' : 'dpa',
+    ...(kind === 'grassmann' ? {} : { attention: kind === 'transformer-ea' ? 'ea' : 'dpa' }),
     vocabSize,
   };
   const nLayers = f.layers ?? base.nLayers;
   o.nLayers = nLayers;
   const mode = name === 'paper-6l-multi' ? 'all' : 'per-layer';
-  if (f.offsets !== undefined) o.offsets = offsetSchedule(f.offsets, nLayers, mode);
+  if (kind !== 'grassmann') {
+    // a Transformer config has no offsets or r (they are not stored)
+  } else if (f.offsets !== undefined) o.offsets = offsetSchedule(f.offsets, nLayers, mode);
   else o.offsets = Array.from({ length: nLayers }, (_, i) => [...(base.offsets[i % base.offsets.length] as number[])]);
   if (f['d-model'] !== undefined) {
     o.dModel = f['d-model'];
     o.dFF = 4 * f['d-model'];
     if (f['d-model'] % base.nHeads !== 0) throw new UsageError(`--d-model ${f['d-model']} must be divisible by the ${base.nHeads} attention heads of preset ${name}`, 'd-model');
   }
-  if (f.r !== undefined) o.r = f.r;
+  if (f.r !== undefined && kind === 'grassmann') o.r = f.r;
   if (f.block !== undefined) o.maxLen = f.block;
   if (f.dropout !== undefined) o.dropout = f.dropout;
   if (f.norm !== undefined) o.norm = f.norm as 'post' | 'pre';

@@ -3,11 +3,11 @@ import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { countParams, loadCheckpoint } from '@grassflow/gpu-layers';
 import { parseFlags, summariseRun, writeReport, type FlagSpecs, type MetricRecord, startBackend, wantsHelp } from '@grassflow/training';
-import { loadSplitIds, type TokenizerKind } from './corpus.js';
-import { loadRunData } from './commands.js';
-import { evaluatePerplexity } from './lm-task.js';
-import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom } from './model-options.js';
-import { startRun } from './run-training.js';
+import { loadSplitIds, type TokenizerKind } from '../shared/corpus.js';
+import { loadRunData } from '../train/command.js';
+import { evaluatePerplexity } from '../lm-task.js';
+import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom } from '../shared/model-options.js';
+import { startRun } from '../train/run.js';
 
 /** Defaults sized so that all three runs finish in a few minutes on a 2-core machine (see README). */
 export const COMPARE_FLAGS = {

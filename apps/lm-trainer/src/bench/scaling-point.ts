@@ -1,7 +1,7 @@
 // One point of `bench --scaling`: median forward+backward time of a stack of blocks at one (model, L).
 import * as tf from '@tensorflow/tfjs-core';
 import { GrassmannBlock, TransformerBlock, type ParamLayer } from '@grassflow/gpu-layers';
-import type { ModelKind } from './model-options.js';
+import type { ModelKind } from '../shared/model-options.js';
 
 /** The block stack every model kind is timed with (the same d, d_ff, depth for all three). */
 export interface ScalingStack {

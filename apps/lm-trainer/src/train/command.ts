@@ -1,11 +1,11 @@
 // The train, eval and generate commands.
 import { checkResumeFlags, openRunToResume, parseFlags, UsageError, wantsHelp, type FlagSpecs, startBackend, describeRunEnd, runExitCode } from '@grassflow/training';
-import { loadModelAndTokenizer } from './checkpoint-dir.js';
-import { dataDirOrThrow, loadSplitIds, loadTokenizer, type TokenizerKind } from './corpus.js';
-import { generateIds } from './generate.js';
-import { evaluatePerplexity } from './lm-task.js';
-import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom, type ModelKind } from './model-options.js';
-import { resumeRun, startRun, type RunConfig, type RunData } from './run-training.js';
+import { loadModelAndTokenizer } from '../shared/checkpoint-dir.js';
+import { dataDirOrThrow, loadSplitIds, loadTokenizer, type TokenizerKind } from '../shared/corpus.js';
+import { generateIds } from '../generate/generate.js';
+import { evaluatePerplexity } from '../lm-task.js';
+import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom, type ModelKind } from '../shared/model-options.js';
+import { resumeRun, startRun, type RunConfig, type RunData } from './run.js';
 
 /** Load tokenizer + train/valid ids from the data folder. */
 export async function loadRunData(tokenizer: TokenizerKind, dataDirFlag: string | undefined): Promise<RunData> {

@@ -11,9 +11,9 @@ import {
   type HistogramChart,
   type LineChart,
 } from '@grassflow/training';
-import type { AttentionLayerReport } from './inspect-attention.js';
-import type { GrassmannLayerReport } from './inspect-grassmann.js';
-import type { InspectResult } from './inspect-model.js';
+import type { AttentionLayerReport } from '../inspect-attention.js';
+import type { GrassmannLayerReport } from '../inspect-grassmann.js';
+import type { InspectResult } from './model.js';
 
 /** How the report describes where the numbers came from. */
 export interface InspectReportMeta {

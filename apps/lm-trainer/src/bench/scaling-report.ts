@@ -2,8 +2,8 @@
 import { join } from 'node:path';
 import { writeFileAtomic } from '@grassflow/datasets';
 import { markdownTable, renderLineChart, writeJsonAtomic, type LineChart } from '@grassflow/training';
-import type { ScalingStack } from './bench-scaling-point.js';
-import type { ModelKind } from './model-options.js';
+import type { ScalingStack } from './scaling-point.js';
+import type { ModelKind } from '../shared/model-options.js';
 
 /** How one (model, L) point ended: timed, out of memory, not run because a shorter L was out of memory, or failed otherwise. */
 export type PointStatus = 'ok' | 'oom' | 'oom-skipped' | 'error';

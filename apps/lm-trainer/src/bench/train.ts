@@ -3,8 +3,8 @@ import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { countParams, createModel, initBackend, type BackendName } from '@grassflow/gpu-layers';
 import { AdamW, defaultDecayFilter, namedParameters, parseFlags, trainStep, UsageError, type FlagSpecs, type ParsedFlags, wantsHelp } from '@grassflow/training';
-import { LmTrainTask } from './lm-task.js';
-import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from './model-options.js';
+import { LmTrainTask } from '../lm-task.js';
+import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from '../shared/model-options.js';
 
 /** BERT WordPiece vocabulary size: the benchmark's default V, so the head costs what it costs in `train`. */
 const WORDPIECE_V = 30_522;

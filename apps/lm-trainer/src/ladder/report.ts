@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { LAGGED_SUM_LAGS } from '@grassflow/datasets';
 import { countParams, type ModelConfig } from '@grassflow/gpu-layers';
 import { formatCell, markdownTable, writeJsonAtomic, writeReport, type ChartSeries } from '@grassflow/training';
-import type { LadderConfig } from './ladder-options.js';
-import type { RungResult } from './ladder-task.js';
+import type { LadderConfig } from './options.js';
+import type { RungResult } from '../ladder-task.js';
 
 /** Mean, sample standard deviation (0 for one value), min and max of some values. */
 export interface Spread {

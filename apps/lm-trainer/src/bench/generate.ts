@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { createDecoder, createModel, initBackend, type BackendName, type GrassmannLM, type TransformerLM } from '@grassflow/gpu-layers';
 import { markdownTable, parseFlags, UsageError, type FlagSpecs, type ParsedFlags, wantsHelp } from '@grassflow/training';
-import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from './model-options.js';
+import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from '../shared/model-options.js';
 
 const GENERATE_BENCH_FLAGS = {
   generate: { type: 'boolean', help: 'select this benchmark (required; bench dispatches on it)' },

@@ -4,9 +4,9 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
 import { markdownTable, parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp } from '@grassflow/training';
-import { timePoint, type ScalingStack } from './bench-scaling-point.js';
-import { crossoverOf, lastLRan, scalingTable, stackJson, writeScalingFiles, type ScalingPoint, type ScalingResult } from './bench-scaling-report.js';
-import { MODEL_KINDS, type ModelKind } from './model-options.js';
+import { timePoint, type ScalingStack } from './scaling-point.js';
+import { crossoverOf, lastLRan, scalingTable, stackJson, writeScalingFiles, type ScalingPoint, type ScalingResult } from './scaling-report.js';
+import { MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
 
 export const SCALING_FLAGS = {
   scaling: { type: 'boolean', help: 'this benchmark (time per token against L)' },

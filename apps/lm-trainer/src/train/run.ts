@@ -17,10 +17,10 @@ import {
   type RunOutcome as GenericRunOutcome,
   type ResumePoint,
 } from '@grassflow/training';
-import type { CorpusTokenizer } from './corpus.js';
-import { LmTrainTask } from './lm-task.js';
-import { totalStepsOf, type ModelKind, type TrainingConfig } from './model-options.js';
-import { writeRunReport } from './run-report.js';
+import type { CorpusTokenizer } from '../shared/corpus.js';
+import { LmTrainTask } from '../lm-task.js';
+import { totalStepsOf, type ModelKind, type TrainingConfig } from '../shared/model-options.js';
+import { writeRunReport } from './report.js';
 
 /** config.json of a run folder: everything needed to repeat the run. */
 export interface RunConfig extends RunProvenance {

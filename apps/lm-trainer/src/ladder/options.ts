@@ -3,7 +3,7 @@ import { BACKEND_NAMES, offsetSchedule, preset, type ModelConfig } from '@grassf
 import { DatasetError, LAGGED_SUM_LAGS, SyntheticTask, type SyntheticFamily } from '@grassflow/datasets';
 import { UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import type { OptimizerConfig } from '@grassflow/training';
-import { MODEL_KINDS, type ModelKind } from './model-options.js';
+import { MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
 
 export const LADDER_FAMILIES = ['lagged-sum', 'recall'] as const;
 

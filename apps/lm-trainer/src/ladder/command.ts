@@ -5,10 +5,10 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SyntheticTask } from '@grassflow/datasets';
 import { gitCommit, parseFlags, startBackend, StopSignal, UsageError, writeJsonAtomic, formatDuration, wantsHelp } from '@grassflow/training';
-import { ladderConfigFrom, LADDER_FLAGS, type LadderConfig } from './ladder-options.js';
-import { grassmannReach, reachableFraction, receptiveField } from './ladder-reach.js';
-import { cellsOf, chanceAccuracy, ruleOf, writeLadderReport, writeLadderResults, type LadderResults, type LevelInfo } from './ladder-report.js';
-import { runRung, type RungResult } from './ladder-task.js';
+import { ladderConfigFrom, LADDER_FLAGS, type LadderConfig } from './options.js';
+import { grassmannReach, reachableFraction, receptiveField } from './reach.js';
+import { cellsOf, chanceAccuracy, ruleOf, writeLadderReport, writeLadderResults, type LadderResults, type LevelInfo } from './report.js';
+import { runRung, type RungResult } from '../ladder-task.js';
 
 /** config.json of a ladder run folder. */
 export interface LadderRunConfig {
@@ -24,7 +24,8 @@ export interface LadderRunConfig {
 
 /** Per level: the rule and, with a Grassmann model, the share of held-out targets within its reach. */
 function levelInfos(cfg: LadderConfig): { levels: LevelInfo[]; grassmann: LadderResults['grassmann'] } {
-  const g = cfg.modelConfigs['grassmann'];
+  const c = cfg.modelConfigs['grassmann'];
+  const g = c?.kind === 'grassmann' ? c : undefined;
   const reach = g === undefined ? null : grassmannReach(g.offsets);
   const levels = cfg.levels.map((level) => {
     const task = new SyntheticTask({ family: cfg.family, level, blockSize: cfg.block, vocabSize: cfg.vocabSize, seed: cfg.evalSeed });
