@@ -139,7 +139,8 @@ export async function saveCheckpoint(
 function describeConfig(config: ModelConfig): string {
   return (
     `kind=${config.kind} vocabSize=${config.vocabSize} dModel=${config.dModel} nLayers=${config.nLayers} ` +
-    `dFF=${config.dFF} maxLen=${config.maxLen} r=${config.r} nHeads=${config.nHeads} norm=${config.norm}`
+    `dFF=${config.dFF} maxLen=${config.maxLen} ${config.kind === 'grassmann' ? `r=${config.r}` : `nHeads=${config.nHeads}`} ` +
+    `norm=${config.norm}`
   );
 }
 

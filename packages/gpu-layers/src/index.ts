@@ -12,11 +12,20 @@ export {
   ModelConfigError,
   offsetSchedule,
   PRESETS,
+  PRESET_NAMES,
+  MODEL_DEFAULTS,
   preset,
   pluckerDim,
   countParams,
 } from './shared/config.js';
-export type { ModelConfig, PresetName } from './shared/config.js';
+export type {
+  ModelConfig,
+  ModelConfigInput,
+  GrassmannConfig,
+  TransformerConfig,
+  FullModelConfig,
+  PresetName,
+} from './shared/config.js';
 export {
   grassmannMixing,
   grassmannMixingTrace,

@@ -78,8 +78,9 @@ describe('the on-disk format', () => {
     expect(config).toEqual(saved.config);
     expect(config['format']).toBe('grassflow-checkpoint');
     expect(config['formatVersion']).toBe(1);
+    // a Grassmann model's config has the Grassmann fields only (no attention, nHeads), in the fields' fixed order
     expect(Object.keys(config['model'] as object)).toEqual([
-      'kind', 'attention', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'r', 'offsets', 'eps', 'nHeads', 'norm', 'dropout',
+      'kind', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'r', 'offsets', 'eps', 'norm', 'dropout',
     ]);
     expect(config['model']).toEqual(model.config);
     expect(config['extra']).toEqual({ step: 10, bestValLoss: 3.25, note: 'ünïcode', nested: { lr: [1e-4, null] } });

@@ -7,6 +7,7 @@ import {
   createModel,
   GrassmannLM,
   lmLoss,
+  MODEL_DEFAULTS,
   ModelConfigError,
   offsetSchedule,
   preset,
@@ -75,6 +76,45 @@ describe('configs and parameter counts', () => {
     expect(() => validateModelConfig(bad({ norm: undefined }))).toThrow(ModelConfigError);
     expect(validateModelConfig(good)).toEqual(good);
   });
+
+  it('a partial config: kind plus what differs from MODEL_DEFAULTS; fields of the other kind neither needed nor kept', async () => {
+    await useBackend('cpu');
+    const g = validateModelConfig({ kind: 'grassmann' });
+    expect(g).toEqual({ kind: 'grassmann', ...MODEL_DEFAULTS, attention: undefined, nHeads: undefined });
+    expect(Object.keys(g)).not.toContain('attention');
+    expect(Object.keys(g)).not.toContain('nHeads');
+    const t = validateModelConfig({ kind: 'transformer', attention: 'ea' });
+    expect(t).toMatchObject({ kind: 'transformer', attention: 'ea', nHeads: 4, dModel: 256, dropout: 0.1 });
+    expect(Object.keys(t).sort()).toEqual(['attention', 'dFF', 'dModel', 'dropout', 'eps', 'kind', 'maxLen', 'nHeads', 'nLayers', 'norm', 'vocabSize']);
+    // defaults build the same models as the paper-6l preset
+    expect(g).toEqual(preset('paper-6l'));
+    expect(countParams({ kind: 'grassmann' })).toBe(12_606_656);
+    expect(countParams({ kind: 'transformer', attention: 'ea' })).toBe(12_584_960);
+    // offsets follow nLayers when not given: one offset per layer from the paper's schedule
+    expect(validateModelConfig({ kind: 'grassmann', nLayers: 8 })).toMatchObject({ offsets: [[1], [2], [4], [8], [12], [16], [1], [2]] });
+    const small = { vocabSize: 20, dModel: 8, dFF: 16, maxLen: 6, nLayers: 2 };
+    const gm = createModel({ kind: 'grassmann', ...small, r: 3, offsets: [[1], [2]] }, { seed: 3 });
+    const tm = createModel({ kind: 'transformer', attention: 'ea', ...small, nHeads: 2 }, { seed: 3 });
+    expect(gm).toBeInstanceOf(GrassmannLM);
+    expect(tm).toBeInstanceOf(TransformerLM);
+    expect((tm.config as { attention?: string }).attention).toBe('ea');
+    expect('r' in tm.config).toBe(false);
+    // an old checkpoint's config stores every field: the other kind's fields are accepted, kept (so the file
+    // re-saves byte for byte) and ignored; a preset (a size, with both kinds' fields) keeps only the kind's
+    const old = { ...PRESETS.tiny, kind: 'transformer', attention: 'dpa', r: 4, offsets: [[1], [2]] };
+    expect(validateModelConfig(old)).toMatchObject({ kind: 'transformer', r: 4, nHeads: 2 });
+    expect(preset('tiny', { kind: 'transformer' })).not.toHaveProperty('r');
+    expect(preset('tiny')).not.toHaveProperty('nHeads');
+    // same weights, same logits: a partial config and the full one build identical models
+    const full = createModel({ ...PRESETS.tiny, offsets: [[1], [2]] }, { seed: 9 });
+    const part = createModel({ kind: 'grassmann', vocabSize: 64, dModel: 16, nLayers: 2, dFF: 64, maxLen: 16, r: 4, offsets: [[1], [2]] }, { seed: 9 });
+    const ids = tf.tensor2d([[1, 2, 3]], [1, 3], 'int32');
+    expect(values(part.apply(ids))).toEqual(values(full.apply(ids)));
+    // unknown fields are refused by name
+    expect(() => validateModelConfig({ kind: 'grassmann', heads: 4 })).toThrow(/ModelConfig\.heads: unknown field; a model config has kind, /);
+    expect(() => createModel({ kind: 'transformer', attention: 'xa' } as never)).toThrow(/ModelConfig\.attention: must be one of 'dpa', 'ea', got "xa"/);
+    for (const m of [gm, tm, full, part]) m.dispose();
+  });
 });
 
 describe('models', () => {
@@ -101,7 +141,7 @@ describe('models', () => {
   it.each(['grassmann', 'transformer'] as const)('%s: stateDict has PyTorch names and layouts and round-trips', async (kind) => {
     await useBackend('cpu');
     const c = preset('tiny', { kind, norm: 'pre' });
-    const [d, r, V, L, dFF] = [c.dModel, c.r, c.vocabSize, c.maxLen, c.dFF];
+    const [d, r, V, L, dFF] = [c.dModel, c.kind === 'grassmann' ? c.r : 0, c.vocabSize, c.maxLen, c.dFF];
     const m = createModel(c, { seed: 1 });
     const sd = m.stateDict();
     const shapes = Object.fromEntries([...sd].map(([k, t]) => [k, t.shape]));

@@ -1,11 +1,7 @@
-// The one model config shared by GrassmannLM and TransformerLM, its validation, presets and parameter count.
+// The model config of GrassmannLM and TransformerLM: one typed defaults object, validation, presets, parameter count.
 
-/** Architecture of a language model. All fields are always present; fields a kind does not use are ignored. */
-export interface ModelConfig {
-  /** 'grassmann' (causal Grassmann mixing) or 'transformer' (attention baseline). */
-  kind: 'grassmann' | 'transformer';
-  /** Transformer only: 'dpa' dot-product softmax attention or 'ea' expressive attention. */
-  attention: 'dpa' | 'ea';
+/** Fields every kind has. */
+interface CommonConfig {
   /** Vocabulary size V (30,522 for BERT WordPiece). */
   vocabSize: number;
   /** Model width d. */
@@ -16,19 +12,89 @@ export interface ModelConfig {
   dFF: number;
   /** Longest sequence L, also the size of the positional table. */
   maxLen: number;
-  /** Grassmann only: reduced width r (C(r,2) Plücker coordinates per pair). */
-  r: number;
-  /** Grassmann only: offsets Δ of each layer, one array per layer. */
-  offsets: number[][];
   /** ε of the Plücker normalisation and of expressive attention's denominator (1e-6). */
   eps: number;
-  /** Transformer only: attention heads H (d divisible by H). */
-  nHeads: number;
   /** 'post' LayerNorm (paper) or 'pre' LayerNorm with a final ln_f. */
   norm: 'post' | 'pre';
   /** Dropout rate in [0, 1). */
   dropout: number;
 }
+
+/** A Grassmann language model (causal Grassmann mixing, paper-notes §1–2). */
+export interface GrassmannConfig extends CommonConfig {
+  kind: 'grassmann';
+  /** Reduced width r (C(r,2) Plücker coordinates per pair). */
+  r: number;
+  /** Offsets Δ of each layer, one array per layer. */
+  offsets: number[][];
+  /**
+   * Ignored: Transformer fields, absent unless the config was written with them (configs before partial configs
+   * stored every field; they are kept so that such a checkpoint re-saves byte for byte).
+   */
+  attention?: 'dpa' | 'ea';
+  nHeads?: number;
+}
+
+/** A Transformer language model (the attention baseline). */
+export interface TransformerConfig extends CommonConfig {
+  kind: 'transformer';
+  /** 'dpa' dot-product softmax attention or 'ea' expressive attention. */
+  attention: 'dpa' | 'ea';
+  /** Attention heads H (d divisible by H). */
+  nHeads: number;
+  /** Ignored: Grassmann fields, absent unless the config was written with them (see GrassmannConfig.attention). */
+  r?: number;
+  offsets?: number[][];
+}
+
+/**
+ * Architecture of a language model, as validateModelConfig returns it and checkpoints store it: the fields of
+ * its kind (a Grassmann config needs no `attention`/`nHeads`, a Transformer config no `r`/`offsets`, and they are
+ * not added; where a config gives them, as old checkpoints do, they are checked, kept and ignored).
+ */
+export type ModelConfig = GrassmannConfig | TransformerConfig;
+
+/** Every field of either kind: the shape of {@link MODEL_DEFAULTS} and of the size presets. */
+export interface FullModelConfig extends CommonConfig {
+  kind: 'grassmann' | 'transformer';
+  r: number;
+  offsets: number[][];
+  attention: 'dpa' | 'ea';
+  nHeads: number;
+}
+
+/**
+ * What createModel, validateModelConfig and countParams accept: `kind` plus whatever differs from
+ * {@link MODEL_DEFAULTS}. Fields of the other kind are accepted and ignored (old checkpoints store every field).
+ */
+export type ModelConfigInput = Pick<FullModelConfig, 'kind'> & Partial<Omit<FullModelConfig, 'kind'>>;
+
+/**
+ * The documented defaults (the paper's 6-layer model, nanoGPT style: one typed object, a reason on each field).
+ * `offsets` is the only default that depends on another field: when nLayers differs from 6 and offsets are not
+ * given, layer i gets the single offset [1, 2, 4, 8, 12, 16][i mod 6] (offsetSchedule 'per-layer').
+ */
+export const MODEL_DEFAULTS: Omit<FullModelConfig, 'kind'> = {
+  vocabSize: 30522, // BERT WordPiece, the paper's tokenizer
+  dModel: 256, // the paper's width
+  nLayers: 6, // the paper's small model (paper-12l: 12)
+  dFF: 1024, // 4d, as the paper and GPT-2
+  maxLen: 128, // the paper's training block of the 6-layer model
+  r: 32, // C(32,2) = 496 Plücker coordinates, the paper's reduced width
+  offsets: [[1], [2], [4], [8], [12], [16]], // one offset per layer, doubling then ×1.5: receptive field 43
+  eps: 1e-6, // keeps p̂ = p/sqrt(‖p‖² + ε²) finite at p = 0 and EA's denominator > 0, below float32 noise
+  attention: 'dpa', // softmax attention, the standard baseline
+  nHeads: 4, // d_head = 64 at d = 256
+  norm: 'post', // as the paper
+  dropout: 0.1, // the paper's rate
+};
+
+const COMMON_FIELDS = ['kind', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'eps', 'norm', 'dropout'] as const;
+const GRASSMANN_FIELDS = ['r', 'offsets'] as const;
+const TRANSFORMER_FIELDS = ['attention', 'nHeads'] as const;
+const KNOWN_FIELDS: readonly string[] = [...COMMON_FIELDS, ...GRASSMANN_FIELDS, ...TRANSFORMER_FIELDS];
+/** The order of the fields in a validated config (and so in config.json): the order checkpoints have always had. */
+const FIELD_ORDER = ['kind', 'attention', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'r', 'offsets', 'eps', 'nHeads', 'norm', 'dropout'];
 
 /** A config that failed validation; `field` names the offending field. */
 export class ModelConfigError extends Error {
@@ -57,33 +123,12 @@ function oneOf<T extends string>(o: Record<string, unknown>, field: string, valu
   return v as T;
 }
 
-/** Check every field of a model config (types, ranges, cross-field rules) and return a clean copy. */
-export function validateModelConfig(config: unknown): ModelConfig {
-  if (typeof config !== 'object' || config === null) throw new ModelConfigError('(root)', 'a config must be an object');
-  const o = config as Record<string, unknown>;
-  const kind = oneOf(o, 'kind', ['grassmann', 'transformer'] as const);
-  const attention = oneOf(o, 'attention', ['dpa', 'ea'] as const);
-  const vocabSize = positiveInt(o, 'vocabSize');
-  const dModel = positiveInt(o, 'dModel');
-  const nLayers = positiveInt(o, 'nLayers');
-  const dFF = positiveInt(o, 'dFF');
-  const maxLen = positiveInt(o, 'maxLen');
-  const r = positiveInt(o, 'r', 2);
-  const nHeads = positiveInt(o, 'nHeads');
-  const norm = oneOf(o, 'norm', ['post', 'pre'] as const);
-  const eps = o['eps'];
-  if (typeof eps !== 'number' || !(eps > 0) || !Number.isFinite(eps)) {
-    throw new ModelConfigError('eps', `must be a finite number > 0, got ${JSON.stringify(eps)}`);
-  }
-  const dropout = o['dropout'];
-  if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1)) {
-    throw new ModelConfigError('dropout', `must be a number in [0, 1), got ${JSON.stringify(dropout)}`);
-  }
-  const offsets = o['offsets'];
+/** The offsets of a Grassmann config: one non-empty array of integers ≥ 1 per layer. */
+function checkOffsets(offsets: unknown, nLayers: number): number[][] {
   if (!Array.isArray(offsets) || offsets.length !== nLayers) {
     throw new ModelConfigError('offsets', `must be an array of ${nLayers} arrays (one per layer), got ${JSON.stringify(offsets)}`);
   }
-  const cleanOffsets = offsets.map((layer: unknown, i) => {
+  return offsets.map((layer: unknown, i) => {
     if (!Array.isArray(layer) || layer.length === 0) {
       throw new ModelConfigError('offsets', `layer ${i} must be a non-empty array of positive integers, got ${JSON.stringify(layer)}`);
     }
@@ -94,10 +139,63 @@ export function validateModelConfig(config: unknown): ModelConfig {
       return delta;
     });
   });
-  if (kind === 'transformer' && dModel % nHeads !== 0) {
-    throw new ModelConfigError('nHeads', `dModel ${dModel} must be divisible by nHeads ${nHeads}`);
+}
+
+/**
+ * Check a model config (types, ranges, cross-field rules) and return a clean copy: absent fields of its kind take
+ * {@link MODEL_DEFAULTS}; fields of the other kind are not added, and where given (old checkpoints store every
+ * field) they are checked and kept, unused; unknown fields and fields given as undefined are refused.
+ */
+export function validateModelConfig(config: unknown): ModelConfig {
+  if (typeof config !== 'object' || config === null) throw new ModelConfigError('(root)', 'a config must be an object');
+  const given = config as Record<string, unknown>;
+  const unknownField = Object.keys(given).find((k) => !KNOWN_FIELDS.includes(k));
+  if (unknownField !== undefined) {
+    throw new ModelConfigError(unknownField, `unknown field; a model config has ${KNOWN_FIELDS.join(', ')}`);
   }
-  return { kind, attention, vocabSize, dModel, nLayers, dFF, maxLen, r, offsets: cleanOffsets, eps, nHeads, norm, dropout };
+  const kind = oneOf(given, 'kind', ['grassmann', 'transformer'] as const);
+  const own: readonly string[] = [...COMMON_FIELDS, ...(kind === 'grassmann' ? GRASSMANN_FIELDS : TRANSFORMER_FIELDS)];
+  const o: Record<string, unknown> = {};
+  for (const k of own) o[k] = k in given ? given[k] : (MODEL_DEFAULTS as Record<string, unknown>)[k];
+  for (const k of KNOWN_FIELDS) if (!own.includes(k) && k in given) o[k] = given[k];
+  const nLayers = positiveInt(o, 'nLayers');
+  if (kind === 'grassmann' && !('offsets' in given) && nLayers !== MODEL_DEFAULTS.offsets.length) {
+    o['offsets'] = offsetSchedule(MODEL_DEFAULTS.offsets.flat(), nLayers, 'per-layer');
+  }
+  const clean: Record<string, unknown> = { kind, nLayers };
+  const check: Record<string, () => unknown> = {
+    attention: () => oneOf(o, 'attention', ['dpa', 'ea'] as const),
+    vocabSize: () => positiveInt(o, 'vocabSize'),
+    dModel: () => positiveInt(o, 'dModel'),
+    dFF: () => positiveInt(o, 'dFF'),
+    maxLen: () => positiveInt(o, 'maxLen'),
+    r: () => positiveInt(o, 'r', 2),
+    offsets: () => checkOffsets(o['offsets'], nLayers),
+    eps: () => {
+      const eps = o['eps'];
+      if (typeof eps !== 'number' || !(eps > 0) || !Number.isFinite(eps)) {
+        throw new ModelConfigError('eps', `must be a finite number > 0, got ${JSON.stringify(eps)}`);
+      }
+      return eps;
+    },
+    nHeads: () => positiveInt(o, 'nHeads'),
+    norm: () => oneOf(o, 'norm', ['post', 'pre'] as const),
+    dropout: () => {
+      const dropout = o['dropout'];
+      if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1)) {
+        throw new ModelConfigError('dropout', `must be a number in [0, 1), got ${JSON.stringify(dropout)}`);
+      }
+      return dropout;
+    },
+  };
+  for (const k of COMMON_FIELDS) if (k !== 'kind' && k !== 'nLayers') clean[k] = (check[k] as () => unknown)();
+  for (const k of KNOWN_FIELDS) if (k in o && !(k in clean)) clean[k] = (check[k] as () => unknown)();
+  if (kind === 'transformer' && (clean['dModel'] as number) % (clean['nHeads'] as number) !== 0) {
+    throw new ModelConfigError('nHeads', `dModel ${String(clean['dModel'])} must be divisible by nHeads ${String(clean['nHeads'])}`);
+  }
+  const ordered: Record<string, unknown> = {};
+  for (const k of FIELD_ORDER) if (k in clean) ordered[k] = clean[k];
+  return ordered as unknown as ModelConfig;
 }
 
 /**
@@ -109,21 +207,7 @@ export function offsetSchedule(list: readonly number[], nLayers: number, mode: '
   return Array.from({ length: nLayers }, (_, i) => (mode === 'all' ? [...list] : [list[i % list.length] as number]));
 }
 
-const PAPER_6L: ModelConfig = {
-  kind: 'grassmann',
-  attention: 'dpa',
-  vocabSize: 30522, // BERT WordPiece
-  dModel: 256,
-  nLayers: 6,
-  dFF: 1024, // 4d
-  maxLen: 128,
-  r: 32, // C(32,2) = 496 Plücker coordinates
-  offsets: offsetSchedule([1, 2, 4, 8, 12, 16], 6, 'per-layer'),
-  eps: 1e-6,
-  nHeads: 4,
-  norm: 'post', // as the paper
-  dropout: 0.1,
-};
+const PAPER_6L: FullModelConfig = { kind: 'grassmann', ...MODEL_DEFAULTS };
 
 /** Named configs: the paper's 6- and 12-layer models and a tiny one for tests. */
 export const PRESETS = {
@@ -146,17 +230,26 @@ export const PRESETS = {
     offsets: [[1], [2]],
     nHeads: 2,
   },
-} as const satisfies Record<string, ModelConfig>;
+} as const satisfies Record<string, FullModelConfig>;
 
 export type PresetName = keyof typeof PRESETS;
 
-/** A preset with fields overridden, validated; e.g. preset('paper-6l', { kind: 'transformer', attention: 'ea' }). */
-export function preset(name: PresetName, overrides: Partial<ModelConfig> = {}): ModelConfig {
-  const base = PRESETS[name] as ModelConfig | undefined;
+/** The preset names, from the table (for CLI choices and messages). */
+export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
+
+/**
+ * A preset (a size: it holds the fields of both kinds) with fields overridden, validated, keeping the fields of
+ * the resulting kind; e.g. preset('paper-6l', { kind: 'transformer', attention: 'ea' }).
+ */
+export function preset(name: PresetName, overrides: Partial<FullModelConfig> = {}): ModelConfig {
+  const base = PRESETS[name] as FullModelConfig | undefined;
   if (base === undefined) {
     throw new RangeError(`unknown preset '${String(name)}'; presets: ${Object.keys(PRESETS).join(', ')}`);
   }
-  return validateModelConfig({ ...base, offsets: base.offsets.map((l) => [...l]), ...overrides });
+  const kind = overrides.kind ?? base.kind;
+  const other: readonly string[] = kind === 'grassmann' ? TRANSFORMER_FIELDS : GRASSMANN_FIELDS;
+  const own = Object.fromEntries(Object.entries(base).filter(([k]) => !other.includes(k))); // a size preset has both
+  return validateModelConfig({ ...own, ...overrides });
 }
 
 /** C(r, 2) = r(r − 1)/2, the number of Plücker coordinates of a 2-plane in R^r. */
@@ -169,14 +262,12 @@ export function pluckerDim(r: number): number {
  * embeddings V·d + L·d (head tied), per block LN 2·2d + FFN (d·d_ff + d_ff + d_ff·d + d) + mixer:
  * Grassmann (d·r + r) + (C(r,2)·d + d) + (2d·d + d), Transformer (3d² + 3d) + (d² + d); pre-LN adds ln_f 2d.
  */
-export function countParams(config: ModelConfig): number {
+export function countParams(config: ModelConfig | ModelConfigInput): number {
   const c = validateModelConfig(config);
   const d = c.dModel;
   const ffn = d * c.dFF + c.dFF + c.dFF * d + d;
   const mixer =
-    c.kind === 'grassmann'
-      ? d * c.r + c.r + pluckerDim(c.r) * d + d + 2 * d * d + d
-      : 3 * d * d + 3 * d + d * d + d;
+    c.kind === 'grassmann' ? d * c.r + c.r + pluckerDim(c.r) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
   const perLayer = mixer + 2 * 2 * d + ffn;
   return c.vocabSize * d + c.maxLen * d + c.nLayers * perLayer + (c.norm === 'pre' ? 2 * d : 0);
 }
