@@ -90,6 +90,12 @@ describe('configs and parameter counts', () => {
     expect(g).toEqual(preset('paper-6l'));
     expect(countParams({ kind: 'grassmann' })).toBe(12_606_656);
     expect(countParams({ kind: 'transformer', attention: 'ea' })).toBe(12_584_960);
+    const paperG = createModel({ kind: 'grassmann' }, { seed: 1 });
+    const paperT = createModel({ kind: 'transformer', attention: 'ea' }, { seed: 1 });
+    expect(paperG.numParams()).toBe(12_606_656);
+    expect(paperT.numParams()).toBe(12_584_960);
+    paperG.dispose();
+    paperT.dispose();
     // offsets follow nLayers when not given: one offset per layer from the paper's schedule
     expect(validateModelConfig({ kind: 'grassmann', nLayers: 8 })).toMatchObject({ offsets: [[1], [2], [4], [8], [12], [16], [1], [2]] });
     const small = { vocabSize: 20, dModel: 8, dFF: 16, maxLen: 6, nLayers: 2 };
