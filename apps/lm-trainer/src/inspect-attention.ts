@@ -1,69 +1,37 @@
-// Attention inside a Transformer block, in float64 from its weights: entropy per head and the weight on antiparallel pairs.
+// Attention inside a Transformer block, from the model's own attention: entropy per head and the weight on
+// antiparallel pairs.
 import * as tf from '@tensorflow/tfjs-core';
-import { causalAttention, type AttentionWeights, type TransformerBlock } from '@grassflow/gpu-layers';
-import { affine, blockWeights, maxAbsDiff, mixerInput, summarize, weight, type Mat, type Summary } from './inspect-tensors.js';
+import { attentionTrace, type TransformerBlock } from '@grassflow/gpu-layers';
+import { blockWeights, mixerInput, summarize, type Mat, type Summary } from './inspect-tensors.js';
 
-/** Attention weights of one head along one sequence (float64). */
+/** Attention weights of one head along one sequence (the model's float32 values as float64). */
 export interface HeadTrace {
   /** a[i * L + j], 0 for j > i. */
   a: Float64Array;
-  /** Scaled scores s[i * L + j] = q_i · k_j / sqrt(d_head) (j ≤ i). */
+  /** Scaled scores s[i * L + j] = q_i · k_j / sqrt(d_head). */
   s: Float64Array;
 }
 
 /**
- * Causal attention weights from scaled scores s_ij = q_i·k_j / sqrt(d_head) (paper-notes §4):
- * DPA a_i = softmax_{j ≤ i}(s_ij); EA e_ij = s_ij²/(1 + s_ij²) (j ≤ i), a_ij = e_ij / (Σ_j e_ij + ε).
+ * The scores and weights of each head of the block's causal attention of u (L × d), by the model's own code
+ * (attentionTrace: DPA a_i = softmax_{j ≤ i}(s_ij); EA e_ij = s_ij²/(1 + s_ij²) (j ≤ i), a_ij = e_ij/(Σ_j e_ij + ε)),
+ * and `leak`: the largest weight on a future key (j > i), which causality makes 0.
  */
-export function attentionRows(s: Float64Array, L: number, kind: 'dpa' | 'ea', eps: number): Float64Array {
-  const a = new Float64Array(L * L);
-  for (let i = 0; i < L; i++) {
-    let total = 0;
-    if (kind === 'dpa') {
-      let m = -Infinity;
-      for (let j = 0; j <= i; j++) m = Math.max(m, s[i * L + j] as number);
-      for (let j = 0; j <= i; j++) total += a[i * L + j] = Math.exp((s[i * L + j] as number) - m);
-    } else {
-      for (let j = 0; j <= i; j++) {
-        const x2 = (s[i * L + j] as number) ** 2;
-        total += a[i * L + j] = x2 / (1 + x2);
-      }
-      total += eps;
-    }
-    for (let j = 0; j <= i; j++) a[i * L + j] = (a[i * L + j] as number) / total;
-  }
-  return a;
-}
-
-/** The weights and output of multi-head causal attention of u (L × d), recomputed in float64. */
-export function traceAttention(u: Mat, w: { wQkv: Mat; bQkv: Mat; wProj: Mat; bProj: Mat }, nHeads: number, kind: 'dpa' | 'ea', eps: number): { heads: HeadTrace[]; out: Mat } {
+export function traceAttention(block: TransformerBlock, u: Mat): { heads: HeadTrace[]; leak: number } {
   const L = u.rows;
-  const d = u.cols;
-  const dh = d / nHeads;
-  const qkv = affine(u, w.wQkv, w.bQkv); // [L, 3d]: q | k | v, head h at columns h·d_head …
-  const at = (t: number, col: number) => qkv.data[t * 3 * d + col] as number;
-  const merged: Mat = { rows: L, cols: d, data: new Float64Array(L * d) };
-  const heads: HeadTrace[] = [];
-  for (let h = 0; h < nHeads; h++) {
-    const s = new Float64Array(L * L);
-    for (let i = 0; i < L; i++) {
-      for (let j = 0; j <= i; j++) {
-        let dot = 0;
-        for (let c = 0; c < dh; c++) dot += at(i, h * dh + c) * at(j, d + h * dh + c);
-        s[i * L + j] = dot / Math.sqrt(dh);
-      }
-    }
-    const a = attentionRows(s, L, kind, eps);
-    for (let i = 0; i < L; i++) {
-      for (let c = 0; c < dh; c++) {
-        let y = 0;
-        for (let j = 0; j <= i; j++) y += (a[i * L + j] as number) * at(j, 2 * d + h * dh + c);
-        merged.data[i * d + h * dh + c] = y;
-      }
-    }
-    heads.push({ a, s });
-  }
-  return { heads, out: affine(merged, w.wProj, w.bProj) };
+  const H = block.nHeads;
+  const input = tf.tensor3d(Float32Array.from(u.data), [1, L, u.cols]); // [1, L, d]
+  const t = attentionTrace(input, block.mixerWeights(), { nHeads: H, kind: block.attention, eps: block.eps });
+  const a = Float64Array.from(t.weights.dataSync()); // [H, L, L]
+  const s = Float64Array.from(t.scores.dataSync()); // [H, L, L]
+  tf.dispose([input, t.output, t.scores, t.weights]);
+  let leak = 0;
+  const heads = Array.from({ length: H }, (_, h) => {
+    const ah = a.slice(h * L * L, (h + 1) * L * L);
+    for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) leak = Math.max(leak, Math.abs(ah[i * L + j] as number));
+    return { a: ah, s: s.slice(h * L * L, (h + 1) * L * L) };
+  });
+  return { heads, leak };
 }
 
 /** What inspect reports for one attention head over all samples. */
@@ -89,7 +57,7 @@ export interface AttentionLayerReport {
   perPositionEntropy: number[][];
   /** [sample][i]: H_i / ln(i + 1) averaged over the heads (null at i = 0, where the window is one key). */
   perPositionNormalizedEntropy: Array<Array<number | null>>;
-  /** Largest |attention output (float64, here) − causalAttention (float32, the model's own code)|. */
+  /** Largest attention weight of the model's causalAttention on a future key (j > i): 0 when causal. */
   check: { maxAbsDiff: number };
 }
 
@@ -105,9 +73,6 @@ function rowEntropy(a: Float64Array, i: number, L: number): number {
 /** Inspect Transformer block `layer` on the samples: `inputs[s]` is the block's input h (L × d) for sample s. */
 export function inspectAttentionLayer(block: TransformerBlock, layer: number, inputs: readonly Mat[]): AttentionLayerReport {
   const weights = blockWeights(block);
-  const w = { wQkv: weight(weights, 'mixer.qkv.weight'), bQkv: weight(weights, 'mixer.qkv.bias'), wProj: weight(weights, 'mixer.proj.weight'), bProj: weight(weights, 'mixer.proj.bias') };
-  const p = new Map(block.namedParams().map((q) => [q.name, q.variable]));
-  const wTf = { wQkv: p.get('mixer.qkv.weight'), bQkv: p.get('mixer.qkv.bias'), wProj: p.get('mixer.proj.weight'), bProj: p.get('mixer.proj.bias') } as unknown as AttentionWeights;
   const H = block.nHeads;
   const acc = Array.from({ length: H }, () => ({ entropy: [] as number[], norm: [] as number[], anti: 0, total: 0, antiPairs: 0, pairs: 0 }));
   const perPositionEntropy: number[][] = [];
@@ -116,10 +81,8 @@ export function inspectAttentionLayer(block: TransformerBlock, layer: number, in
   for (const h of inputs) {
     const u = mixerInput(h, weights, block.norm);
     const L = u.rows;
-    const tr = traceAttention(u, w, H, block.attention, block.eps);
-    const ref = tf.tidy(() => causalAttention(tf.tensor3d(Float32Array.from(u.data), [1, L, u.cols]), wTf, { nHeads: H, kind: block.attention, eps: block.eps }));
-    maxDiff = Math.max(maxDiff, maxAbsDiff(tr.out, ref));
-    ref.dispose();
+    const tr = traceAttention(block, u);
+    maxDiff = Math.max(maxDiff, tr.leak);
     const pos = new Array<number>(L).fill(0);
     tr.heads.forEach(({ a, s }, hd) => {
       const c = acc[hd] as (typeof acc)[number];

@@ -41,8 +41,8 @@ export type {
   GrassmannMixingPast,
   GrassmannMixingTrace,
 } from './grassmann/mixing.js';
-export { causalAttention, attentionWithCache, attentionWeights, causalMask } from './transformer/attention.js';
-export type { AttentionWeights, AttentionOptions, AttentionCache } from './transformer/attention.js';
+export { causalAttention, attentionWithCache, attentionTrace, attentionWeights, causalMask } from './transformer/attention.js';
+export type { AttentionWeights, AttentionOptions, AttentionCache, AttentionTrace } from './transformer/attention.js';
 export { ParamLayer, INIT_STD } from './shared/param-layer.js';
 export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './shared/param-layer.js';
 export { CausalGrassmannMixing } from './grassmann/mixing-layer.js';

@@ -2,6 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import {
+  attentionTrace,
   attentionWithCache,
   causalAttention,
   crossEntropy,
@@ -176,6 +177,31 @@ describe('one attention', () => {
       const causal = causalAttention(h, w, { nHeads: H, kind, eps: 1e-6, keyMask: tf.tensor2d(mask) });
       const refC = hs.flatMap((x, b) => naive(x, w, H, kind, true, mask[b] as number[]).flat());
       expect(relErr(values(causal), refC)).toBeLessThan(1e-5);
+    });
+
+    it(`${kind}: attentionTrace returns causalAttention's output, its scores and causal weights`, async () => {
+      await useBackend('cpu');
+      const [L, d, H] = [4, 4, 2];
+      const w = attnWeights(d, 70);
+      const h = rnd([1, L, d], 7) as tf.Tensor3D;
+      const tr = attentionTrace(h, w, { nHeads: H, kind, eps: 1e-6 });
+      expect(values(tr.output)).toEqual(values(causalAttention(h, w, { nHeads: H, kind, eps: 1e-6 })));
+      const a = tr.weights.arraySync();
+      const sc = tr.scores.arraySync();
+      const q = (tf.add(tf.matMul(tf.reshape(h, [L, d]), w.wQkv), w.bQkv) as tf.Tensor2D).arraySync(); // [L, 3d]
+      a.forEach((head, hd) =>
+        head.forEach((row, i) => {
+          row.forEach((v, j) => {
+            if (j > i) expect(v).toBe(0);
+            let dot = 0;
+            for (let e = 0; e < d / H; e++) dot += q[i]![hd * 2 + e]! * q[j]![d + hd * 2 + e]!;
+            expect(sc[hd]![i]![j]).toBeCloseTo(dot / Math.sqrt(d / H), 5);
+          });
+          const sum = row.reduce((x, y) => x + y, 0);
+          if (kind === 'dpa') expect(sum).toBeCloseTo(1, 6);
+          else expect(sum).toBeLessThan(1);
+        }),
+      );
     });
 
     it(`${kind}: a key/value cache fed chunk by chunk equals the whole-sequence call`, async () => {

@@ -105,13 +105,31 @@ export function attentionWithCache(
   return { output, cache: cache as { keysT: tf.Tensor3D; values: tf.Tensor3D } };
 }
 
-/** attentionWithCache's computation; the keys and values of every position are returned only with `withCache`. */
+/** The intermediates of one attention call, for inspection (see {@link attentionTrace}). */
+export interface AttentionTrace {
+  /** The value causalAttention returns, [B, L, d]. */
+  output: tf.Tensor3D;
+  /** Scaled scores s = q·kᵀ/sqrt(d_head), [B·H, L, n] (n = t0 + L keys; row b·H + head). */
+  scores: tf.Tensor3D;
+  /** Attention weights a, [B·H, L, n]: 0 on masked keys (the future, padding). */
+  weights: tf.Tensor3D;
+}
+
+/**
+ * attentionWithCache's computation; the keys and values of every position are returned only with `withCache`,
+ * the scores and weights only with `withTrace`.
+ */
 function attentionParts(
   h: tf.Tensor3D,
   w: AttentionWeights,
   options: AttentionOptions,
   withCache: boolean,
-): { output: tf.Tensor3D; cache?: { keysT: tf.Tensor3D; values: tf.Tensor3D } } {
+  withTrace = false,
+): {
+  output: tf.Tensor3D;
+  cache?: { keysT: tf.Tensor3D; values: tf.Tensor3D };
+  trace?: { scores: tf.Tensor3D; weights: tf.Tensor3D };
+} {
   const [B, L, d] = h.shape;
   const H = options.nHeads;
   const dh = d / H;
@@ -136,7 +154,11 @@ function attentionParts(
     const y = matmul(a, v); // [B·H, L, dh]
     const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, L, dh]), [0, 2, 1, 3]), [B, L, d]); // [B, L, d]
     const output = linear(merged, w.wProj, w.bProj) as tf.Tensor3D;
-    return withCache ? { output, cache: { keysT: kT, values: v } } : { output };
+    return {
+      output,
+      ...(withCache ? { cache: { keysT: kT, values: v } } : {}),
+      ...(withTrace ? { trace: { scores, weights: a } } : {}),
+    };
   });
 }
 
@@ -146,4 +168,14 @@ function attentionParts(
  */
 export function causalAttention(h: tf.Tensor3D, w: AttentionWeights, options: AttentionOptions): tf.Tensor3D {
   return attentionParts(h, w, options, false).output;
+}
+
+/**
+ * {@link causalAttention} with its scaled scores and attention weights, computed by the same code (for
+ * inspection). The caller disposes every returned tensor.
+ */
+export function attentionTrace(h: tf.Tensor3D, w: AttentionWeights, options: AttentionOptions): AttentionTrace {
+  const { output, trace } = attentionParts(h, w, options, false, true);
+  const t = trace as { scores: tf.Tensor3D; weights: tf.Tensor3D };
+  return { output, scores: t.scores, weights: t.weights };
 }
