@@ -1,7 +1,7 @@
 // One paper-6l training step (B 8, L 128) of Grassmann, DPA and EA on the backend initBackend picks.
 // Usage: pnpm bench [-- --steps N]   (GRASSFLOW_BACKEND=cpu|wasm|tensorflow|tensorflow-gpu forces one)
 import * as tf from '@tensorflow/tfjs-core';
-import { countParams, createModel, initBackend, lmLoss, preset, type ModelConfig } from '../src/index.js';
+import { countParams, createModel, initBackend, lmLoss, preset, type ModelConfig } from '@grassflow/gpu-layers';
 
 const B = 8;
 const L = 128;

@@ -1,7 +1,7 @@
 // DPA and EA against a naive per-head reference built from PyTorch-layout weights; block wiring.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { causalAttention, gelu, GrassmannBlock, grassmannMixing, layerNorm, linear, TransformerBlock } from '../src/index.js';
+import { causalAttention, gelu, GrassmannBlock, grassmannMixing, layerNorm, linear, TransformerBlock } from '@grassflow/gpu-layers';
 import { relErr, useBackend, values } from './helpers.js';
 
 /** Naive causal attention for one sequence h [L][d] with qkv weight W [3d][d] (rows q, k, v; head h at rows h·dh). */

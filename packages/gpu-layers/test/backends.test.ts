@@ -2,7 +2,7 @@
 import { cpus } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BACKEND_NAMES, BackendUnavailableError, createModel, initBackend, lmLoss, preset, type ModelConfig } from '../src/index.js';
+import { BACKEND_NAMES, BackendUnavailableError, createModel, initBackend, lmLoss, preset, type ModelConfig } from '@grassflow/gpu-layers';
 import { relErr, tokenIds, useBackend } from './helpers.js';
 
 describe('initBackend', () => {

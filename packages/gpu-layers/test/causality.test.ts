@@ -1,7 +1,7 @@
 // Causality of every mixer: tokens after position t never change the logits at positions ≤ t.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { createModel, preset, type ModelConfig } from '../src/index.js';
+import { createModel, preset, type ModelConfig } from '@grassflow/gpu-layers';
 import { tokenIds, useBackend, values } from './helpers.js';
 
 const KINDS: Array<[string, Partial<ModelConfig>]> = [

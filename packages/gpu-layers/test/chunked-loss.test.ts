@@ -1,7 +1,7 @@
 // chunkedLmLoss equals lmLoss on full logits (value and gradients for h and E), on cpu and wasm.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { chunkedLmLoss, lmLoss, tiedHead } from '../src/index.js';
+import { chunkedLmLoss, lmLoss, tiedHead } from '@grassflow/gpu-layers';
 import { relErr, tokenIds, useBackend, values } from './helpers.js';
 
 /** Reference: logits = h·Eᵀ in full, then the fused cross-entropy. */

@@ -1,7 +1,7 @@
 // Incremental decoding: step-by-step and primed logits equal the full forward pass; state memory; errors.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { createDecoder, createModel, DecoderError, preset, type ModelConfig } from '../src/index.js';
+import { createDecoder, createModel, DecoderError, preset, type ModelConfig } from '@grassflow/gpu-layers';
 import { tokenIds, useBackend, type TestBackend } from './helpers.js';
 
 /** A tiny model whose every parameter (biases and LayerNorm γ, β included) is perturbed by N(0, 0.3). */

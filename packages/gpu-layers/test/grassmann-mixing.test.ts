@@ -1,7 +1,7 @@
 // Causal Grassmann mixing: a hand-computed example, finite differences, degenerate inputs.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { CausalGrassmannMixing, grassmannMixing, pairCounts, pluckerPairs, type GrassmannMixingWeights } from '../src/index.js';
+import { CausalGrassmannMixing, grassmannMixing, pairCounts, pluckerPairs, type GrassmannMixingWeights } from '@grassflow/gpu-layers';
 import { useBackend, values } from './helpers.js';
 
 /** Random weights (internal layout) of a mixing layer, std `s`. */

@@ -1,6 +1,6 @@
 // Shared test helpers: backend switching and tolerant comparisons.
 import * as tf from '@tensorflow/tfjs-core';
-import { initBackend } from '../src/index.js';
+import { initBackend } from '@grassflow/gpu-layers';
 
 export type TestBackend = 'cpu' | 'wasm';
 

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import * as tfl from '@tensorflow/tfjs-layers';
 import { describe, expect, it } from 'vitest';
-import { CausalGrassmannMixing, GrassmannBlock, TransformerBlock } from '../src/index.js';
+import { CausalGrassmannMixing, GrassmannBlock, TransformerBlock } from '@grassflow/gpu-layers';
 import { useBackend, values } from './helpers.js';
 
 describe('layers in user models', () => {

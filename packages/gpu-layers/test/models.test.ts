@@ -16,7 +16,7 @@ import {
   TransformerLM,
   validateModelConfig,
   type ModelConfig,
-} from '../src/index.js';
+} from '@grassflow/gpu-layers';
 import { tokenIds, useBackend, values } from './helpers.js';
 
 describe('configs and parameter counts', () => {

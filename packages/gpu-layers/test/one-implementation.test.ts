@@ -15,7 +15,7 @@ import {
   type AttentionWeights,
   type GrassmannMixingPast,
   type GrassmannMixingWeights,
-} from '../src/index.js';
+} from '@grassflow/gpu-layers';
 import { relErr, useBackend, values } from './helpers.js';
 
 const rnd = (shape: number[], seed: number, s = 1) => tf.randomNormal(shape, 0, s, 'float32', seed);

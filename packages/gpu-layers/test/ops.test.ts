@@ -1,7 +1,7 @@
 // Custom gradients (matmul, LayerNorm, GELU, loss) equal tfjs's stock ones, on cpu and wasm.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { crossEntropy, embeddingLookup, gelu, layerNorm, lmLoss, matmul, matmulConst, tiedHead } from '../src/index.js';
+import { crossEntropy, embeddingLookup, gelu, layerNorm, lmLoss, matmul, matmulConst, tiedHead } from '@grassflow/gpu-layers';
 import { relErr, useBackend, values } from './helpers.js';
 
 for (const backend of ['cpu', 'wasm'] as const) {

@@ -2,7 +2,7 @@
 import { plucker } from '@grassflow/grassmann-math';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { grassmannMixing, pluckerPairs } from '../src/index.js';
+import { grassmannMixing, pluckerPairs } from '@grassflow/gpu-layers';
 import { useBackend, values } from './helpers.js';
 
 describe('Plücker order', () => {
