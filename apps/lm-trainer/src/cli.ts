@@ -2,7 +2,9 @@
 import { cliMain, type CliCommand } from '@grassflow/training';
 import { benchCommand } from './bench/command.js';
 import { compareCommand } from './compare/command.js';
-import { evalCommand, generateCommand, trainCommand } from './train/command.js';
+import { evalCommand } from './eval/command.js';
+import { generateCommand } from './generate/command.js';
+import { trainCommand } from './train/command.js';
 import { inspectCommand } from './inspect/command.js';
 import { ladderCommand } from './ladder/command.js';
 

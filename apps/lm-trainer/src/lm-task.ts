@@ -18,10 +18,10 @@ export interface Perplexity {
  * Perplexity of a model over an id sequence: PPL = exp(Σ_t nll_t / (N − 1)) over every target ids[1..N−1]
  * (lmEvalBatches: non-overlapping windows of L; the sum is taken in float64).
  */
-export async function evaluatePerplexity(model: LanguageModel, ids: Int32Array, opts: { block: number; batch: number }): Promise<Perplexity> {
+export async function evaluatePerplexity(model: LanguageModel, ids: Int32Array, opts: { seqLen: number; batch: number }): Promise<Perplexity> {
   let sum = 0;
   let count = 0;
-  for (const b of lmEvalBatches(ids, { blockSize: opts.block, batchSize: opts.batch })) {
+  for (const b of lmEvalBatches(ids, { blockSize: opts.seqLen, batchSize: opts.batch })) {
     const [B, L] = b.shape;
     const nll = tf.tidy(() => {
       const x = tf.tensor2d(b.x, [B, L], 'int32');
@@ -52,7 +52,8 @@ export class LmTrainTask implements TrainTask {
     trainIds: Int32Array,
     private readonly validIds: Int32Array,
     private readonly opts: {
-      block: number;
+      /** L: tokens per training row. */
+      seqLen: number;
       batch: number;
       seed: number;
       evalBatch?: number;
@@ -67,7 +68,7 @@ export class LmTrainTask implements TrainTask {
       throw new RangeError(`micro-batch ${micro} must be a whole divisor of the batch ${opts.batch} (e.g. ${opts.batch / 2 >= 1 && opts.batch % 2 === 0 ? opts.batch / 2 : 1})`);
     }
     // dropLastBatch: every step sees B full rows, so each step's loss is a mean over B·L targets.
-    this.batcher = new LmTrainBatcher(trainIds, { blockSize: opts.block, batchSize: opts.batch, seed: opts.seed, dropLastBatch: true });
+    this.batcher = new LmTrainBatcher(trainIds, { blockSize: opts.seqLen, batchSize: opts.batch, seed: opts.seed, dropLastBatch: true });
   }
 
   restore(state: LmBatcherState): void {
@@ -100,7 +101,7 @@ export class LmTrainTask implements TrainTask {
   }
 
   async evaluate(): Promise<Record<string, number>> {
-    const r = await evaluatePerplexity(this.model, this.validIds, { block: this.opts.block, batch: this.opts.evalBatch ?? this.opts.batch });
+    const r = await evaluatePerplexity(this.model, this.validIds, { seqLen: this.opts.seqLen, batch: this.opts.evalBatch ?? this.opts.batch });
     return { val_ppl: r.ppl, val_nll: r.nll, val_tokens: r.tokens };
   }
 }

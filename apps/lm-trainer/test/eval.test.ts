@@ -16,7 +16,7 @@ describe('evaluatePerplexity', () => {
     const model = createModel(config, { seed: 11 });
     const rng = new TrainingRng(2);
     const ids = Int32Array.from({ length: 61 }, () => rng.nextUint32() % 50); // 60 targets: 7 windows of 8 + one of 4
-    const r = await evaluatePerplexity(model, ids, { block: 8, batch: 3 });
+    const r = await evaluatePerplexity(model, ids, { seqLen: 8, batch: 3 });
     // independent: one forward pass per non-overlapping window, log-softmax in float64 by hand
     let sum = 0;
     let n = 0;

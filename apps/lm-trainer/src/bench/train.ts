@@ -4,7 +4,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { countParams, createModel, initBackend, type BackendName } from '@grassflow/gpu-layers';
 import { AdamW, defaultDecayFilter, namedParameters, parseFlags, trainStep, UsageError, type FlagSpecs, type ParsedFlags, wantsHelp } from '@grassflow/training';
 import { LmTrainTask } from '../lm-task.js';
-import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from '../shared/model-options.js';
+import { COMMON_TRAIN_FLAGS, microBatchOf, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from '../shared/model-options.js';
 
 /** BERT WordPiece vocabulary size: the benchmark's default V, so the head costs what it costs in `train`. */
 const WORDPIECE_V = 30_522;
@@ -16,6 +16,7 @@ const BENCH_FLAGS = {
   'd-model': COMMON_TRAIN_FLAGS['d-model'],
   r: COMMON_TRAIN_FLAGS.r,
   offsets: COMMON_TRAIN_FLAGS.offsets,
+  'seq-len': COMMON_TRAIN_FLAGS['seq-len'],
   block: COMMON_TRAIN_FLAGS.block,
   batch: { type: 'int', min: 1, default: 8, help: 'batch size B (sequences per step)' },
   'micro-batch': { type: 'int', min: 1, help: 'sequences per forward/backward pass; gradients accumulate over B / this (default: B)' },
@@ -41,6 +42,7 @@ export interface TrainBenchResult {
   batch: number;
   /** Sequences per forward/backward pass (= batch unless gradients accumulate). */
   micro_batch: number;
+  /** Sequence length L (= maxLen; the JSON key keeps its old name). */
   block: number;
   vocab: number;
   params: number;
@@ -110,7 +112,7 @@ export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise
   const trainIds = syntheticIds((total + 2) * B * (L + 1), config.vocabSize, f.seed);
   const model = createModel(config, { seed: f.seed });
   const optimizer = new AdamW(namedParameters(model), { weightDecay: 0.01, decay: defaultDecayFilter() });
-  const task = new LmTrainTask(model, trainIds, new Int32Array(0), { block: L, batch: B, seed: f.seed, loss: f.loss as 'chunked' | 'full', ...(f['micro-batch'] === undefined ? {} : { microBatch: f['micro-batch'] }) });
+  const task = new LmTrainTask(model, trainIds, new Int32Array(0), { seqLen: L, batch: B, seed: f.seed, loss: f.loss as 'chunked' | 'full', ...(f['micro-batch'] === undefined ? {} : { microBatch: f['micro-batch'] }) });
   const times: number[] = [];
   let lastLoss = NaN;
   let load0 = 0;
@@ -186,7 +188,7 @@ export async function trainBenchCommand(argv: readonly string[]): Promise<number
   if (
     wantsHelp(
       argv,
-      'grassflow-lm bench --model grassmann|transformer-dpa|transformer-ea --preset P --steps N [--batch B] [--block L] [--backend X] [--json]',
+      'grassflow-lm bench --model grassmann|transformer-dpa|transformer-ea --preset P --steps N [--batch B] [--seq-len L] [--backend X] [--json]',
       'Time full training steps (forward, loss, backward, clip by global norm, AdamW: the code path of `train`) on synthetic token ids; print tokens/s, s/step and peak memory.',
       BENCH_FLAGS,
     )
@@ -194,8 +196,7 @@ export async function trainBenchCommand(argv: readonly string[]): Promise<number
     return 0;
   const f = parseFlags(argv, BENCH_FLAGS);
   if (f.scaling || f.generate) throw new UsageError('--scaling and --generate select the other benchmarks (bench dispatches them)', f.scaling ? 'scaling' : 'generate');
-  const micro = f['micro-batch'];
-  if (micro !== undefined && (micro > f.batch || f.batch % micro !== 0)) throw new UsageError(`--micro-batch ${micro} must divide --batch ${f.batch}`, 'micro-batch');
+  microBatchOf(f.batch, f['micro-batch']); // the one check of --micro-batch against --batch (train's)
   const r = await runTrainBench(f);
   process.stdout.write(f.json ? `${JSON.stringify(r)}\n` : `${formatTrainBench(r)}\n`);
   return 0;

@@ -3,18 +3,20 @@ import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { countParams, loadCheckpoint } from '@grassflow/gpu-layers';
 import { parseFlags, summariseRun, writeReport, type FlagSpecs, type MetricRecord, startBackend, wantsHelp } from '@grassflow/training';
-import { loadSplitIds, type TokenizerKind } from '../shared/corpus.js';
-import { loadRunData } from '../train/command.js';
+import { dataDirOrThrow, loadRunData, loadSplitIds, loadTokenizer, type TokenizerKind } from '../shared/corpus.js';
 import { evaluatePerplexity } from '../lm-task.js';
-import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom } from '../shared/model-options.js';
+import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, seqLenFlag, trainingConfigFrom } from '../shared/model-options.js';
 import { startRun } from '../train/run.js';
+
+/** Sequence length of the compare runs unless --seq-len (or --block) says otherwise. */
+const COMPARE_SEQ_LEN = 64;
 
 /** Defaults sized so that all three runs finish in a few minutes on a 2-core machine (see README). */
 export const COMPARE_FLAGS = {
   ...COMMON_TRAIN_FLAGS,
   preset: { ...COMMON_TRAIN_FLAGS.preset, default: 'tiny' },
   'd-model': { ...COMMON_TRAIN_FLAGS['d-model'], default: 64 },
-  block: { ...COMMON_TRAIN_FLAGS.block, default: 64 },
+  'seq-len': { ...COMMON_TRAIN_FLAGS['seq-len'], help: `${COMMON_TRAIN_FLAGS['seq-len'].help} (default ${COMPARE_SEQ_LEN})` },
   batch: { ...COMMON_TRAIN_FLAGS.batch, default: 8 },
   lr: { ...COMMON_TRAIN_FLAGS.lr, default: 2e-3 },
   warmup: { ...COMMON_TRAIN_FLAGS.warmup, default: 10 },
@@ -32,35 +34,31 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
   // --tokens has a default here: another length flag replaces it
   const lengthGiven = argv.some((a) => /^--(epochs|steps)(=|$)/.test(a));
   const flags = lengthGiven && !argv.some((a) => /^--tokens(=|$)/.test(a)) ? { ...f, tokens: undefined } : f;
-  const training0 = trainingConfigFrom(flags, 1);
+  const withSeqLen = { ...flags, 'seq-len': seqLenFlag(flags) ?? COMPARE_SEQ_LEN, block: undefined };
+  const dataDir = dataDirOrThrow(f['data-dir']);
+  const tok = await loadTokenizer(f.tokenizer as TokenizerKind, dataDir);
+  // the plan: one model config per kind and one training config, resolved once before any slow work
+  const models = MODEL_KINDS.map((kind) => ({ kind, model: modelConfigFrom(kind, withSeqLen, tok.vocabSize) }));
+  const training = trainingConfigFrom(withSeqLen, withSeqLen['seq-len']);
+  const command = ['grassflow-lm', 'compare', ...argv].join(' ');
   const backend = await startBackend(f.backend);
-  const data = await loadRunData(f.tokenizer as TokenizerKind, f['data-dir']);
+  const data = await loadRunData(tok, dataDir);
   const test = await loadSplitIds('test', data.tok, data.dataDir);
   const evalN = f['eval-tokens'];
   const out = resolve(f.out);
   await mkdir(out, { recursive: true });
   const rows: Array<Array<string | number | null>> = [];
   const curves: Array<{ name: string; records: MetricRecord[] }> = [];
-  for (const kind of MODEL_KINDS) {
-    const model = modelConfigFrom(kind, flags, data.tok.vocabSize);
-    const o = await startRun({
-      out: join(out, kind),
-      modelKind: kind,
-      preset: f.preset,
-      model,
-      training: { ...training0, block: model.maxLen },
-      data,
-      backend,
-      command: ['grassflow-lm', 'compare', ...argv].join(' '),
-      quiet: f.quiet,
-    });
+  for (const { kind, model } of models) {
+    const run = { out: join(out, kind), modelKind: kind, preset: f.preset, model, training, command, control: { quiet: f.quiet } };
+    const o = await startRun(run, data, backend);
     if (o.result.status !== 'finished') {
       process.stderr.write(`compare stopped during ${kind} (${o.result.status}); its checkpoint: ${o.run.latestCheckpoint}\n`);
       return o.result.signal === 'SIGTERM' ? 143 : 130;
     }
     const best = await loadCheckpoint(o.run.bestCheckpoint);
     for (const t of best.extraTensors.values()) t.dispose();
-    const opts = { block: model.maxLen, batch: 16 };
+    const opts = { seqLen: model.maxLen, batch: 16 };
     const v = await evaluatePerplexity(best.model, data.valid.subarray(0, evalN ?? data.valid.length), opts);
     const te = await evaluatePerplexity(best.model, test.subarray(0, evalN ?? test.length), opts);
     best.model.dispose();
@@ -70,7 +68,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     curves.push({ name: kind, records });
     process.stderr.write(`${kind}: val PPL ${v.ppl.toFixed(2)}, test PPL ${te.ppl.toFixed(2)} (${v.tokens} / ${te.tokens} tokens)\n`);
   }
-  const cfg = modelConfigFrom('grassmann', flags, data.tok.vocabSize);
+  const cfg = modelConfigFrom('grassmann', withSeqLen, data.tok.vocabSize);
   const series = (type: string, key: string, x: string): Array<{ name: string; points: Array<[number, number]> }> =>
     curves.map((c) => ({ name: c.name, points: c.records.filter((r) => r.type === type && typeof r[key] === 'number').map((r) => [x === 'tokens' ? (r['tokens'] as number) : r.step, r[key] as number]) }));
   const evalNote = evalN === undefined ? 'every token of wiki.valid and wiki.test' : `the first ${evalN.toLocaleString('en-US')} tokens of wiki.valid and of wiki.test`;
@@ -78,9 +76,9 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     title: 'Grassmann vs Transformer (DPA, EA) on WikiText-2',
     intro: [
       `Command: \`${['grassflow-lm', 'compare', ...argv].join(' ')}\`; backend ${backend.name}; tokenizer ${data.tok.kind} (V ${data.tok.vocabSize.toLocaleString('en-US')}).`,
-      `Same for all three: preset ${f.preset} (${cfg.nLayers} layers, d ${cfg.dModel}, d_ff ${cfg.dFF}, L ${cfg.maxLen}, ${cfg.norm}-LN, dropout ${cfg.dropout}; ` +
-        `Grassmann r ${cfg.r}, offsets ${JSON.stringify(cfg.offsets)}; attention ${cfg.nHeads} heads), batch ${training0.batch}, token budget ` +
-        `${JSON.stringify(training0.length)}, seed ${training0.seed} (same initialisation seed and data order), AdamW lr ${training0.lr}, warmup ${training0.warmup}.`,
+      `Same for all three: preset ${f.preset} (${cfg.nLayers} layers, d ${cfg.dModel}, d_ff ${cfg.dFF}, seqLen = maxLen ${cfg.maxLen}, ${cfg.norm}-LN, dropout ${cfg.dropout}; ` +
+        `Grassmann r ${cfg.r}, offsets ${JSON.stringify(cfg.offsets)}; attention ${cfg.nHeads} heads), batch ${training.batch}, token budget ` +
+        `${JSON.stringify(training.length)}, seed ${training.seed} (same initialisation seed and data order), AdamW lr ${training.lr}, warmup ${training.warmup}.`,
       `PPL columns: the best checkpoint (by validation PPL during training) evaluated on ${evalNote}. ` +
         `This is a short, small run for comparing the three kinds on one machine, not the paper's setting (6 layers, d 256, 30 epochs). ` +
         'With a budget of a few tens of thousands of tokens the models learn mostly token frequencies, and one seed gives no error bars: read small PPL differences as noise.',

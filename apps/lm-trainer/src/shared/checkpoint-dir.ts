@@ -1,9 +1,9 @@
 // Resolve --checkpoint: a checkpoint folder, or a run folder (its best, else latest checkpoint).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadCheckpoint, type LanguageModel } from '@grassflow/gpu-layers';
-import { UsageError } from '@grassflow/training';
-import { loadTokenizer, type CorpusTokenizer, type TokenizerKind } from './corpus.js';
+import { BACKEND_NAMES, loadCheckpoint, type LanguageModel } from '@grassflow/gpu-layers';
+import { UsageError, type FlagSpecs } from '@grassflow/training';
+import { dataDirOrThrow, loadTokenizer, type CorpusTokenizer, type TokenizerKind } from './corpus.js';
 
 /** A checkpoint folder from --checkpoint: DIR itself, or DIR/checkpoints/best, or DIR/checkpoints/latest for a run folder. */
 export function resolveCheckpointDir(dir: string): string {
@@ -49,4 +49,31 @@ export async function loadModelAndTokenizer(
     throw new UsageError(`tokenizer ${kind} has ${tok.vocabSize} tokens but the model has vocabSize ${ck.config.vocabSize}`, 'tokenizer');
   }
   return { model: ck.model, tok, dir };
+}
+
+/** Flags that locate a checkpoint and its data (eval, generate and inspect). */
+export const CHECKPOINT_FLAGS = {
+  checkpoint: { type: 'string', metavar: 'DIR', help: 'checkpoint folder, or a run folder (its best checkpoint)' },
+  tokenizer: { type: 'string', choices: ['wordpiece', 'word'], help: 'tokenizer (default: the one the checkpoint records)' },
+  'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },
+  backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default: the first that loads)' },
+} as const satisfies FlagSpecs;
+
+/** A checkpoint to load: where, with which tokenizer override, from which data folder, on which backend. */
+export interface CheckpointSource {
+  checkpoint: string;
+  tokenizer: string | undefined;
+  dataDir: string;
+  backend: string | undefined;
+}
+
+/** The checkpoint source of parsed flags (--checkpoint is required). */
+export function checkpointSourceOf(f: {
+  checkpoint?: string | undefined;
+  tokenizer?: string | undefined;
+  'data-dir'?: string | undefined;
+  backend?: string | undefined;
+}): CheckpointSource {
+  if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
+  return { checkpoint: f.checkpoint, tokenizer: f.tokenizer, dataDir: dataDirOrThrow(f['data-dir']), backend: f.backend };
 }

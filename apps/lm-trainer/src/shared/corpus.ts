@@ -74,3 +74,17 @@ export async function loadSplitIds(split: WikitextSplit, tok: CorpusTokenizer, d
   const r = await loadWikitextIds(split, { id: tok.id, encodeCorpus: (t: string) => tok.encodeCorpus(t) }, { variant: 'tokens', dataDir });
   return r.ids;
 }
+
+/** Token ids a run trains and validates on, with the tokenizer and data folder they came from. */
+export interface RunData {
+  tok: CorpusTokenizer;
+  dataDir: string;
+  train: Int32Array;
+  valid: Int32Array;
+}
+
+/** The tokenizer and the train/valid ids of the data folder. */
+export async function loadRunData(tok: CorpusTokenizer, dataDir: string): Promise<RunData> {
+  const [train, valid] = [await loadSplitIds('train', tok, dataDir), await loadSplitIds('valid', tok, dataDir)];
+  return { tok, dataDir, train, valid };
+}

@@ -1,4 +1,4 @@
-// Flags of `train`/`compare` and how they become a ModelConfig and a training config.
+// Flags of `train`/`compare`/`bench` and how they become a ModelConfig and a training config (once, in a plan).
 import { BACKEND_NAMES, offsetSchedule, preset, PRESET_NAMES, PRESETS, type FullModelConfig, type ModelConfig, type PresetName } from '@grassflow/gpu-layers';
 import { OPTIMIZER_FLAG_SPECS, optimizerConfigFrom, UsageError, type FlagSpecs, type OptimizerConfig, type ParsedFlags } from '@grassflow/training';
 
@@ -8,6 +8,38 @@ export const MODEL_KINDS = ['grassmann', 'transformer-dpa', 'transformer-ea'] as
 export type ModelKind = (typeof MODEL_KINDS)[number];
 export { PRESET_NAMES }; // derived from gpu-layers' PRESETS table
 
+/** --seq-len: the sequence length L of training rows (seqLen ≤ maxLen, the positional table; train sets maxLen to it). */
+export const SEQ_LEN_FLAG = {
+  type: 'int',
+  min: 2,
+  help: 'override: sequence length L, tokens per training row (seqLen ≤ maxLen, the positional table; sets maxLen = L)',
+} as const satisfies FlagSpecs[string];
+
+/** --block: the old name of --seq-len, kept for existing scripts. */
+export const BLOCK_ALIAS_FLAG = { type: 'int', min: 2, help: 'alias of --seq-len (the old name)' } as const satisfies FlagSpecs[string];
+
+/** The sequence length given as --seq-len or its alias --block (both: they must agree); undefined when neither. */
+export function seqLenFlag(f: { 'seq-len'?: number | undefined; block?: number | undefined }): number | undefined {
+  const a = f['seq-len'];
+  const b = f.block;
+  if (a !== undefined && b !== undefined && a !== b) {
+    throw new UsageError(`--seq-len ${a} and its alias --block ${b} disagree: give one of them`, 'block');
+  }
+  return a ?? b;
+}
+
+/**
+ * --micro-batch M checked against --batch B (once, for train and bench): M must divide B, each step then
+ * accumulates B/M equal passes. Returns M, or undefined when it is absent or equals B (no accumulation).
+ */
+export function microBatchOf(batch: number, micro: number | undefined): number | undefined {
+  if (micro === undefined || micro === batch) return undefined;
+  if (micro > batch || batch % micro !== 0) {
+    throw new UsageError(`--micro-batch ${micro} must divide --batch ${batch} (each step accumulates B/M equal passes)`, 'micro-batch');
+  }
+  return micro;
+}
+
 /** Flags shared by train and compare (everything but --model, --out, --resume). */
 export const COMMON_TRAIN_FLAGS = {
   preset: { type: 'string', choices: PRESET_NAMES, default: 'paper-6l', help: 'model size preset' },
@@ -15,7 +47,8 @@ export const COMMON_TRAIN_FLAGS = {
   'd-model': { type: 'int', min: 2, help: 'override: model width d (d_ff becomes 4d)' },
   r: { type: 'int', min: 2, help: 'override: Grassmann reduced width r' },
   offsets: { type: 'int-list', min: 1, help: 'override: Grassmann offsets, one per layer cycling (all in every layer for paper-6l-multi)' },
-  block: { type: 'int', min: 2, help: 'override: block size L (sequence length, ≤ the positional table; sets it)' },
+  'seq-len': SEQ_LEN_FLAG,
+  block: BLOCK_ALIAS_FLAG,
   batch: { type: 'int', min: 1, default: 32, help: 'batch size B (sequences per step)' },
   'micro-batch': { type: 'int', min: 1, help: 'sequences per forward/backward pass, a divisor of B: gradients accumulate over B/M passes (same update, the memory of M)' },
   ...OPTIMIZER_FLAG_SPECS,
@@ -43,7 +76,8 @@ export interface TrainingConfig extends OptimizerConfig {
   batch: number;
   /** Sequences per forward/backward pass (gradient accumulation over batch/microBatch passes); absent: the whole batch. */
   microBatch?: number;
-  block: number;
+  /** L: tokens per training row (equals the model's maxLen in runs made by train). */
+  seqLen: number;
   /** Requested length as given: { epochs } | { steps } | { tokens }. */
   length: { epochs: number } | { steps: number } | { tokens: number };
   evalEvery: number;
@@ -75,25 +109,23 @@ export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize:
     if (f['d-model'] % base.nHeads !== 0) throw new UsageError(`--d-model ${f['d-model']} must be divisible by the ${base.nHeads} attention heads of preset ${name}`, 'd-model');
   }
   if (f.r !== undefined && kind === 'grassmann') o.r = f.r;
-  if (f.block !== undefined) o.maxLen = f.block;
+  const seqLen = seqLenFlag(f);
+  if (seqLen !== undefined) o.maxLen = seqLen;
   if (f.dropout !== undefined) o.dropout = f.dropout;
   if (f.norm !== undefined) o.norm = f.norm as 'post' | 'pre';
   return preset(name, o);
 }
 
 /** Training config from the flags (exactly one of --epochs/--steps/--tokens, default 1 epoch). */
-export function trainingConfigFrom(f: CommonTrainFlags, block: number): TrainingConfig {
+export function trainingConfigFrom(f: CommonTrainFlags, seqLen: number): TrainingConfig {
   const given = (['epochs', 'steps', 'tokens'] as const).filter((k) => f[k] !== undefined);
   if (given.length > 1) throw new UsageError(`give only one of --epochs, --steps, --tokens (got ${given.map((k) => `--${k}`).join(' and ')})`, given[1]);
   const length = f.steps !== undefined ? { steps: f.steps } : f.tokens !== undefined ? { tokens: f.tokens } : { epochs: f.epochs ?? 1 };
-  const micro = f['micro-batch'];
-  if (micro !== undefined && f.batch % micro !== 0) {
-    throw new UsageError(`--micro-batch ${micro} must divide --batch ${f.batch} (each step accumulates B/M equal passes)`, 'micro-batch');
-  }
+  const micro = microBatchOf(f.batch, f['micro-batch']);
   return {
     batch: f.batch,
-    ...(micro === undefined || micro === f.batch ? {} : { microBatch: micro }),
-    block,
+    ...(micro === undefined ? {} : { microBatch: micro }),
+    seqLen,
     ...optimizerConfigFrom(f),
     length,
     evalEvery: f['eval-every'],
@@ -107,6 +139,22 @@ export function trainingConfigFrom(f: CommonTrainFlags, block: number): Training
 /** Optimizer steps of a run: ⌈epochs · batches/epoch⌉, the given steps, or ⌈tokens / (B·L)⌉. */
 export function totalStepsOf(t: TrainingConfig, batchesPerEpoch: number): number {
   if ('steps' in t.length) return t.length.steps;
-  if ('tokens' in t.length) return Math.ceil(t.length.tokens / (t.batch * t.block));
+  if ('tokens' in t.length) return Math.ceil(t.length.tokens / (t.batch * t.seqLen));
   return Math.max(1, Math.ceil(t.length.epochs * batchesPerEpoch));
+}
+
+/** config.json `training` as stored: the sequence length under its old key `block` (run folders stay readable). */
+export type StoredTrainingConfig = Omit<TrainingConfig, 'seqLen'> & { block: number };
+
+/** The training config as config.json stores it (`seqLen` under `block`, the key existing runs and scripts read). */
+export function storedTrainingConfig(t: TrainingConfig): StoredTrainingConfig {
+  const { seqLen, ...rest } = t;
+  const { batch, microBatch, ...others } = rest;
+  return { batch, ...(microBatch === undefined ? {} : { microBatch }), block: seqLen, ...others };
+}
+
+/** The training config of a stored config.json `training`. */
+export function readTrainingConfig(t: StoredTrainingConfig): TrainingConfig {
+  const { block, ...rest } = t;
+  return { ...rest, seqLen: block };
 }

@@ -11,8 +11,8 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
     intro: [
       `Command: \`${cfg.command}\``,
       `Model: ${m.kind}${m.kind === 'transformer' ? ` (${m.attention})` : ` (r ${m.r}, offsets ${JSON.stringify(m.offsets)})`}, ${m.nLayers} layers, d ${m.dModel}, ` +
-        `d_ff ${m.dFF}, L ${m.maxLen}, V ${m.vocabSize}, ${m.norm}-LN, dropout ${m.dropout}; ${cfg.params.toLocaleString('en-US')} parameters.`,
-      `Training: ${cfg.totalSteps} steps of ${cfg.training.batch}×${cfg.training.block} tokens, AdamW (β ${cfg.training.beta1}/${cfg.training.beta2}, ` +
+        `d_ff ${m.dFF}, maxLen ${m.maxLen}, V ${m.vocabSize}, ${m.norm}-LN, dropout ${m.dropout}; ${cfg.params.toLocaleString('en-US')} parameters.`,
+      `Training: ${cfg.totalSteps} steps of ${cfg.training.batch}×${cfg.training.seqLen} tokens, AdamW (β ${cfg.training.beta1}/${cfg.training.beta2}, ` +
         `weight decay ${cfg.training.weightDecay}), lr ${cfg.training.lr} with ${cfg.training.warmup} warmup steps and cosine decay to ${cfg.training.minLr}, ` +
         `clip ${cfg.training.clip}, seed ${cfg.training.seed}. Tokenizer ${cfg.data.tokenizer}; validation on ${cfg.data.evalTokens.toLocaleString('en-US')} of ` +
         `${cfg.data.validTokens.toLocaleString('en-US')} wiki.valid tokens. Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,

@@ -17,9 +17,9 @@ import {
   type RunOutcome as GenericRunOutcome,
   type ResumePoint,
 } from '@grassflow/training';
-import type { CorpusTokenizer } from '../shared/corpus.js';
+import type { RunData } from '../shared/corpus.js';
 import { LmTrainTask } from '../lm-task.js';
-import { totalStepsOf, type ModelKind, type TrainingConfig } from '../shared/model-options.js';
+import { readTrainingConfig, storedTrainingConfig, totalStepsOf, type StoredTrainingConfig, type ModelKind, type TrainingConfig } from '../shared/model-options.js';
 import { writeRunReport } from './report.js';
 
 /** config.json of a run folder: everything needed to repeat the run. */
@@ -36,17 +36,30 @@ export interface RunConfig extends RunProvenance {
   data: { tokenizer: string; tokenizerId: string; dataDir: string; trainTokens: number; validTokens: number; evalTokens: number };
 }
 
-/** Token ids a run trains and validates on. */
-export interface RunData {
-  tok: CorpusTokenizer;
-  dataDir: string;
-  train: Int32Array;
-  valid: Int32Array;
-}
-
 /** JSON kept in every checkpoint so `eval` and `generate` can rebuild the tokenizer. */
 export function checkpointExtra(cfg: RunConfig): { run: { modelKind: string; tokenizer: string; tokenizerId: string; block: number } } {
-  return { run: { modelKind: cfg.modelKind, tokenizer: cfg.data.tokenizer, tokenizerId: cfg.data.tokenizerId, block: cfg.training.block } };
+  const { modelKind, data, training } = cfg;
+  return { run: { modelKind, tokenizer: data.tokenizer, tokenizerId: data.tokenizerId, block: training.seqLen } }; // stored key
+}
+
+/** A fresh run as `train` (or `compare`, once per kind) resolved it from the flags. */
+export interface FreshRun {
+  out: string;
+  modelKind: ModelKind;
+  preset: string;
+  model: ModelConfig;
+  training: TrainingConfig;
+  /** The command line, recorded in config.json. */
+  command: string;
+  control: RunControl;
+}
+
+/** config.json as stored: RunConfig with the training config's stored form. */
+export type StoredRunConfig = Omit<RunConfig, 'training'> & { training: StoredTrainingConfig };
+
+/** The RunConfig of a config.json read on --resume. */
+export function resumedConfig(stored: StoredRunConfig): RunConfig {
+  return { ...stored, training: readTrainingConfig(stored.training) };
 }
 
 /** How a run ended, with its config. */
@@ -56,42 +69,42 @@ function validSlice(valid: Int32Array, evalTokens: number | null): Int32Array {
   return evalTokens === null ? valid : valid.subarray(0, Math.min(valid.length, evalTokens));
 }
 
-/** A fresh run: write config.json, build the model from the seed, train. Refuses a folder that already holds a run. */
-export async function startRun(args: {
-  out: string;
-  modelKind: ModelKind;
-  preset: string;
-  model: ModelConfig;
-  training: TrainingConfig;
-  data: RunData;
-  backend: BackendInfo;
-  command: string;
-  quiet: boolean;
-  stopAtStep?: number;
-}): Promise<RunOutcome> {
-  checkNewRunFolder(args.out);
-  const chunks = Math.floor(args.data.train.length / (args.training.block + 1)); // as LmTrainBatcher
-  const batchesPerEpoch = Math.floor(chunks / args.training.batch); // full batches only (dropLastBatch)
+/**
+ * A fresh run: write config.json, build the model from the seed, train. Refuses a folder that already holds a run,
+ * and a batch larger than the training data (the one check of --batch against the data).
+ */
+export async function startRun(plan: FreshRun, data: RunData, backend: BackendInfo): Promise<RunOutcome> {
+  checkNewRunFolder(plan.out);
+  const { batch, seqLen } = plan.training;
+  const chunks = Math.floor(data.train.length / (seqLen + 1)); // as LmTrainBatcher
+  const batchesPerEpoch = Math.floor(chunks / batch); // full batches only (dropLastBatch)
   if (batchesPerEpoch < 1) {
-    throw new UsageError(`--batch ${args.training.batch} is more than the ${chunks} chunks of ${args.training.block + 1} tokens in the training data`, 'batch');
+    throw new UsageError(`--batch ${batch} is more than the ${chunks} chunks of ${seqLen + 1} tokens in the training data`, 'batch');
   }
-  const valid = validSlice(args.data.valid, args.training.evalTokens);
+  const valid = validSlice(data.valid, plan.training.evalTokens);
   const config: RunConfig = {
     format: 'grassflow-lm-run',
     formatVersion: 1,
-    command: args.command,
-    modelKind: args.modelKind,
-    preset: args.preset,
-    model: args.model,
-    params: countParams(args.model),
-    training: args.training,
-    totalSteps: totalStepsOf(args.training, batchesPerEpoch),
-    data: { tokenizer: args.data.tok.kind, tokenizerId: args.data.tok.id, dataDir: args.data.dataDir, trainTokens: args.data.train.length, validTokens: args.data.valid.length, evalTokens: valid.length },
-    ...runProvenance(args.backend),
+    command: plan.command,
+    modelKind: plan.modelKind,
+    preset: plan.preset,
+    model: plan.model,
+    params: countParams(plan.model),
+    training: plan.training,
+    totalSteps: totalStepsOf(plan.training, batchesPerEpoch),
+    data: {
+      tokenizer: data.tok.kind,
+      tokenizerId: data.tok.id,
+      dataDir: data.dataDir,
+      trainTokens: data.train.length,
+      validTokens: data.valid.length,
+      evalTokens: valid.length,
+    },
+    ...runProvenance(backend),
   };
-  const run = await createRun(args.out, config);
-  const model = createModel(args.model, { seed: args.training.seed });
-  return train(run, config, model, args.data, { quiet: args.quiet, stopAtStep: args.stopAtStep });
+  const run = await createRun(plan.out, { ...config, training: storedTrainingConfig(config.training) });
+  const model = createModel(plan.model, { seed: plan.training.seed });
+  return train(run, config, model, data, plan.control);
 }
 
 /** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, optimizer moments, RNG and data position. */
@@ -112,7 +125,7 @@ async function train(
 ): Promise<RunOutcome> {
   const t = config.training;
   const task = new LmTrainTask(model, data.train, validSlice(data.valid, t.evalTokens), {
-    block: t.block,
+    seqLen: t.seqLen,
     batch: t.batch,
     seed: t.seed,
     ...(t.microBatch === undefined ? {} : { microBatch: t.microBatch }),
@@ -133,7 +146,7 @@ async function train(
     quiet: opts.quiet,
     describe:
       `${config.modelKind} (${config.params.toLocaleString('en-US')} params), ` +
-      `${config.totalSteps} steps of ${t.batch}×${t.block} tokens, backend ${config.backend.name}`,
+      `${config.totalSteps} steps of ${t.batch}×${t.seqLen} tokens, backend ${config.backend.name}`,
     report: () => writeRunReport(run, config),
     dispose: () => model.dispose(),
   });

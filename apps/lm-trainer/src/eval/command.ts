@@ -1,0 +1,50 @@
+// `grassflow-lm eval`: perplexity of a checkpoint over every token of a split, as one JSON line.
+import { parseFlags, startBackend, wantsHelp, type FlagSpecs } from '@grassflow/training';
+import { checkpointSourceOf, CHECKPOINT_FLAGS, loadModelAndTokenizer, type CheckpointSource } from '../shared/checkpoint-dir.js';
+import { loadSplitIds } from '../shared/corpus.js';
+import { evaluatePerplexity } from '../lm-task.js';
+
+const EVAL_FLAGS = {
+  checkpoint: CHECKPOINT_FLAGS.checkpoint,
+  split: { type: 'string', choices: ['valid', 'test'], default: 'valid', help: 'WikiText-2 split' },
+  batch: { type: 'int', min: 1, default: 16, help: 'windows per forward pass' },
+  tokenizer: CHECKPOINT_FLAGS.tokenizer,
+  'data-dir': CHECKPOINT_FLAGS['data-dir'],
+  backend: CHECKPOINT_FLAGS.backend,
+} as const satisfies FlagSpecs;
+
+/** What `eval` does, resolved once from its flags. */
+export interface EvalPlan {
+  source: CheckpointSource;
+  split: 'valid' | 'test';
+  /** Windows of the model's maxLen per forward pass. */
+  batch: number;
+}
+
+export function planEval(argv: readonly string[]): EvalPlan {
+  const f = parseFlags(argv, EVAL_FLAGS);
+  return { source: checkpointSourceOf(f), split: f.split as 'valid' | 'test', batch: f.batch };
+}
+
+/** Print {split, tokens, nll, ppl}: windows of seqLen = the model's maxLen, every target once. */
+export async function runEvalPlan(plan: EvalPlan): Promise<number> {
+  const { source } = plan;
+  await startBackend(source.backend);
+  const { model, tok } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer);
+  try {
+    const ids = await loadSplitIds(plan.split, tok, source.dataDir);
+    const r = await evaluatePerplexity(model, ids, { seqLen: model.config.maxLen, batch: plan.batch });
+    process.stdout.write(`${JSON.stringify({ split: plan.split, tokens: r.tokens, nll: r.nll, ppl: r.ppl })}\n`);
+    return 0;
+  } finally {
+    model.dispose();
+  }
+}
+
+/** `grassflow-lm eval`: one JSON line {split, tokens, nll, ppl} over every token of the split. */
+export async function evalCommand(argv: readonly string[]): Promise<number> {
+  const description =
+    "Perplexity over every token of a split (non-overlapping windows of the model's maxLen), printed as one line of JSON.";
+  if (wantsHelp(argv, 'grassflow-lm eval --checkpoint DIR --split valid|test', description, EVAL_FLAGS)) return 0;
+  return runEvalPlan(planEval(argv));
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { parseFlags, UsageError } from '@grassflow/training';
+import {
+  COMMON_TRAIN_FLAGS,
+  microBatchOf,
+  modelConfigFrom,
+  readTrainingConfig,
+  seqLenFlag,
+  storedTrainingConfig,
+  trainingConfigFrom,
+} from '../src/shared/model-options';
+
+const flags = (argv: string[]) => parseFlags(argv, COMMON_TRAIN_FLAGS);
+
+describe('sequence length: --seq-len, alias --block', () => {
+  it('both names set seqLen and the model maxLen; together they must agree', () => {
+    for (const argv of [['--seq-len', '24'], ['--block', '24'], ['--seq-len=24', '--block=24']]) {
+      const f = flags(['--preset', 'tiny', ...argv]);
+      expect(seqLenFlag(f)).toBe(24);
+      const model = modelConfigFrom('grassmann', f, 100);
+      expect(model.maxLen).toBe(24);
+      expect(trainingConfigFrom(f, model.maxLen).seqLen).toBe(24);
+    }
+    expect(seqLenFlag(flags([]))).toBeUndefined();
+    expect(() => seqLenFlag(flags(['--seq-len', '24', '--block', '32']))).toThrow(/--seq-len 24 and its alias --block 32 disagree/);
+  });
+
+  it('config.json keeps the key `block`, read back as seqLen', () => {
+    const t = trainingConfigFrom(flags(['--batch', '8', '--micro-batch', '4']), 16);
+    const stored = storedTrainingConfig(t);
+    expect(stored).toMatchObject({ batch: 8, microBatch: 4, block: 16 });
+    expect('seqLen' in stored).toBe(false);
+    expect(Object.keys(stored).slice(0, 3)).toEqual(['batch', 'microBatch', 'block']);
+    expect(readTrainingConfig(JSON.parse(JSON.stringify(stored)))).toEqual(t);
+  });
+});
+
+describe('--micro-batch against --batch (one check for train and bench)', () => {
+  it('accepts divisors, drops M = B, refuses the rest naming the flag', () => {
+    expect(microBatchOf(32, 8)).toBe(8);
+    expect(microBatchOf(32, 32)).toBeUndefined();
+    expect(microBatchOf(32, undefined)).toBeUndefined();
+    for (const m of [5, 64]) {
+      expect(() => microBatchOf(32, m)).toThrow(UsageError);
+      expect(() => microBatchOf(32, m)).toThrow(`--micro-batch ${m} must divide --batch 32`);
+    }
+  });
+});
