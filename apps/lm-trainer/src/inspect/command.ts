@@ -1,22 +1,21 @@
 // `grassflow-lm inspect`: the geometry inside a trained model — gates, Plücker pairs, subspace flow, attention entropy.
 import { resolve } from 'node:path';
 import { parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp } from '@grassflow/training';
-import { loadModelAndTokenizer } from '../shared/checkpoint-dir.js';
-import { dataDirOrThrow, loadSplitIds, type CorpusTokenizer } from '../shared/corpus.js';
+import { checkpointSourceOf, CHECKPOINT_FLAGS, loadModelAndTokenizer, type CheckpointSource } from '../shared/checkpoint-dir.js';
+import { loadSplitIds, type CorpusTokenizer } from '../shared/corpus.js';
 import { inspectModel, type InspectResult, type InspectSample } from './model.js';
 import { writeInspectReport } from './report.js';
-import { COMMON_TRAIN_FLAGS } from '../shared/model-options.js';
 
 const INSPECT_FLAGS = {
-  checkpoint: { type: 'string', metavar: 'DIR', help: 'checkpoint folder, or a run folder (its best checkpoint)' },
+  checkpoint: CHECKPOINT_FLAGS.checkpoint,
   text: { type: 'string', metavar: 'TEXT', help: 'inspect this text (its first L tokens)' },
   split: { type: 'string', choices: ['valid', 'test'], help: 'or inspect windows of L tokens from this WikiText-2 split' },
   samples: { type: 'int', min: 1, default: 8, help: 'with --split: number of windows, evenly spaced over the split' },
   top: { type: 'int', min: 1, default: 5, help: 'largest subspace steps listed per layer and offset' },
   out: { type: 'string', metavar: 'DIR', help: 'output folder for inspect.json, report.md and the charts' },
-  tokenizer: { type: 'string', choices: ['wordpiece', 'word'], help: 'tokenizer (default: the one the checkpoint records)' },
-  'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },
-  backend: COMMON_TRAIN_FLAGS.backend,
+  tokenizer: CHECKPOINT_FLAGS.tokenizer,
+  'data-dir': CHECKPOINT_FLAGS['data-dir'],
+  backend: CHECKPOINT_FLAGS.backend,
 } as const satisfies FlagSpecs;
 
 /** Display label of one token: its text (WordPiece keeps `##`), ⏎ for a line end. */
@@ -69,35 +68,61 @@ export async function inspectCommand(argv: readonly string[]): Promise<number> {
   ) {
     return 0;
   }
+  return runInspectPlan(planInspect(argv));
+}
+
+/** What `inspect` does, resolved once from its flags. */
+export interface InspectPlan {
+  source: CheckpointSource;
+  /** A text (its first maxLen tokens), or evenly spaced windows of a split. */
+  input: { text: string } | { split: 'valid' | 'test'; samples: number };
+  /** Largest subspace steps listed per layer and offset. */
+  top: number;
+  out: string;
+  command: string;
+}
+
+export function planInspect(argv: readonly string[]): InspectPlan {
   const f = parseFlags(argv, INSPECT_FLAGS);
   if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
   if (f.out === undefined) throw new UsageError('--out DIR is required (inspect.json, report.md and the charts go there)', 'out');
   if ((f.text === undefined) === (f.split === undefined)) throw new UsageError('give exactly one of --text "…" or --split valid|test', f.text === undefined ? 'text' : 'split');
   if (f.text !== undefined && f.text.trim() === '') throw new UsageError('--text is empty: give the text to inspect, e.g. --text "the game was released"', 'text');
   if (f.split === undefined && argv.some((a) => a === '--samples' || a.startsWith('--samples='))) throw new UsageError('--samples goes with --split', 'samples');
-  const dataDir = dataDirOrThrow(f['data-dir']);
-  await startBackend(f.backend);
-  const { model, tok, dir } = await loadModelAndTokenizer(f.checkpoint, dataDir, f.tokenizer);
+  return {
+    source: checkpointSourceOf(f),
+    input: f.text !== undefined ? { text: f.text } : { split: f.split as 'valid' | 'test', samples: f.samples },
+    top: f.top,
+    out: resolve(f.out),
+    command: ['grassflow-lm', 'inspect', ...argv].join(' '),
+  };
+}
+
+/** Inspect the checkpoint on the plan's input; write inspect.json, report.md and the charts; print one line a layer. */
+export async function runInspectPlan(plan: InspectPlan): Promise<number> {
+  const { source } = plan;
+  await startBackend(source.backend);
+  const { model, tok, dir } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer);
   try {
     const L = model.config.maxLen;
     let samples: InspectSample[];
     let input: string;
-    if (f.text !== undefined) {
-      const ids = await tok.encodePrompt(f.text);
-      if (ids.length === 0) throw new UsageError(`--text ${JSON.stringify(f.text)} encodes to no tokens: give a text with words in it`, 'text');
+    if ('text' in plan.input) {
+      const { text } = plan.input;
+      const ids = await tok.encodePrompt(text);
+      if (ids.length === 0) throw new UsageError(`--text ${JSON.stringify(text)} encodes to no tokens: give a text with words in it`, 'text');
       const kept = ids.subarray(0, L);
       if (ids.length > L) process.stderr.write(`inspect: the text has ${ids.length} tokens; the model's L is ${L}, so the first ${L} are inspected\n`);
       samples = [{ ids: kept, tokens: Array.from(kept, (id) => tokenLabel(tok, id)) }];
       input = `the text given with --text (${ids.length} tokens${ids.length > L ? `, the first ${L} inspected` : ''})`;
     } else {
-      const split = f.split as 'valid' | 'test';
-      const windows = splitWindows(await loadSplitIds(split, tok, dataDir), L, f.samples);
+      const { split } = plan.input;
+      const windows = splitWindows(await loadSplitIds(split, tok, source.dataDir), L, plan.input.samples);
       samples = windows.map((w) => ({ ids: w.ids, tokens: Array.from(w.ids, (id) => tokenLabel(tok, id)) }));
       input = `${windows.length} windows of ${windows[0]?.ids.length ?? 0} tokens of wiki.${split}, evenly spaced (token offsets ${windows.map((w) => w.start).join(', ')})`;
     }
-    const result = inspectModel(model, samples, { top: f.top });
-    const out = resolve(f.out);
-    const report = await writeInspectReport(out, result, { command: ['grassflow-lm', 'inspect', ...argv].join(' '), checkpoint: dir, input });
+    const result = inspectModel(model, samples, { top: plan.top });
+    const report = await writeInspectReport(plan.out, result, { command: plan.command, checkpoint: dir, input });
     process.stdout.write(`${[...summaryLines(result), `report: ${report}`].join('\n')}\n`);
     return 0;
   } finally {

@@ -28,7 +28,7 @@ function levelInfos(cfg: LadderConfig): { levels: LevelInfo[]; grassmann: Ladder
   const g = c?.kind === 'grassmann' ? c : undefined;
   const reach = g === undefined ? null : grassmannReach(g.offsets);
   const levels = cfg.levels.map((level) => {
-    const task = new SyntheticTask({ family: cfg.family, level, blockSize: cfg.block, vocabSize: cfg.vocabSize, seed: cfg.evalSeed });
+    const task = new SyntheticTask({ family: cfg.family, level, blockSize: cfg.seqLen, vocabSize: cfg.vocabSize, seed: cfg.evalSeed });
     return { level, rule: ruleOf(cfg.family, level), grassmannReachable: reach === null ? null : reachableFraction(task, reach, cfg.evalSeqs) };
   });
   return { levels, grassmann: g === undefined || reach === null ? null : { reach, receptiveField: receptiveField(g.offsets) } };

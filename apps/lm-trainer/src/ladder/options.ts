@@ -3,7 +3,7 @@ import { BACKEND_NAMES, offsetSchedule, preset, type ModelConfig } from '@grassf
 import { DatasetError, LAGGED_SUM_LAGS, SyntheticTask, type SyntheticFamily } from '@grassflow/datasets';
 import { UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import type { OptimizerConfig } from '@grassflow/training';
-import { MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
+import { BLOCK_ALIAS_FLAG, MODEL_KINDS, seqLenFlag, type ModelKind } from '../shared/model-options.js';
 
 export const LADDER_FAMILIES = ['lagged-sum', 'recall'] as const;
 
@@ -17,7 +17,8 @@ export const LADDER_FLAGS = {
   heads: { type: 'int', min: 1, help: 'attention heads H (d divisible by H)' },
   r: { type: 'int', min: 2, help: 'Grassmann reduced width r' },
   offsets: { type: 'int-list', min: 1, help: 'Grassmann offsets, one per layer (cycled over the layers)' },
-  block: { type: 'int', min: 2, help: 'sequence length L (inputs per row)' },
+  'seq-len': { type: 'int', min: 2, help: 'sequence length L (inputs per row; the models\' maxLen = L)' },
+  block: BLOCK_ALIAS_FLAG,
   vocab: { type: 'int', min: 2, help: 'vocabulary size V of the task (default: lagged-sum 4, so that sums of 3–5 terms are learnable in minutes; recall 64)' },
   steps: { type: 'int', min: 1, help: 'optimizer steps per run (same budget for every level, model and seed)' },
   batch: { type: 'int', min: 1, help: 'sequences per step B' },
@@ -43,7 +44,7 @@ export interface LadderProfile {
   heads: number;
   r: number;
   offsets: number[];
-  block: number;
+  seqLen: number;
   steps: number;
   batch: number;
   lr: number;
@@ -60,8 +61,8 @@ export interface LadderProfile {
  * levels 1..5, so levels 4 and 5 (lags 17, 33) lie beyond it. V = 4 keeps sums of several terms learnable.
  */
 export const LADDER_PROFILES: Record<'quick' | 'full', LadderProfile> = {
-  quick: { levels: '1..3', layers: 2, dModel: 32, heads: 2, r: 8, offsets: [1, 2], block: 32, steps: 400, batch: 32, lr: 3e-3, seeds: 2, evalSeqs: 256, vocab: 4 },
-  full: { levels: '1..5', layers: 3, dModel: 64, heads: 4, r: 16, offsets: [1, 2, 4], block: 64, steps: 1000, batch: 32, lr: 2e-3, seeds: 3, evalSeqs: 512, vocab: 4 },
+  quick: { levels: '1..3', layers: 2, dModel: 32, heads: 2, r: 8, offsets: [1, 2], seqLen: 32, steps: 400, batch: 32, lr: 3e-3, seeds: 2, evalSeqs: 256, vocab: 4 },
+  full: { levels: '1..5', layers: 3, dModel: 64, heads: 4, r: 16, offsets: [1, 2, 4], seqLen: 64, steps: 1000, batch: 32, lr: 2e-3, seeds: 3, evalSeqs: 512, vocab: 4 },
 };
 
 /** Everything a ladder run needs, validated (config.json's `ladder`). */
@@ -72,7 +73,8 @@ export interface LadderConfig extends OptimizerConfig {
   models: ModelKind[];
   seeds: number[];
   vocabSize: number;
-  block: number;
+  /** L: inputs per row (the models' maxLen). */
+  seqLen: number;
   steps: number;
   batch: number;
   evalSeqs: number;
@@ -117,9 +119,9 @@ export function parseModels(spec: string): ModelKind[] {
 }
 
 /** The flag a DatasetError about a task setting is really about. */
-function taskFlag(message: string): string {
+function taskFlag(message: string, seqLenName: string): string {
   if (/vocabSize/.test(message)) return 'vocab';
-  if (/blockSize/.test(message)) return 'block';
+  if (/blockSize/.test(message)) return seqLenName;
   return 'levels';
 }
 
@@ -130,7 +132,8 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
   const family = f.family as SyntheticFamily;
   const levels = parseLevels(f.levels ?? p.levels);
   const models = parseModels(f.models);
-  const block = f.block ?? p.block;
+  const seqLen = seqLenFlag(f) ?? p.seqLen;
+  const seqLenName = f['seq-len'] !== undefined ? 'seq-len' : 'block'; // the name the user wrote
   const vocabSize = f.vocab ?? (family === 'lagged-sum' ? p.vocab : 64);
   if (family === 'lagged-sum') {
     const top = levels[levels.length - 1] as number;
@@ -138,9 +141,9 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
   }
   for (const level of levels) {
     try {
-      new SyntheticTask({ family, level, blockSize: block, vocabSize, seed: 0 });
+      new SyntheticTask({ family, level, blockSize: seqLen, vocabSize, seed: 0 });
     } catch (err) {
-      if (err instanceof DatasetError) throw new UsageError(`--levels ${level} with --block ${block}, --vocab ${vocabSize}: ${err.message}`, taskFlag(err.message));
+      if (err instanceof DatasetError) throw new UsageError(`--levels ${level} with --${seqLenName} ${seqLen}, --vocab ${vocabSize}: ${err.message}`, taskFlag(err.message, seqLenName));
       throw err;
     }
   }
@@ -157,7 +160,7 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
     dModel,
     nLayers: layers,
     dFF: 4 * dModel,
-    maxLen: block,
+    maxLen: seqLen,
     r,
     offsets: offsetSchedule(f.offsets ?? p.offsets, layers, 'per-layer'),
     nHeads: heads,
@@ -178,7 +181,7 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
     models,
     seeds: Array.from({ length: nSeeds }, (_, i) => f.seed + i),
     vocabSize,
-    block,
+    seqLen,
     steps,
     batch: f.batch ?? p.batch,
     lr,

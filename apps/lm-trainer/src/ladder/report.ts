@@ -132,7 +132,7 @@ export async function writeLadderReport(dir: string, cfg: LadderConfig, r: Ladde
   const intro = [
     `Command: \`${meta.command}\`; backend ${meta.backend}; ${meta.seconds.toFixed(0)} s in all; load average at the end ${meta.loadavg} (other jobs share the machine).`,
     famLine,
-    `Every model: ${mc?.nLayers} layers, d ${mc?.dModel}, d_ff ${mc?.dFF}, L ${cfg.block}, ${mc?.norm}-LN, no dropout; attention ${mc?.nHeads} heads; ` +
+    `Every model: ${mc?.nLayers} layers, d ${mc?.dModel}, d_ff ${mc?.dFF}, seqLen = maxLen ${cfg.seqLen}, ${mc?.norm}-LN, no dropout; attention ${mc?.nHeads} heads; ` +
       `Grassmann r ${mc?.r}, offsets ${JSON.stringify(mc?.offsets)}${g === null ? '' : ` (receptive field ${g.receptiveField} positions back, reachable lags ${g.reach.join(',')})`}; ` +
       `parameters ${cfg.models.map((m) => `${m} ${formatCell(countParams(cfg.modelConfigs[m] as ModelConfig))}`).join(', ')}. ` +
       `Each run trains from scratch for ${cfg.steps} steps of ${cfg.batch} sequences (AdamW lr ${cfg.lr}, warmup ${cfg.warmup}, cosine to ${Number(cfg.minLr.toPrecision(3))}); ` +
