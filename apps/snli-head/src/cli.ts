@@ -1,7 +1,7 @@
 // grassflow-snli: train and evaluate Grassmann–Plücker and Transformer heads on SNLI.
 import { cliMain, type CliCommand } from '@grassflow/training';
-import { evalCommand, trainCommand } from './commands.js';
-import { paramsCommand } from './params-command.js';
+import { evalCommand, trainCommand } from './train/command.js';
+import { paramsCommand } from './params/command.js';
 
 const COMMANDS: Record<string, CliCommand> = {
   train: { run: trainCommand, help: 'train a head into a run folder (--resume to continue one)' },

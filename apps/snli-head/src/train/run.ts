@@ -16,11 +16,11 @@ import {
   type RunOutcome as GenericRunOutcome,
   type ResumePoint,
 } from '@grassflow/training';
-import type { FeatureTable } from './batches.js';
-import { headCheckpointExtra, loadHeadTrainerCheckpoint } from './head-checkpoint.js';
-import { writeRunReport } from './run-report.js';
-import { countParams, SnliModel, type HeadKind, type SnliModelConfig } from './snli-model.js';
-import { SnliTrainTask, type SnliDataState } from './snli-task.js';
+import type { FeatureTable } from '../data/batches.js';
+import { headCheckpointExtra, loadHeadTrainerCheckpoint } from '../model/head-checkpoint.js';
+import { writeRunReport } from './report.js';
+import { countParams, SnliModel, type HeadKind, type SnliModelConfig } from '../model/snli-model.js';
+import { SnliTrainTask, type SnliDataState } from '../snli-task.js';
 
 /** Training hyper-parameters (config.json `training`). */
 export interface TrainingConfig extends OptimizerConfig {

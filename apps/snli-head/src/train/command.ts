@@ -15,12 +15,12 @@ import {
   wantsHelp,
   type FlagSpecs,
 } from '@grassflow/training';
-import { loadHeadCheckpoint } from './head-checkpoint.js';
-import { featurizer, prepareSplit } from './prepare-data.js';
-import { resumeRun, startRun, type RunConfig, type TrainingConfig } from './run-training.js';
-import { dataDirOrThrow } from './snli-data.js';
-import { countParams, HEAD_KINDS, modelConfig, type HeadKind } from './snli-model.js';
-import { evaluatePairs } from './snli-task.js';
+import { loadHeadCheckpoint } from '../model/head-checkpoint.js';
+import { featurizer, prepareSplit } from '../data/prepare-data.js';
+import { resumeRun, startRun, type RunConfig, type TrainingConfig } from './run.js';
+import { dataDirOrThrow } from '../data/snli-data.js';
+import { countParams, HEAD_KINDS, modelConfig, type HeadKind } from '../model/snli-model.js';
+import { evaluatePairs } from '../snli-task.js';
 
 const COMMON = {
   'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder with snli/ and bert-vocab/ (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },

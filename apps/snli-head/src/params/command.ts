@@ -1,6 +1,6 @@
 // `grassflow-snli params`: the two heads' parameter counts side by side (analytic; equal to the built models, tested).
 import { formatHelp, markdownTable, parseFlags, type FlagSpecs } from '@grassflow/training';
-import { countParams, HEAD_KINDS, modelConfig } from './snli-model.js';
+import { countParams, HEAD_KINDS, modelConfig } from '../model/snli-model.js';
 
 const FLAGS = {
   'input-dim': { type: 'int', min: 1, default: 64, help: 'width of the backbone features (768 for distilbert-base-uncased, 64 for --backbone none)' },

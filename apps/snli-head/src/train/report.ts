@@ -1,6 +1,6 @@
 // report.md of one run: parameter counts, final validation numbers, loss and accuracy curves.
 import { metricCurve, metricOf, summariseRun, writeReport, type RunFolder } from '@grassflow/training';
-import type { RunConfig } from './run-training.js';
+import type { RunConfig } from './run.js';
 
 /** Write report.md (+ loss.svg/png, val-acc.svg/png) into the run folder. */
 export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {

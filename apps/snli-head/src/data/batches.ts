@@ -1,7 +1,7 @@
 // Batches of encoded SNLI pairs as tensors: trimmed to the batch's longest sentence, rounded up to the window.
 import * as tf from '@tensorflow/tfjs-core';
 import type { EncodedSnli } from '@grassflow/datasets';
-import type { SentenceInput } from './snli-model.js';
+import type { SentenceInput } from '../model/snli-model.js';
 
 /** Precomputed frozen-backbone features per pair: premise/hypothesis [len, D] row-major, real tokens only. */
 export interface FeatureTable {
