@@ -60,7 +60,7 @@ export function pairCounts(
 }
 
 /** p̂ = p / sqrt(‖p‖² + ε²) over the last axis: finite, with p̂ = 0 exactly where p = 0. */
-function normalisePlucker(p: tf.Tensor3D, eps: number): tf.Tensor3D {
+function normalisePlucker<T extends tf.Tensor>(p: T, eps: number): T {
   return tf.div(p, tf.sqrt(tf.add(tf.sum(tf.square(p), -1, true), eps * eps)));
 }
 
@@ -148,28 +148,10 @@ function mixingParts(h: tf.Tensor3D, w: GrassmannMixingWeights, options: Grassma
     const zi = tf.slice(cur, [0, 0, 0], [B, L, C]); // [B, L, C] z_{t,i}
     const zj = tf.slice(cur, [0, 0, C], [B, L, C]); // [B, L, C] z_{t,j}
 
-    const terms: tf.Tensor3D[] = []; // summed: every existing pair's p̂
-    const perOffset: tf.Tensor3D[] = []; // traced: the causal pair's p̂ for each entry of offsets
-    for (const delta of offsets) {
-      const have = Math.min(L, n - delta); // new rows k whose partner row m + k − Δ ≥ 0 (the last `have` of them)
-      if (have <= 0) {
-        if (trace) perOffset.push(tf.zeros([B, L, C]));
-        continue; // no new position has a pair at this offset
-      }
-      const kept = rows(zs, m + L - have - delta, have); // [B, have, 2C]: the partners z_{t−Δ}
-      const partner = have === L ? kept : tf.pad(kept, [[0, 0], [L - have, 0], [0, 0]]); // [B, L, 2C], 0: no pair
-      const pi = tf.slice(partner, [0, 0, 0], [B, L, C]); // z_{t−Δ,i}
-      const pj = tf.slice(partner, [0, 0, C], [B, L, C]); // z_{t−Δ,j}
-      const pHat = normalisePlucker(tf.sub(tf.mul(pi, zj), tf.mul(pj, zi)) as tf.Tensor3D, eps); // [B, L, C]
-      terms.push(pHat);
-      if (trace) perOffset.push(pHat);
-      if (direction === 'bidirectional') {
-        const future = tf.pad(rows(zs, delta, L - delta), [[0, 0], [0, delta], [0, 0]]); // z_{t+Δ}, 0 past the end
-        const fi = tf.slice(future, [0, 0, 0], [B, L, C]); // z_{t+Δ,i}
-        const fj = tf.slice(future, [0, 0, C], [B, L, C]); // z_{t+Δ,j}
-        terms.push(normalisePlucker(tf.sub(tf.mul(zi, fj), tf.mul(zj, fi)) as tf.Tensor3D, eps)); // (z_t, z_{t+Δ})
-      }
-    }
+    const { terms, perOffset } =
+      past !== undefined
+        ? pairsByGather(zs, zi, zj, m, offsets, eps, trace)
+        : pairsByShift(zs, zi, zj, m, offsets, eps, direction, trace);
     // Non-existent pairs contribute p = 0 → p̂ = 0, so a plain sum is the sum over existing pairs.
     const counts = pairCounts(L, offsets, direction, t0);
     let g: tf.Tensor3D;
@@ -189,6 +171,77 @@ function mixingParts(h: tf.Tensor3D, w: GrassmannMixingWeights, options: Grassma
     const output = tf.add(g, tf.mul(alpha, tf.sub(h, g))) as tf.Tensor3D; // α⊙h + (1−α)⊙g
     return trace ? { output, zAll, trace: { z, pHat: perOffset, g, alpha } } : { output, zAll };
   });
+}
+
+/**
+ * The p̂ of every offset by slicing zs [B, n, 2C] (n = m + L): the partner of new row k at offset Δ is row
+ * m + k − Δ, a shifted slice padded with zeros where it does not exist (p = 0 → p̂ = 0). `terms` also holds the
+ * (z_t, z_{t+Δ}) pairs of a bidirectional call; `perOffset` (with `trace`) the causal p̂ of each offset.
+ */
+function pairsByShift(
+  zs: tf.Tensor3D,
+  zi: tf.Tensor3D,
+  zj: tf.Tensor3D,
+  m: number,
+  offsets: readonly number[],
+  eps: number,
+  direction: 'causal' | 'bidirectional',
+  trace: boolean,
+): { terms: tf.Tensor3D[]; perOffset: tf.Tensor3D[] } {
+  const [B, L, C] = zi.shape;
+  const n = zs.shape[1];
+  const terms: tf.Tensor3D[] = []; // summed: every existing pair's p̂
+  const perOffset: tf.Tensor3D[] = []; // traced: the causal pair's p̂ for each entry of offsets
+  for (const delta of offsets) {
+    const have = Math.min(L, n - delta); // new rows k whose partner row m + k − Δ ≥ 0 (the last `have` of them)
+    if (have <= 0) {
+      if (trace) perOffset.push(tf.zeros([B, L, C]));
+      continue; // no new position has a pair at this offset
+    }
+    const kept = rows(zs, m + L - have - delta, have); // [B, have, 2C]: the partners z_{t−Δ}
+    const partner = have === L ? kept : tf.pad(kept, [[0, 0], [L - have, 0], [0, 0]]); // [B, L, 2C], 0: no pair
+    const pi = tf.slice(partner, [0, 0, 0], [B, L, C]); // z_{t−Δ,i}
+    const pj = tf.slice(partner, [0, 0, C], [B, L, C]); // z_{t−Δ,j}
+    const pHat = normalisePlucker(tf.sub(tf.mul(pi, zj), tf.mul(pj, zi)) as tf.Tensor3D, eps); // [B, L, C]
+    terms.push(pHat);
+    if (trace) perOffset.push(pHat);
+    if (direction === 'bidirectional') {
+      const future = tf.pad(rows(zs, delta, L - delta), [[0, 0], [0, delta], [0, 0]]); // z_{t+Δ}, 0 past the end
+      const fi = tf.slice(future, [0, 0, 0], [B, L, C]); // z_{t+Δ,i}
+      const fj = tf.slice(future, [0, 0, C], [B, L, C]); // z_{t+Δ,j}
+      terms.push(normalisePlucker(tf.sub(tf.mul(zi, fj), tf.mul(zj, fi)) as tf.Tensor3D, eps)); // (z_t, z_{t+Δ})
+    }
+  }
+  return { terms, perOffset };
+}
+
+/**
+ * The p̂ of every offset at once, for decoding (causal, no gradient): one gather of the partner rows
+ * m + k − Δ of zs [B, n, 2C] for all O offsets (a zero row where the partner does not exist), so the number of
+ * operations per token does not grow with the number of offsets. `terms` holds their sum, `perOffset` each p̂.
+ */
+function pairsByGather(
+  zs: tf.Tensor3D,
+  zi: tf.Tensor3D,
+  zj: tf.Tensor3D,
+  m: number,
+  offsets: readonly number[],
+  eps: number,
+  trace: boolean,
+): { terms: tf.Tensor3D[]; perOffset: tf.Tensor3D[] } {
+  const [B, L, C] = zi.shape;
+  const n = zs.shape[1];
+  const O = offsets.length;
+  const padded = tf.concat([zs, tf.zeros([B, 1, 2 * C])], 1); // [B, n + 1, 2C]: row n is the missing partner
+  const index = offsets.flatMap((delta) => Array.from({ length: L }, (_, k) => (m + k - delta >= 0 ? m + k - delta : n)));
+  const partner = tf.reshape(tf.gather(padded, tf.tensor1d(index, 'int32'), 1), [B, O, L, 2 * C]); // z_{t−Δ}
+  const pi = tf.slice(partner, [0, 0, 0, 0], [B, O, L, C]); // [B, O, L, C] z_{t−Δ,i}
+  const pj = tf.slice(partner, [0, 0, 0, C], [B, O, L, C]); // [B, O, L, C] z_{t−Δ,j}
+  const p = tf.sub(tf.mul(pi, tf.reshape(zj, [B, 1, L, C])), tf.mul(pj, tf.reshape(zi, [B, 1, L, C]))); // [B, O, L, C]
+  const pHat = normalisePlucker(p, eps); // [B, O, L, C]
+  const sum = (O === 1 ? tf.reshape(pHat, [B, L, C]) : tf.sum(pHat, 1)) as tf.Tensor3D; // [B, L, C]
+  const one = (o: number) => tf.reshape(tf.slice(pHat, [0, o, 0, 0], [B, 1, L, C]), [B, L, C]) as tf.Tensor3D;
+  return { terms: [sum], perOffset: trace ? offsets.map((_, o) => one(o)) : [] };
 }
 
 /** A per-position factor [1, L, 1] of the values v_t. */
