@@ -239,3 +239,27 @@ describe('one per-token NLL', () => {
     expect(() => tokenNll(logits, tf.tensor1d([0, 1, 2, 3]))).toThrow(/tokenNll targets must be int32/);
   });
 });
+
+describe('README example: the formulas on their own', () => {
+  it('runs and gives the shapes and the NLL it states', async () => {
+    await useBackend('cpu');
+    // --- README example begins ---
+    const [B, L, d, r] = [1, 5, 4, 3];
+    const mat = (rows: number, cols: number) => tf.randomNormal([rows, cols]) as tf.Tensor2D;
+    const vec = (n: number) => tf.zeros([n]) as tf.Tensor1D;
+    const w: GrassmannMixingWeights = {
+      wRed: mat(d, r), bRed: vec(r), wPlu: mat((r * (r - 1)) / 2, d), bPlu: vec(d), wGate: mat(2 * d, d), bGate: vec(d),
+    };
+    const h = tf.randomNormal([B, L, d]) as tf.Tensor3D;
+    const trace = grassmannMixingTrace(h, w, { offsets: [1, 2], eps: 1e-6, direction: 'causal' });
+    const attn = { wQkv: mat(d, 3 * d), bQkv: vec(3 * d), wProj: mat(d, d), bProj: vec(d) };
+    const mask = tf.tensor2d([[1, 1, 1, 0, 0]]); // 1 real token, 0 padding
+    const y = causalAttention(h, attn, { nHeads: 2, kind: 'ea', eps: 1e-6, causal: false, keyMask: mask });
+    const nll = tokenNll(tf.tensor2d([[2, 0, 1]]), tf.tensor1d([0], 'int32'));
+    // --- README example ends ---
+    expect([trace.z.shape, trace.pHat.length, trace.alpha.shape]).toEqual([[1, 5, 3], 2, [1, 5, 4]]);
+    expect(y.shape).toEqual([1, 5, 4]);
+    expect(values(nll)[0]).toBeCloseTo(Math.log(Math.exp(2) + 1 + Math.exp(1)) - 2, 5);
+    expect(values(nll)[0]).toBeCloseTo(0.4076, 4);
+  });
+});
