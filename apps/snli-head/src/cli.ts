@@ -1,6 +1,7 @@
 // grassflow-snli: train and evaluate Grassmann–Plücker and Transformer heads on SNLI.
 import { cliMain, type CliCommand } from '@grassflow/training';
-import { evalCommand, trainCommand } from './train/command.js';
+import { evalCommand } from './eval/command.js';
+import { trainCommand } from './train/command.js';
 import { paramsCommand } from './params/command.js';
 
 const COMMANDS: Record<string, CliCommand> = {

@@ -50,6 +50,7 @@ export {
   checkNewRunFolder,
   createRun,
   openRunToResume,
+  resolveCheckpointDir,
   trainRun,
   type OptimizerConfig,
   type OptimizerFlags,

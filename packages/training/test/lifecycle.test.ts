@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
@@ -13,6 +13,7 @@ import {
   optimizerConfigFrom,
   optimizerFlagSpecs,
   parseFlags,
+  resolveCheckpointDir,
   saveTrainerCheckpoint,
   summariseRun,
   trainRun,
@@ -125,5 +126,24 @@ describe('optimizer flags and --resume', () => {
     expect(() => checkResumeFlags(['--resume', 'd', '--quiet', '--stop-at-step=3'])).not.toThrow();
     expect(() => checkResumeFlags(['--resume', 'd', '--lr', '1'])).toThrow(UsageError);
     expect(() => checkResumeFlags(['--resume', 'd', '--lr', '1'])).toThrow(/--lr cannot be combined with --resume/);
+  });
+});
+
+describe('resolveCheckpointDir', () => {
+  it('a run folder of the format gives checkpoints/best, else latest; other folders are taken as they are', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'grassflow-resolve-'));
+    const run = join(root, 'run');
+    await createRun(run, { format: 'toy-run' });
+    expect(() => resolveCheckpointDir(run, 'toy-run')).toThrow(/is a run folder without checkpoints yet/);
+    mkdirSync(join(run, 'checkpoints', 'latest'), { recursive: true });
+    expect(resolveCheckpointDir(run, 'toy-run')).toBe(join(run, 'checkpoints', 'latest'));
+    mkdirSync(join(run, 'checkpoints', 'best'));
+    expect(resolveCheckpointDir(run, 'toy-run')).toBe(join(run, 'checkpoints', 'best'));
+    expect(resolveCheckpointDir(run, 'other-run')).toBe(run);
+    const broken = join(root, 'broken');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'config.json'), '{not json');
+    expect(resolveCheckpointDir(broken, 'toy-run')).toBe(broken);
+    expect(() => resolveCheckpointDir(join(root, 'missing'), 'toy-run')).toThrow(/does not exist/);
   });
 });

@@ -1,28 +1,7 @@
 // Resolve --checkpoint: a checkpoint folder, or a run folder (its best, else latest checkpoint).
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { BACKEND_NAMES, loadCheckpoint, type LanguageModel } from '@grassflow/gpu-layers';
-import { UsageError, type FlagSpecs } from '@grassflow/training';
+import { resolveCheckpointDir, UsageError, type FlagSpecs } from '@grassflow/training';
 import { dataDirOrThrow, loadTokenizer, type CorpusTokenizer, type TokenizerKind } from './corpus.js';
-
-/** A checkpoint folder from --checkpoint: DIR itself, or DIR/checkpoints/best, or DIR/checkpoints/latest for a run folder. */
-export function resolveCheckpointDir(dir: string): string {
-  if (!existsSync(dir)) throw new UsageError(`--checkpoint ${dir} does not exist`, 'checkpoint');
-  const cfg = join(dir, 'config.json');
-  if (existsSync(cfg)) {
-    try {
-      const parsed = JSON.parse(readFileSync(cfg, 'utf8')) as { format?: string };
-      if (parsed.format === 'grassflow-lm-run') {
-        for (const c of ['best', 'latest']) if (existsSync(join(dir, 'checkpoints', c))) return join(dir, 'checkpoints', c);
-        throw new UsageError(`--checkpoint ${dir} is a run folder without checkpoints yet`, 'checkpoint');
-      }
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      // not JSON: let loadCheckpoint report the corrupt config.json
-    }
-  }
-  return dir;
-}
 
 /** Load a model checkpoint and the tokenizer it was trained with (from its `extra.run`, or `tokenizerFlag`). */
 export async function loadModelAndTokenizer(
@@ -30,7 +9,7 @@ export async function loadModelAndTokenizer(
   dataDir: string,
   tokenizerFlag: string | undefined,
 ): Promise<{ model: LanguageModel; tok: CorpusTokenizer; dir: string }> {
-  const dir = resolveCheckpointDir(checkpoint);
+  const dir = resolveCheckpointDir(checkpoint, 'grassflow-lm-run');
   const ck = await loadCheckpoint(dir);
   for (const t of ck.extraTensors.values()) t.dispose();
   const run = ck.extra['run'] as { tokenizer?: string; tokenizerId?: string } | undefined;

@@ -18,12 +18,12 @@ export interface Featurizer {
 }
 
 /** 'none': BERT vocab from the data folder, no encoder; else load DistilBERT (folder or hub id) in frozen mode with the feature cache. */
-export async function featurizer(backbone: string, dataDir: string, maxLen: number): Promise<Featurizer> {
+export async function featurizer(backbone: string, dataDir: string, seqLen: number): Promise<Featurizer> {
   if (backbone === 'none') return { backbone, tok: loadVocab(dataDir), encoder: null, dim: null };
   const encoder = await loadFrozenBackbone(backbone);
-  if (maxLen > encoder.config.maxPositionEmbeddings) {
+  if (seqLen > encoder.config.maxPositionEmbeddings) {
     encoder.dispose();
-    throw new UsageError(`--max-len ${maxLen} exceeds the backbone's ${encoder.config.maxPositionEmbeddings} positions`, 'max-len');
+    throw new UsageError(`--seq-len ${seqLen} exceeds the backbone's ${encoder.config.maxPositionEmbeddings} positions (seqLen ≤ maxLen)`, 'seq-len');
   }
   return { backbone, tok: encoder.tokenizer, encoder, dim: encoder.config.dim };
 }
@@ -53,9 +53,9 @@ export interface PreparedSplit {
 }
 
 /** Load, encode and (DistilBERT) featurize a split or an explicit file; `limit` keeps the first N pairs. */
-export async function prepareSplit(f: Featurizer, split: 'train' | 'dev' | 'test', dataDir: string, file: string | undefined, maxLen: number, limit = 0, log?: (line: string) => void): Promise<PreparedSplit> {
+export async function prepareSplit(f: Featurizer, split: 'train' | 'dev' | 'test', dataDir: string, file: string | undefined, seqLen: number, limit = 0, log?: (line: string) => void): Promise<PreparedSplit> {
   const raw = await loadPairs(split, dataDir, file);
-  const data = firstPairs(await encodePairs(raw, f.tok, maxLen), limit);
+  const data = firstPairs(await encodePairs(raw, f.tok, seqLen), limit);
   let features: FeatureTable | null = null;
   if (f.encoder !== null) {
     const bytes = featureBytes(data, f.encoder.config.dim);

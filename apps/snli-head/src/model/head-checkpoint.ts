@@ -9,21 +9,21 @@ import { parseSnliModelConfig, SnliModel, type SnliModelConfig } from './snli-mo
 export interface HeadRunInfo {
   /** 'none' (trained embedding encoder) or the DistilBERT folder/id. */
   backbone: string;
-  /** Tokens kept per sentence. */
-  maxLen: number;
+  /** seqLen: tokens kept per sentence (≤ the embedding encoder's maxLen). */
+  seqLen: number;
 }
 
 /** `extra` JSON of a checkpoint written by `grassflow-snli train`. */
 export function headCheckpointExtra(info: HeadRunInfo): { run: CheckpointJson } {
-  return { run: { backbone: info.backbone, maxLen: info.maxLen } };
+  return { run: { backbone: info.backbone, seqLen: info.seqLen } };
 }
 
 function runInfo(extra: { readonly [key: string]: CheckpointJson }, dir: string): HeadRunInfo {
   const run = extra['run'] as Partial<HeadRunInfo> | undefined;
-  if (typeof run?.backbone !== 'string' || typeof run.maxLen !== 'number') {
-    throw new CheckpointError('INVALID_CONFIG', `${dir}: config.json extra.run does not record the backbone and maxLen (not written by grassflow-snli train)`);
+  if (typeof run?.backbone !== 'string' || typeof run.seqLen !== 'number') {
+    throw new CheckpointError('INVALID_CONFIG', `${dir}: config.json extra.run does not record the backbone and seqLen (not written by grassflow-snli train)`);
   }
-  return { backbone: run.backbone, maxLen: run.maxLen };
+  return { backbone: run.backbone, seqLen: run.seqLen };
 }
 
 const build = (seed: number) => ({ build: (c: SnliModelConfig) => new SnliModel(c, seed), parse: parseSnliModelConfig });

@@ -1,6 +1,4 @@
-// The train and eval commands of grassflow-snli.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// `grassflow-snli train`: flags → one TrainPlan (fresh or resume), then the plan runs.
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
 import {
   checkResumeFlags,
@@ -14,15 +12,18 @@ import {
   UsageError,
   wantsHelp,
   type FlagSpecs,
+  type OpenedRun,
+  type RunControl,
 } from '@grassflow/training';
-import { loadHeadCheckpoint } from '../model/head-checkpoint.js';
-import { featurizer, prepareSplit } from '../data/prepare-data.js';
-import { resumeRun, startRun, type RunConfig, type TrainingConfig } from './run.js';
+import { featurizer, prepareSplit, type Featurizer } from '../data/prepare-data.js';
 import { dataDirOrThrow } from '../data/snli-data.js';
-import { countParams, HEAD_KINDS, modelConfig, type HeadKind } from '../model/snli-model.js';
-import { evaluatePairs } from '../snli-task.js';
+import { HEAD_KINDS, modelConfig, type HeadKind } from '../model/snli-model.js';
+import { resumeRun, startRun, type RunConfig, type RunData, type RunOutcome, type TrainingConfig } from './run.js';
 
-const COMMON = {
+/** Tokens kept per sentence unless --seq-len (or its alias --max-len) says otherwise. */
+const SEQ_LEN = 48;
+
+export const COMMON = {
   'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder with snli/ and bert-vocab/ (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },
   backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default GRASSFLOW_BACKEND, else the first that loads)' },
 } as const satisfies FlagSpecs;
@@ -36,7 +37,13 @@ const TRAIN_FLAGS = {
   epochs: { type: 'int', min: 1, default: 2, help: 'passes over the training pairs (full batches only)' },
   ...optimizerFlagSpecs({ lr: 1e-3, warmup: 50 }),
   batch: { type: 'int', min: 1, default: 32, help: 'pairs per step' },
-  'max-len': { type: 'int', min: 2, max: 512, default: 48, help: 'tokens kept per sentence ([CLS] and [SEP] included)' },
+  'seq-len': {
+    type: 'int',
+    min: 2,
+    max: 512,
+    help: `sequence length: tokens kept per sentence, [CLS] and [SEP] included (≤ the backbone's maxLen) (default ${SEQ_LEN})`,
+  },
+  'max-len': { type: 'int', min: 2, max: 512, help: 'alias of --seq-len (the old name)' },
   'embed-dim': { type: 'int', min: 1, default: 64, help: "width of the embedding encoder (backbone 'none')" },
   seed: { type: 'int', min: 0, max: 0xffffffff, default: 1, help: 'initialisation, data order and dropout seed' },
   'eval-every': { type: 'int', min: 0, default: 0, help: 'validate every N steps (0: at the end of each epoch)' },
@@ -48,120 +55,138 @@ const TRAIN_FLAGS = {
   ...COMMON,
 } as const satisfies FlagSpecs;
 
-const log = (line: string): void => {
+export const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-/** `grassflow-snli train`. Returns the process exit code. */
-export async function trainCommand(argv: readonly string[]): Promise<number> {
-  if (wantsHelp(argv, 'grassflow-snli train --head grassmann|transformer --backbone none|distilbert-base-uncased|DIR [flags]', 'Train an SNLI head into a run folder (config.json, metrics.jsonl, checkpoints/{latest,best}, report.md).', TRAIN_FLAGS)) return 0;
+/** A fresh run as resolved from the flags; the model config follows from the backbone's feature width. */
+export interface FreshSnliRun {
+  out: string;
+  head: HeadKind;
+  backbone: string;
+  /** Width of the embedding encoder (backbone 'none'). */
+  embedDim: number;
+  trainFile: string | undefined;
+  devFile: string | undefined;
+  validPairs: number;
+  training: TrainingConfig;
+  command: string;
+}
+
+/** Everything `train` does, resolved once from its flags. */
+export type SnliTrainPlan = { dataDir: string; backend: string | undefined; control: RunControl } & (
+  | { kind: 'fresh'; run: FreshSnliRun }
+  | { kind: 'resume'; opened: OpenedRun<RunConfig> }
+);
+
+/** --seq-len or its alias --max-len (both: they must agree). */
+function seqLenOf(f: { 'seq-len'?: number | undefined; 'max-len'?: number | undefined }): number {
+  const a = f['seq-len'];
+  const b = f['max-len'];
+  if (a !== undefined && b !== undefined && a !== b) {
+    throw new UsageError(`--seq-len ${a} and its alias --max-len ${b} disagree: give one of them`, 'max-len');
+  }
+  return a ?? b ?? SEQ_LEN;
+}
+
+/** The plan of `grassflow-snli train ARGV`: flags checked once; on --resume config.json read once. */
+export async function planTrain(argv: readonly string[]): Promise<SnliTrainPlan> {
   const f = parseFlags(argv, TRAIN_FLAGS);
-  const stop = f['stop-at-step'];
+  const control: RunControl = { quiet: f.quiet, stopAtStep: f['stop-at-step'] };
   if (f.resume !== undefined) {
     checkResumeFlags(argv);
     const opened = await openRunToResume<RunConfig>(f.resume, 'grassflow-snli-run'); // config.json, read once
-    const cfg = opened.config;
-    const dataDir = dataDirOrThrow(f['data-dir'] ?? cfg.data.dataDir);
-    await startBackend(f.backend);
-    const fz = await featurizer(cfg.backbone, dataDir, cfg.training.maxLen);
-    try {
-      if (fz.tok.id !== cfg.data.tokenizerId) throw new UsageError(`--resume ${f.resume}: the run used tokenizer ${cfg.data.tokenizerId}, this data folder gives ${fz.tok.id}`, 'data-dir');
-      const train = await prepareSplit(fz, 'train', dataDir, cfg.data.trainFile, cfg.training.maxLen, 0, log);
-      const valid = await prepareSplit(fz, 'dev', dataDir, cfg.data.validFile, cfg.training.maxLen, cfg.data.validPairs, log);
-      const o = await resumeRun(opened, { train: train.data, valid: valid.data, trainFeatures: train.features, validFeatures: valid.features }, { quiet: f.quiet, ...(stop === undefined ? {} : { stopAtStep: stop }) });
-      process.stderr.write(`${describeRunEnd(o.result, o.run, { metric: 'val loss', format: (v) => v.toFixed(4), reportPath: o.reportPath })}\n`);
-      return runExitCode(o.result);
-    } finally {
-      fz.encoder?.dispose();
-    }
+    const dataDir = dataDirOrThrow(f['data-dir'] ?? opened.config.data.dataDir);
+    return { kind: 'resume', opened, dataDir, backend: f.backend, control };
   }
   const head = f.head as HeadKind;
-  const dataDir = dataDirOrThrow(f['data-dir']);
-  const backend = await startBackend(f.backend);
-  const fz = await featurizer(f.backbone, dataDir, f['max-len']);
+  const training: TrainingConfig = {
+    epochs: f.epochs,
+    batch: f.batch,
+    ...optimizerConfigFrom(f),
+    seed: f.seed,
+    seqLen: seqLenOf(f),
+    evalEvery: f['eval-every'],
+    logEvery: f['log-every'],
+  };
+  const backboneTag = f.backbone === 'none' ? 'none' : 'distilbert';
+  const run: FreshSnliRun = {
+    out: f.out ?? `runs/snli-${head}-${backboneTag}-s${f.seed}`,
+    head,
+    backbone: f.backbone,
+    embedDim: f['embed-dim'],
+    trainFile: f['train-file'],
+    devFile: f['dev-file'],
+    validPairs: f['valid-pairs'],
+    training,
+    command: ['grassflow-snli', 'train', ...argv].join(' '),
+  };
+  return { kind: 'fresh', run, dataDir: dataDirOrThrow(f['data-dir']), backend: f.backend, control };
+}
+
+/** Encode (and featurize) the train and dev pairs of a run. */
+async function runData(
+  fz: Featurizer,
+  dataDir: string,
+  files: { train: string | undefined; dev: string | undefined; validPairs: number },
+  seqLen: number,
+): Promise<{ data: RunData; info: RunConfig['data'] }> {
+  const train = await prepareSplit(fz, 'train', dataDir, files.train, seqLen, 0, log);
+  const valid = await prepareSplit(fz, 'dev', dataDir, files.dev, seqLen, files.validPairs, log);
+  const data = { train: train.data, valid: valid.data, trainFeatures: train.features, validFeatures: valid.features };
+  const info = {
+    dataDir,
+    trainFile: train.file,
+    trainPairs: train.data.count,
+    trainIsSample: train.isSample,
+    validFile: valid.file,
+    validPairs: valid.data.count,
+    tokenizerId: fz.tok.id,
+  };
+  return { data, info };
+}
+
+/** Run a plan: backend, features, train (or resume); the line on stderr says how it ended. */
+export async function runTrainPlan(plan: SnliTrainPlan): Promise<number> {
+  const backend = await startBackend(plan.backend);
+  const cfg = plan.kind === 'resume' ? plan.opened.config : null;
+  const backbone = cfg?.backbone ?? (plan.kind === 'fresh' ? plan.run.backbone : 'none');
+  const seqLen = cfg?.training.seqLen ?? (plan.kind === 'fresh' ? plan.run.training.seqLen : SEQ_LEN);
+  const fz = await featurizer(backbone, plan.dataDir, seqLen);
   try {
-    const train = await prepareSplit(fz, 'train', dataDir, f['train-file'], f['max-len'], 0, log);
-    const valid = await prepareSplit(fz, 'dev', dataDir, f['dev-file'], f['max-len'], f['valid-pairs'], log);
-    const embedding = fz.encoder === null ? { vocabSize: fz.tok.vocabSize, dim: f['embed-dim'], maxLen: f['max-len'] } : null;
-    const model = modelConfig(head, fz.dim ?? f['embed-dim'], embedding);
-    const training: TrainingConfig = {
-      epochs: f.epochs,
-      batch: f.batch,
-      ...optimizerConfigFrom(f),
-      seed: f.seed,
-      maxLen: f['max-len'],
-      evalEvery: f['eval-every'],
-      logEvery: f['log-every'],
-    };
-    const backboneTag = f.backbone === 'none' ? 'none' : 'distilbert';
-    const o = await startRun({
-      out: f.out ?? `runs/snli-${head}-${backboneTag}-s${f.seed}`,
-      head,
-      backbone: f.backbone,
-      model,
-      training,
-      data: { train: train.data, valid: valid.data, trainFeatures: train.features, validFeatures: valid.features },
-      dataInfo: { dataDir, trainFile: train.file, trainPairs: train.data.count, trainIsSample: train.isSample, validFile: valid.file, validPairs: valid.data.count, tokenizerId: fz.tok.id },
-      backend,
-      command: ['grassflow-snli', 'train', ...argv].join(' '),
-      quiet: f.quiet,
-      ...(stop === undefined ? {} : { stopAtStep: stop }),
-    });
-    process.stderr.write(`${describeRunEnd(o.result, o.run, { metric: 'val loss', format: (v) => v.toFixed(4), reportPath: o.reportPath })}\n`);
+    let o: RunOutcome;
+    if (plan.kind === 'resume') {
+      const c = plan.opened.config;
+      if (fz.tok.id !== c.data.tokenizerId) {
+        const msg = `--resume ${plan.opened.run.dir}: the run used tokenizer ${c.data.tokenizerId}, this data folder gives ${fz.tok.id}`;
+        throw new UsageError(msg, 'data-dir');
+      }
+      const files = { train: c.data.trainFile, dev: c.data.validFile, validPairs: c.data.validPairs };
+      const { data } = await runData(fz, plan.dataDir, files, seqLen);
+      o = await resumeRun(plan.opened, data, plan.control);
+    } else {
+      const r = plan.run;
+      const files = { train: r.trainFile, dev: r.devFile, validPairs: r.validPairs };
+      const { data, info } = await runData(fz, plan.dataDir, files, seqLen);
+      const embedding = fz.encoder === null ? { vocabSize: fz.tok.vocabSize, dim: r.embedDim, maxLen: seqLen } : null;
+      const model = modelConfig(r.head, fz.dim ?? r.embedDim, embedding);
+      o = await startRun({ ...r, model, data, dataInfo: info, backend, ...plan.control });
+    }
+    const end = describeRunEnd(o.result, o.run, { metric: 'val loss', format: (v) => v.toFixed(4), reportPath: o.reportPath });
+    process.stderr.write(`${end}\n`);
     return runExitCode(o.result);
   } finally {
     fz.encoder?.dispose();
   }
 }
 
-const EVAL_FLAGS = {
-  checkpoint: { type: 'string', metavar: 'DIR', help: 'checkpoint folder, or a run folder (its checkpoints/best, else latest)' },
-  split: { type: 'string', choices: ['dev', 'test'], default: 'dev', help: 'SNLI split of the data folder' },
-  file: { type: 'string', metavar: 'FILE', help: 'score this SNLI jsonl instead of the split' },
-  batch: { type: 'int', min: 1, default: 128, help: 'pairs per forward pass' },
-  ...COMMON,
-} as const satisfies FlagSpecs;
+const USAGE = 'grassflow-snli train --head grassmann|transformer --backbone none|distilbert-base-uncased|DIR [flags]';
+const DESCRIPTION =
+  'Train an SNLI head into a run folder (config.json, metrics.jsonl, checkpoints/{latest,best}, report.md). ' +
+  'The sequence length is --seq-len (alias --max-len): tokens kept per sentence, seqLen ≤ maxLen of the backbone.';
 
-/** A checkpoint folder from --checkpoint: DIR itself, or DIR/checkpoints/best (else latest) for a run folder. */
-export function resolveCheckpointDir(dir: string): string {
-  if (!existsSync(dir)) throw new UsageError(`--checkpoint ${dir} does not exist`, 'checkpoint');
-  const cfg = join(dir, 'config.json');
-  if (existsSync(cfg)) {
-    let format: string | undefined;
-    try {
-      format = (JSON.parse(readFileSync(cfg, 'utf8')) as { format?: string }).format;
-    } catch {
-      return dir; // not JSON: loadHeadCheckpoint reports it
-    }
-    if (format === 'grassflow-snli-run') {
-      for (const c of ['best', 'latest']) if (existsSync(join(dir, 'checkpoints', c))) return join(dir, 'checkpoints', c);
-      throw new UsageError(`--checkpoint ${dir} is a run folder without checkpoints yet`, 'checkpoint');
-    }
-  }
-  return dir;
-}
-
-/** `grassflow-snli eval`: accuracy and the 3×3 confusion matrix as one JSON line. */
-export async function evalCommand(argv: readonly string[]): Promise<number> {
-  if (wantsHelp(argv, 'grassflow-snli eval --checkpoint DIR --split dev|test', 'Accuracy and the confusion matrix (rows gold, columns predicted: entailment, neutral, contradiction) over every labelled pair of a split, as one line of JSON.', EVAL_FLAGS)) return 0;
-  const f = parseFlags(argv, EVAL_FLAGS);
-  if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
-  const dir = resolveCheckpointDir(f.checkpoint);
-  const dataDir = dataDirOrThrow(f['data-dir']);
-  await startBackend(f.backend);
-  const ck = await loadHeadCheckpoint(dir);
-  const model = ck.model;
-  const fz = await featurizer(ck.backbone, dataDir, ck.maxLen);
-  try {
-    const split = await prepareSplit(fz, f.split as 'dev' | 'test', dataDir, f.file, ck.maxLen, 0, log);
-    const r = await evaluatePairs(model, split.data, split.features, f.batch);
-    const params = countParams(model.config);
-    process.stdout.write(
-      `${JSON.stringify({ split: f.file === undefined ? f.split : 'file', file: split.file, checkpoint: ck.dir, head: model.config.head.kind, backbone: ck.backbone, pairs: r.count, accuracy: r.accuracy, loss: r.loss, labels: ['entailment', 'neutral', 'contradiction'], confusion: r.confusion, params })}\n`,
-    );
-    return 0;
-  } finally {
-    model.dispose();
-    fz.encoder?.dispose();
-  }
+/** `grassflow-snli train`. Returns the process exit code. */
+export async function trainCommand(argv: readonly string[]): Promise<number> {
+  if (wantsHelp(argv, USAGE, DESCRIPTION, TRAIN_FLAGS)) return 0;
+  return runTrainPlan(await planTrain(argv));
 }

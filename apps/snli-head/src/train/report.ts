@@ -15,7 +15,7 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
         `${h.kind === 'grassmann' ? `, windows of ${h.window} (stride ${h.window}), r ${h.r} per head` : ''}; input width ${h.inputDim}. ` +
         `Parameters: head ${cfg.params.head.toLocaleString('en-US')}, trainable backbone ${cfg.params.backbone.toLocaleString('en-US')}, total ${cfg.params.total.toLocaleString('en-US')}.`,
       `Training: ${cfg.totalSteps} steps (${t.epochs} epochs, batch ${t.batch} pairs), AdamW (β ${t.beta1}/${t.beta2}, weight decay ${t.weightDecay}), lr ${t.lr} ` +
-        `with ${t.warmup} warmup steps and cosine decay to ${t.minLr}, clip ${t.clip}, seed ${t.seed}, ≤ ${t.maxLen} tokens per sentence. ` +
+        `with ${t.warmup} warmup steps and cosine decay to ${t.minLr}, clip ${t.clip}, seed ${t.seed}, seqLen ${t.seqLen} (tokens kept per sentence). ` +
         `Train ${cfg.data.trainPairs.toLocaleString('en-US')} pairs (${cfg.data.trainFile}${cfg.data.trainIsSample ? ', the 1% sample' : ''}); ` +
         `validation on ${cfg.data.validPairs.toLocaleString('en-US')} pairs of ${cfg.data.validFile}. Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
     ],

@@ -27,7 +27,8 @@ export interface TrainingConfig extends OptimizerConfig {
   epochs: number;
   batch: number;
   seed: number;
-  maxLen: number;
+  /** Tokens kept per sentence, [CLS] and [SEP] included. */
+  seqLen: number;
   /** Validate every N steps (0: once per epoch). */
   evalEvery: number;
   logEvery: number;
@@ -114,7 +115,7 @@ async function train(
     validFeatures: data.validFeatures,
   });
   const p = config.params;
-  const extra = headCheckpointExtra({ backbone: config.backbone, maxLen: t.maxLen });
+  const extra = headCheckpointExtra({ backbone: config.backbone, seqLen: t.seqLen });
   const o = await trainRun<SnliDataState>(task, {
     run,
     params: model.namedParams(),

@@ -1,5 +1,7 @@
 // One training run from start to end, shared by the apps: the run folder and its provenance, the optimizer from a
 // config, restore on --resume, progress, the stop signal, the training loop and the report.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type * as tf from '@tensorflow/tfjs-core';
 import type { BackendInfo } from '@grassflow/gpu-layers';
 import { AdamW, defaultDecayFilter, type NamedVariable } from '../adamw.js';
@@ -154,6 +156,25 @@ export async function openRunToResume<C extends { format: string }>(
     throw new UsageError(`--resume ${dir}: config.json is not a ${format.replace(/-run$/, '')} run`, 'resume');
   }
   return { run, config };
+}
+
+/**
+ * The checkpoint folder that --checkpoint DIR names: DIR itself, or, when DIR is a run folder of `runFormat`, its
+ * checkpoints/best (else checkpoints/latest). A config.json that is not JSON is left for the checkpoint loader to report.
+ */
+export function resolveCheckpointDir(dir: string, runFormat: string): string {
+  if (!existsSync(dir)) throw new UsageError(`--checkpoint ${dir} does not exist`, 'checkpoint');
+  const cfg = join(dir, 'config.json');
+  if (!existsSync(cfg)) return dir;
+  let format: unknown;
+  try {
+    format = (JSON.parse(readFileSync(cfg, 'utf8')) as { format?: unknown }).format;
+  } catch {
+    return dir;
+  }
+  if (format !== runFormat) return dir;
+  for (const c of ['best', 'latest']) if (existsSync(join(dir, 'checkpoints', c))) return join(dir, 'checkpoints', c);
+  throw new UsageError(`--checkpoint ${dir} is a run folder without checkpoints yet`, 'checkpoint');
 }
 
 /** What a resume continues from: the trainer state and the optimizer's moment tensors (disposed by the run). */
