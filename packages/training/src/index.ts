@@ -58,6 +58,7 @@ export {
   type OpenedRun,
   type RunControl,
   type ResumePoint,
+  type RunStart,
   type ResumableTask,
   type TrainRunOptions,
   type TrainRunOutcome,

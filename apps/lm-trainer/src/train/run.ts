@@ -1,25 +1,13 @@
 // One training run of a language model: fresh or resumed, in a run folder, with its report (lifecycle: @grassflow/training).
 import { countParams, createModel, type BackendInfo, type LanguageModel, type ModelConfig } from '@grassflow/gpu-layers';
 import type { LmBatcherState } from '@grassflow/datasets';
-import {
-  checkNewRunFolder,
-  createRun,
-  loadTrainerCheckpoint,
-  namedParameters,
-  runProvenance,
-  saveTrainerCheckpoint,
-  trainRun,
-  UsageError,
-  type OpenedRun,
-  type RunControl,
-  type RunFolder,
-  type RunProvenance,
-  type RunOutcome as GenericRunOutcome,
-  type ResumePoint,
-} from '@grassflow/training';
+import { checkNewRunFolder, createRun, runProvenance, trainRun, UsageError } from '@grassflow/training';
+import { loadTrainerCheckpoint, namedParameters, saveTrainerCheckpoint } from '@grassflow/training';
+import type { OpenedRun, RunControl, RunProvenance, RunOutcome as GenericRunOutcome, RunStart } from '@grassflow/training';
 import type { RunData } from '../shared/corpus.js';
 import { LmTrainTask } from '../lm-task.js';
-import { readTrainingConfig, storedTrainingConfig, totalStepsOf, type StoredTrainingConfig, type ModelKind, type TrainingConfig } from '../shared/model-options.js';
+import { readTrainingConfig, storedTrainingConfig, totalStepsOf } from '../shared/model-options.js';
+import type { ModelKind, StoredTrainingConfig, TrainingConfig } from '../shared/model-options.js';
 import { writeRunReport } from './report.js';
 
 /** config.json of a run folder: everything needed to repeat the run. */
@@ -104,7 +92,7 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
   };
   const run = await createRun(plan.out, { ...config, training: storedTrainingConfig(config.training) });
   const model = createModel(plan.model, { seed: plan.training.seed });
-  return train(run, config, model, data, plan.control);
+  return train({ run, config }, model, data, plan.control);
 }
 
 /** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, optimizer moments, RNG and data position. */
@@ -113,16 +101,11 @@ export async function resumeRun({ run, config }: OpenedRun<RunConfig>, data: Run
     throw new UsageError(`--resume ${run.dir}: the run used tokenizer ${config.data.tokenizerId}, the data folder gives ${data.tok.id}`, 'resume');
   }
   const ck = await loadTrainerCheckpoint(run.latestCheckpoint);
-  return train(run, config, ck.model, data, { ...opts, resume: { state: ck.state, optimizerTensors: ck.optimizerTensors } });
+  return train({ run, config }, ck.model, data, { ...opts, resume: ck });
 }
 
-async function train(
-  run: RunFolder,
-  config: RunConfig,
-  model: LanguageModel,
-  data: RunData,
-  opts: RunControl & { resume?: ResumePoint },
-): Promise<RunOutcome> {
+async function train(opened: OpenedRun<RunConfig>, model: LanguageModel, data: RunData, start: RunStart): Promise<RunOutcome> {
+  const { run, config } = opened;
   const t = config.training;
   const task = new LmTrainTask(model, data.train, validSlice(data.valid, t.evalTokens), {
     seqLen: t.seqLen,
@@ -139,11 +122,11 @@ async function train(
     evalEvery: t.evalEvery,
     logEvery: t.logEvery,
     ...(t.checkpointEvery === null ? {} : { checkpointEvery: t.checkpointEvery }),
-    ...(opts.stopAtStep === undefined ? {} : { stopAtStep: opts.stopAtStep }),
+    ...(start.stopAtStep === undefined ? {} : { stopAtStep: start.stopAtStep }),
     bestMetric: 'val_ppl',
     save: (dir, state, optimizer) => saveTrainerCheckpoint(dir, model, optimizer, state, checkpointExtra(config)),
-    ...(opts.resume === undefined ? {} : { resume: opts.resume }),
-    quiet: opts.quiet,
+    ...(start.resume === undefined ? {} : { resume: start.resume }),
+    quiet: start.quiet,
     describe:
       `${config.modelKind} (${config.params.toLocaleString('en-US')} params), ` +
       `${config.totalSteps} steps of ${t.batch}×${t.seqLen} tokens, backend ${config.backend.name}`,

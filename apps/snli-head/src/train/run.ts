@@ -1,21 +1,9 @@
 // One training run of an SNLI head: fresh or resumed, in a run folder (toolkit conventions), with its report.
 import type { BackendInfo } from '@grassflow/gpu-layers';
 import type { EncodedSnli } from '@grassflow/datasets';
-import {
-  checkNewRunFolder,
-  createRun,
-  runProvenance,
-  saveTrainerCheckpoint,
-  trainRun,
-  UsageError,
-  type OptimizerConfig,
-  type OpenedRun,
-  type RunControl,
-  type RunFolder,
-  type RunProvenance,
-  type RunOutcome as GenericRunOutcome,
-  type ResumePoint,
-} from '@grassflow/training';
+import { checkNewRunFolder, createRun, runProvenance, saveTrainerCheckpoint, trainRun, UsageError } from '@grassflow/training';
+import type { OpenedRun, OptimizerConfig, RunControl, RunProvenance, RunStart } from '@grassflow/training';
+import type { RunOutcome as GenericRunOutcome } from '@grassflow/training';
 import type { FeatureTable } from '../data/batches.js';
 import { headCheckpointExtra, loadHeadTrainerCheckpoint } from '../model/head-checkpoint.js';
 import { writeRunReport } from './report.js';
@@ -91,22 +79,17 @@ export async function startRun(args: {
   };
   const run = await createRun(args.out, config);
   const model = new SnliModel(args.model, args.training.seed);
-  return train(run, config, model, args.data, { quiet: args.quiet, stopAtStep: args.stopAtStep });
+  return train({ run, config }, model, args.data, { quiet: args.quiet, stopAtStep: args.stopAtStep });
 }
 
 /** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, weights, optimizer moments, RNG and data position. */
 export async function resumeRun({ run, config }: OpenedRun<RunConfig>, data: RunData, opts: RunControl): Promise<RunOutcome> {
   const ck = await loadHeadTrainerCheckpoint(run.latestCheckpoint);
-  return train(run, config, ck.model, data, { ...opts, resume: { state: ck.state, optimizerTensors: ck.optimizerTensors } });
+  return train({ run, config }, ck.model, data, { ...opts, resume: ck });
 }
 
-async function train(
-  run: RunFolder,
-  config: RunConfig,
-  model: SnliModel,
-  data: RunData,
-  opts: RunControl & { resume?: ResumePoint },
-): Promise<RunOutcome> {
+async function train(opened: OpenedRun<RunConfig>, model: SnliModel, data: RunData, start: RunStart): Promise<RunOutcome> {
+  const { run, config } = opened;
   const t = config.training;
   const task = new SnliTrainTask(model, data.train, data.valid, {
     batch: t.batch,
@@ -124,11 +107,11 @@ async function train(
     seed: t.seed,
     evalEvery: t.evalEvery > 0 ? t.evalEvery : task.batchesPerEpoch,
     logEvery: t.logEvery,
-    ...(opts.stopAtStep === undefined ? {} : { stopAtStep: opts.stopAtStep }),
+    ...(start.stopAtStep === undefined ? {} : { stopAtStep: start.stopAtStep }),
     bestMetric: 'val_loss',
     save: (dir, state, optimizer) => saveTrainerCheckpoint(dir, model, optimizer, state, extra),
-    ...(opts.resume === undefined ? {} : { resume: opts.resume }),
-    quiet: opts.quiet,
+    ...(start.resume === undefined ? {} : { resume: start.resume }),
+    quiet: start.quiet,
     describe:
       `${config.head} head (${p.head.toLocaleString('en-US')} params` +
       `${p.backbone > 0 ? ` + ${p.backbone.toLocaleString('en-US')} embedding encoder` : ''}), backbone ${config.backbone}, ` +

@@ -183,6 +183,11 @@ export interface ResumePoint {
   optimizerTensors: Map<string, tf.Tensor>;
 }
 
+/** How a run starts: fresh, or from a checkpoint's trainer state and moments (e.g. a LoadedTrainerCheckpoint). */
+export interface RunStart extends RunControl {
+  resume?: ResumePoint;
+}
+
 /** A training task whose data position can be set back to a checkpoint's (`TrainerState.data`). */
 export interface ResumableTask<D> extends TrainTask {
   restore(data: D): void;
