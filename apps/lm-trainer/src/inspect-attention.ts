@@ -28,7 +28,8 @@ export function traceAttention(block: TransformerBlock, u: Mat): { heads: HeadTr
   let leak = 0;
   const heads = Array.from({ length: H }, (_, h) => {
     const ah = a.slice(h * L * L, (h + 1) * L * L);
-    for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) leak = Math.max(leak, Math.abs(ah[i * L + j] as number));
+    for (let i = 0; i < L; i++)
+      for (let j = i + 1; j < L; j++) leak = Math.max(leak, Math.abs(ah[i * L + j] as number));
     return { a: ah, s: s.slice(h * L * L, (h + 1) * L * L) };
   });
   return { heads, leak };
@@ -71,10 +72,21 @@ function rowEntropy(a: Float64Array, i: number, L: number): number {
 }
 
 /** Inspect Transformer block `layer` on the samples: `inputs[s]` is the block's input h (L × d) for sample s. */
-export function inspectAttentionLayer(block: TransformerBlock, layer: number, inputs: readonly Mat[]): AttentionLayerReport {
+export function inspectAttentionLayer(
+  block: TransformerBlock,
+  layer: number,
+  inputs: readonly Mat[],
+): AttentionLayerReport {
   const weights = blockWeights(block);
   const H = block.nHeads;
-  const acc = Array.from({ length: H }, () => ({ entropy: [] as number[], norm: [] as number[], anti: 0, total: 0, antiPairs: 0, pairs: 0 }));
+  const acc = Array.from({ length: H }, () => ({
+    entropy: [] as number[],
+    norm: [] as number[],
+    anti: 0,
+    total: 0,
+    antiPairs: 0,
+    pairs: 0,
+  }));
   const perPositionEntropy: number[][] = [];
   const perPositionNormalizedEntropy: Array<Array<number | null>> = [];
   let maxDiff = 0;

@@ -9,7 +9,10 @@ const DEG = 180 / Math.PI;
 /** sin θ below which two vectors count as dependent (the rank tolerance of grassmann-math's principalAngles). */
 const DEPENDENT_SIN = 1e-10;
 
-/** Geometry of the pairs at one offset Δ along one sequence; index t is the position of z_t (null where it does not exist). */
+/**
+ * Geometry of the pairs at one offset Δ along one sequence; index t is the position of z_t (null where it does not
+ * exist).
+ */
 export interface OffsetTrace {
   delta: number;
   /** ∠(z_{t−Δ}, z_t) in degrees, atan2(‖z_{t−Δ} ∧ z_t‖, z_{t−Δ}·z_t) ∈ [0°, 180°]; null for t < Δ or a zero vector. */
@@ -42,7 +45,10 @@ export interface MixingTrace {
   alpha: Mat;
   /** h_mix = α ⊙ u + (1 − α) ⊙ g, L × d. */
   hMix: Mat;
-  /** ‖(1 − α_t) ⊙ g_t‖ / (‖α_t ⊙ u_t‖ + ‖(1 − α_t) ⊙ g_t‖): how much of h_mix comes from the geometric path (0 where both are 0). */
+  /**
+   * ‖(1 − α_t) ⊙ g_t‖ / (‖α_t ⊙ u_t‖ + ‖(1 − α_t) ⊙ g_t‖): how much of h_mix comes from the geometric path (0
+   * where both are 0).
+   */
   geometricShare: number[];
   offsets: OffsetTrace[];
 }
@@ -65,7 +71,16 @@ export function traceMixing(block: GrassmannBlock, u: Mat): MixingTrace {
   const r = z.cols;
   const traces: OffsetTrace[] = offsets.map((delta, o) => {
     const pHat = tr.pHat[o] as Mat;
-    const out: OffsetTrace = { delta, angleDeg: [], area: [], theta1Deg: [], theta2Deg: [], stepDeg: [], degeneratePlanes: 0, pHatDiff: 0 };
+    const out: OffsetTrace = {
+      delta,
+      angleDeg: [],
+      area: [],
+      theta1Deg: [],
+      theta2Deg: [],
+      stepDeg: [],
+      degeneratePlanes: 0,
+      pHatDiff: 0,
+    };
     const planeOk: boolean[] = [];
     for (let t = 0; t < L; t++) {
       if (t < delta) {
@@ -91,7 +106,9 @@ export function traceMixing(block: GrassmannBlock, u: Mat): MixingTrace {
       out.area.push(area);
       out.angleDeg.push(na === 0 || nb === 0 ? null : Math.atan2(area, dot) * DEG);
       const inv = 1 / Math.sqrt(pp + eps * eps);
-      p.forEach((x, c) => (out.pHatDiff = Math.max(out.pHatDiff, Math.abs(x * inv - (pHat.data[t * pHat.cols + c] as number)))));
+      p.forEach(
+        (x, c) => (out.pHatDiff = Math.max(out.pHatDiff, Math.abs(x * inv - (pHat.data[t * pHat.cols + c] as number)))),
+      );
       // principalAngles' rank test: the part of z_t orthogonal to z_{t−Δ} (|z_t| sin θ) below 1e-10 |z_t|
       const independent = na > 0 && nb > 0 && area > DEPENDENT_SIN * Math.sqrt(na * nb);
       if (!independent) out.degeneratePlanes++;
@@ -121,7 +138,12 @@ export function traceMixing(block: GrassmannBlock, u: Mat): MixingTrace {
 }
 
 /** Principal angles [θ1, θ2] (radians) between span(a0, b0) and span(a1, b1); null when either pair is dependent. */
-export function planeStep(a0: Float64Array, b0: Float64Array, a1: Float64Array, b1: Float64Array): [number, number] | null {
+export function planeStep(
+  a0: Float64Array,
+  b0: Float64Array,
+  a1: Float64Array,
+  b1: Float64Array,
+): [number, number] | null {
   try {
     const th = principalAngles([a0, b0], [a1, b1]);
     return [th[0] as number, th[1] as number];
@@ -156,7 +178,14 @@ export interface OffsetReport {
   theta2Deg: Array<Array<number | null>>;
   stepDeg: Array<Array<number | null>>;
   degeneratePlanes: number;
-  summary: { angleDeg: Summary; area: Summary; log10Area: Summary; theta1Deg: Summary; theta2Deg: Summary; stepDeg: Summary };
+  summary: {
+    angleDeg: Summary;
+    area: Summary;
+    log10Area: Summary;
+    theta1Deg: Summary;
+    theta2Deg: Summary;
+    stepDeg: Summary;
+  };
   /** Angles in 36 bins of 5° over [0°, 180°]. */
   angleHistogram: HistogramBins;
   largestSteps: LargeStep[];
@@ -196,25 +225,45 @@ function span(tokens: readonly string[], i: number, j: number): string {
  * Inspect Grassmann block `layer` on the samples: `inputs[s]` is the block's input h (L × d) for sample s.
  * `top` largest flow steps are kept per offset.
  */
-export function inspectGrassmannLayer(block: GrassmannBlock, layer: number, inputs: readonly Mat[], tokens: ReadonlyArray<readonly string[]>, top: number): GrassmannLayerReport {
-  if (block.direction !== 'causal') throw new RangeError(`inspect: layer ${layer} mixes in both directions; only causal language models are supported`);
+export function inspectGrassmannLayer(
+  block: GrassmannBlock,
+  layer: number,
+  inputs: readonly Mat[],
+  tokens: ReadonlyArray<readonly string[]>,
+  top: number,
+): GrassmannLayerReport {
+  if (block.direction !== 'causal')
+    throw new RangeError(`inspect: layer ${layer} mixes in both directions; only causal language models are supported`);
   const weights = blockWeights(block);
   const traces = inputs.map((h) => traceMixing(block, mixerInput(h, weights, block.norm)));
   const maxDiff = Math.max(0, ...traces.flatMap((tr) => tr.offsets.map((o) => o.pHatDiff)));
-  const perPosition = traces.map((tr) => Array.from({ length: tr.alpha.rows }, (_, t) => {
-    let s = 0;
-    for (let k = 0; k < tr.alpha.cols; k++) s += tr.alpha.data[t * tr.alpha.cols + k] as number;
-    return s / tr.alpha.cols;
-  }));
+  const perPosition = traces.map((tr) =>
+    Array.from({ length: tr.alpha.rows }, (_, t) => {
+      let s = 0;
+      for (let k = 0; k < tr.alpha.cols; k++) s += tr.alpha.data[t * tr.alpha.cols + k] as number;
+      return s / tr.alpha.cols;
+    }),
+  );
   const geometry = block.offsets.map((delta, o): OffsetReport => {
     const per = traces.map((tr) => tr.offsets[o] as OffsetTrace);
     const flat = (f: (x: OffsetTrace) => Array<number | null>) => per.flatMap(f);
     const steps: LargeStep[] = [];
-    per.forEach((x, s) => x.stepDeg.forEach((v, t) => {
-      if (v === null) return;
-      const toks = tokens[s] as readonly string[];
-      steps.push({ sample: s, position: t, token: toks[t] ?? '?', pair: [toks[t - delta] ?? '?', toks[t] ?? '?'], context: span(toks, t - delta, t), stepDeg: v, theta1Deg: x.theta1Deg[t] as number, theta2Deg: x.theta2Deg[t] as number });
-    }));
+    per.forEach((x, s) =>
+      x.stepDeg.forEach((v, t) => {
+        if (v === null) return;
+        const toks = tokens[s] as readonly string[];
+        steps.push({
+          sample: s,
+          position: t,
+          token: toks[t] ?? '?',
+          pair: [toks[t - delta] ?? '?', toks[t] ?? '?'],
+          context: span(toks, t - delta, t),
+          stepDeg: v,
+          theta1Deg: x.theta1Deg[t] as number,
+          theta2Deg: x.theta2Deg[t] as number,
+        });
+      }),
+    );
     steps.sort((a, b) => b.stepDeg - a.stepDeg || a.sample - b.sample || a.position - b.position);
     return {
       delta,
@@ -232,7 +281,10 @@ export function inspectGrassmannLayer(block: GrassmannBlock, layer: number, inpu
         theta2Deg: summarize(flat((x) => x.theta2Deg)),
         stepDeg: summarize(flat((x) => x.stepDeg)),
       },
-      angleHistogram: histogramBins(flat((x) => x.angleDeg).filter((v): v is number => v !== null), { bins: 36, domain: [0, 180] }),
+      angleHistogram: histogramBins(
+        flat((x) => x.angleDeg).filter((v): v is number => v !== null),
+        { bins: 36, domain: [0, 180] },
+      ),
       largestSteps: steps.slice(0, top),
     };
   });
@@ -241,7 +293,10 @@ export function inspectGrassmannLayer(block: GrassmannBlock, layer: number, inpu
     offsets: [...block.offsets],
     mixerInput: block.norm === 'post' ? 'h' : 'LN1(h)',
     gate: { summary: summarize(traces.flatMap((tr) => Array.from(tr.alpha.data))), perPosition },
-    geometricShare: { summary: summarize(traces.flatMap((tr) => tr.geometricShare)), perPosition: traces.map((tr) => tr.geometricShare) },
+    geometricShare: {
+      summary: summarize(traces.flatMap((tr) => tr.geometricShare)),
+      perPosition: traces.map((tr) => tr.geometricShare),
+    },
     geometry,
     check: { maxAbsDiff: maxDiff },
   };

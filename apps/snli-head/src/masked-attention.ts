@@ -12,6 +12,11 @@ export type MaskedAttentionWeights = AttentionWeights;
  * padding query's output is computed but never pooled). It is gpu-layers' causalAttention with
  * `causal: false` and `keyMask`.
  */
-export function maskedSelfAttention(h: tf.Tensor3D, mask: tf.Tensor2D, w: MaskedAttentionWeights, nHeads: number): tf.Tensor3D {
+export function maskedSelfAttention(
+  h: tf.Tensor3D,
+  mask: tf.Tensor2D,
+  w: MaskedAttentionWeights,
+  nHeads: number,
+): tf.Tensor3D {
   return causalAttention(h, w, { nHeads, kind: 'dpa', eps: 1e-6, causal: false, keyMask: mask });
 }

@@ -86,9 +86,9 @@ describe('grassmannMixing with a past', () => {
     expect(() => grassmannMixing(h, w, { offsets: [2], eps: 1e-6, direction: 'causal', past: { z, t0: 5 } })).toThrow(
       /at t0 = 5 past.z needs between 2 and 5 positions, got 1/,
     );
-    expect(() => grassmannMixing(h, w, { offsets: [1], eps: 1e-6, direction: 'bidirectional', past: { z, t0: 1 } })).toThrow(
-      /bidirectional layer reads future positions/,
-    );
+    expect(() =>
+      grassmannMixing(h, w, { offsets: [1], eps: 1e-6, direction: 'bidirectional', past: { z, t0: 1 } }),
+    ).toThrow(/bidirectional layer reads future positions/);
   });
 });
 
@@ -106,7 +106,14 @@ describe('grassmannMixingTrace', () => {
     const z = (tr.z.arraySync() as number[][][])[0] as number[][];
     const Wr = w.wRed.arraySync() as number[][];
     const br = w.bRed.arraySync() as number[];
-    z.forEach((zt, t) => zt.forEach((v, i) => expect(v).toBeCloseTo(H[t]!.reduce((s, x, k) => s + x * Wr[k]![i]!, br[i]!), 5)));
+    z.forEach((zt, t) =>
+      zt.forEach((v, i) =>
+        expect(v).toBeCloseTo(
+          H[t]!.reduce((s, x, k) => s + x * Wr[k]![i]!, br[i]!),
+          5,
+        ),
+      ),
+    );
     offsets.forEach((delta, o) => {
       const ph = ((tr.pHat[o] as tf.Tensor3D).arraySync() as number[][][])[0] as number[][];
       for (let t = 0; t < L; t++) {
@@ -132,14 +139,22 @@ describe('grassmannMixingTrace', () => {
 });
 
 /** Naive attention of one sequence (internal layout): keys j allowed where (j ≤ i or !causal) and mask[j] = 1. */
-function naive(h: number[][], w: AttentionWeights, H: number, kind: 'dpa' | 'ea', causal: boolean, mask: number[]): number[][] {
+function naive(
+  h: number[][],
+  w: AttentionWeights,
+  H: number,
+  kind: 'dpa' | 'ea',
+  causal: boolean,
+  mask: number[],
+): number[][] {
   const d = (h[0] as number[]).length;
   const dh = d / H;
   const W = w.wQkv.arraySync() as number[][];
   const bq = w.bQkv.arraySync() as number[];
   const P = w.wProj.arraySync() as number[][];
   const bp = w.bProj.arraySync() as number[];
-  const lin = (x: number[], m: number[][], b: number[]) => b.map((bo, o) => x.reduce((s, xv, i) => s + xv * m[i]![o]!, bo));
+  const lin = (x: number[], m: number[][], b: number[]) =>
+    b.map((bo, o) => x.reduce((s, xv, i) => s + xv * m[i]![o]!, bo));
   const qkv = h.map((x) => lin(x, W, bq));
   const y = h.map((_, i) => {
     const row = new Array<number>(d).fill(0);
@@ -168,7 +183,10 @@ describe('one attention', () => {
       const [B, L, d, H] = [2, 5, 6, 2];
       const w = attnWeights(d, 40);
       const h = rnd([B, L, d], 4) as tf.Tensor3D;
-      const mask = [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]];
+      const mask = [
+        [1, 1, 1, 0, 0],
+        [1, 1, 1, 1, 1],
+      ];
       const out = causalAttention(h, w, { nHeads: H, kind, eps: 1e-6, causal: false, keyMask: tf.tensor2d(mask) });
       const hs = h.arraySync() as number[][][];
       const ref = hs.flatMap((x, b) => naive(x, w, H, kind, false, mask[b] as number[]).flat());
@@ -221,7 +239,9 @@ describe('one attention', () => {
       }
       expect(cache.keysT?.shape).toEqual([B * H, d / H, L]);
       expect(relErr(values(tf.concat(outs, 1)), values(full))).toBeLessThan(1e-5);
-      expect(() => attentionWithCache(h, w, { nHeads: H, kind, eps: 1e-6, cache, causal: false })).toThrow(/cache needs causal/);
+      expect(() => attentionWithCache(h, w, { nHeads: H, kind, eps: 1e-6, cache, causal: false })).toThrow(
+        /cache needs causal/,
+      );
     });
   }
 });
@@ -248,7 +268,12 @@ describe('README example: the formulas on their own', () => {
     const mat = (rows: number, cols: number) => tf.randomNormal([rows, cols]) as tf.Tensor2D;
     const vec = (n: number) => tf.zeros([n]) as tf.Tensor1D;
     const w: GrassmannMixingWeights = {
-      wRed: mat(d, r), bRed: vec(r), wPlu: mat((r * (r - 1)) / 2, d), bPlu: vec(d), wGate: mat(2 * d, d), bGate: vec(d),
+      wRed: mat(d, r),
+      bRed: vec(r),
+      wPlu: mat((r * (r - 1)) / 2, d),
+      bPlu: vec(d),
+      wGate: mat(2 * d, d),
+      bGate: vec(d),
     };
     const h = tf.randomNormal([B, L, d]) as tf.Tensor3D;
     const trace = grassmannMixingTrace(h, w, { offsets: [1, 2], eps: 1e-6, direction: 'causal' });

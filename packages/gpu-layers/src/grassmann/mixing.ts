@@ -64,7 +64,7 @@ function normalisePlucker<T extends tf.Tensor>(p: T, eps: number): T {
   return tf.div(p, tf.sqrt(tf.add(tf.sum(tf.square(p), -1, true), eps * eps)));
 }
 
-/** Positions already seen by an incremental caller (a decoder): their reduced states z and where the new input starts. */
+/** Positions an incremental caller (a decoder) has already fed: their reduced states z and where h starts. */
 export interface GrassmannMixingPast {
   /**
    * z_t of positions t0 − m … t0 − 1, [B, m, r], oldest first; m ≥ min(t0, max Δ) so that every pair of the new
@@ -122,7 +122,12 @@ function rows(x: tf.Tensor3D, from: number, n: number): tf.Tensor3D {
  * the decoder's ring buffer. h [B, L, d] holds positions t0 … t0 + L − 1; zAll below stacks the m past states
  * and the L new ones, so the partner z_{t−Δ} of new row k is row m + k − Δ of zAll (absent when negative).
  */
-function mixingParts(h: tf.Tensor3D, w: GrassmannMixingWeights, options: GrassmannMixingOptions, trace: boolean): MixingParts {
+function mixingParts(
+  h: tf.Tensor3D,
+  w: GrassmannMixingWeights,
+  options: GrassmannMixingOptions,
+  trace: boolean,
+): MixingParts {
   const [B, L, d] = h.shape;
   const r = w.wRed.shape[1];
   const C = pluckerDim(r);
@@ -159,7 +164,8 @@ function mixingParts(h: tf.Tensor3D, w: GrassmannMixingWeights, options: Grassma
       g = tf.zeros([B, L, d]);
     } else {
       const pSum = terms.length === 1 ? (terms[0] as tf.Tensor3D) : (tf.addN(terms) as tf.Tensor3D); // [B, L, C]
-      const uniform = counts.every((c) => c === counts[0]) && (counts[0] as number) > 0; // e.g. every position past max(Δ): 1/count is a number
+      // every position with the same count (e.g. all past max(Δ), as when decoding): 1/count is a number
+      const uniform = counts.every((c) => c === counts[0]) && (counts[0] as number) > 0;
       const invCount = uniform ? 1 / (counts[0] as number) : perPosition(counts.map((c) => (c > 0 ? 1 / c : 0)));
       const pMean = tf.mul(pSum, invCount); // [B, L, C]
       const proj = tf.reshape(matmul(tf.reshape(pMean, [B * L, C]), w.wPlu), [B, L, d]); // [B, L, d]
@@ -199,14 +205,25 @@ function pairsByShift(
       continue; // no new position has a pair at this offset
     }
     const kept = rows(zs, m + L - have - delta, have); // [B, have, 2C]: the partners z_{t−Δ}
-    const partner = have === L ? kept : tf.pad(kept, [[0, 0], [L - have, 0], [0, 0]]); // [B, L, 2C], 0: no pair
+    const partner =
+      have === L
+        ? kept
+        : tf.pad(kept, [
+            [0, 0],
+            [L - have, 0],
+            [0, 0],
+          ]); // [B, L, 2C], 0: no pair
     const pi = tf.slice(partner, [0, 0, 0], [B, L, C]); // z_{t−Δ,i}
     const pj = tf.slice(partner, [0, 0, C], [B, L, C]); // z_{t−Δ,j}
     const pHat = normalisePlucker(tf.sub(tf.mul(pi, zj), tf.mul(pj, zi)) as tf.Tensor3D, eps); // [B, L, C]
     terms.push(pHat);
     if (trace) perOffset.push(pHat);
     if (direction === 'bidirectional') {
-      const future = tf.pad(rows(zs, delta, L - delta), [[0, 0], [0, delta], [0, 0]]); // z_{t+Δ}, 0 past the end
+      const future = tf.pad(rows(zs, delta, L - delta), [
+        [0, 0],
+        [0, delta],
+        [0, 0],
+      ]); // z_{t+Δ}, 0 past the end
       const fi = tf.slice(future, [0, 0, 0], [B, L, C]); // z_{t+Δ,i}
       const fj = tf.slice(future, [0, 0, C], [B, L, C]); // z_{t+Δ,j}
       terms.push(normalisePlucker(tf.sub(tf.mul(zi, fj), tf.mul(zj, fi)) as tf.Tensor3D, eps)); // (z_t, z_{t+Δ})
@@ -233,7 +250,9 @@ function pairsByGather(
   const n = zs.shape[1];
   const O = offsets.length;
   const padded = tf.concat([zs, tf.zeros([B, 1, 2 * C])], 1); // [B, n + 1, 2C]: row n is the missing partner
-  const index = offsets.flatMap((delta) => Array.from({ length: L }, (_, k) => (m + k - delta >= 0 ? m + k - delta : n)));
+  const index = offsets.flatMap((delta) =>
+    Array.from({ length: L }, (_, k) => (m + k - delta >= 0 ? m + k - delta : n)),
+  );
   const partner = tf.reshape(tf.gather(padded, tf.tensor1d(index, 'int32'), 1), [B, O, L, 2 * C]); // z_{t−Δ}
   const pi = tf.slice(partner, [0, 0, 0, 0], [B, O, L, C]); // [B, O, L, C] z_{t−Δ,i}
   const pj = tf.slice(partner, [0, 0, 0, C], [B, O, L, C]); // [B, O, L, C] z_{t−Δ,j}
@@ -259,7 +278,8 @@ function checkPast(
   offsets: readonly number[],
   direction: 'causal' | 'bidirectional',
 ): void {
-  if (!Number.isInteger(t0) || t0 < 0) throw new RangeError(`grassmannMixing: past.t0 must be an integer >= 0, got ${t0}`);
+  if (!Number.isInteger(t0) || t0 < 0)
+    throw new RangeError(`grassmannMixing: past.t0 must be an integer >= 0, got ${t0}`);
   if (direction === 'bidirectional' && (t0 > 0 || m > 0)) {
     throw new RangeError('grassmannMixing: a bidirectional layer reads future positions and takes no past');
   }
@@ -283,7 +303,11 @@ function checkPast(
  * With options.past, h holds positions t0 … t0 + L − 1 and the pairs reaching back before t0 use past.z:
  * the result equals rows t0 … of the call on the whole sequence (this is how the decoder mixes).
  */
-export function grassmannMixing(h: tf.Tensor3D, w: GrassmannMixingWeights, options: GrassmannMixingOptions): tf.Tensor3D {
+export function grassmannMixing(
+  h: tf.Tensor3D,
+  w: GrassmannMixingWeights,
+  options: GrassmannMixingOptions,
+): tf.Tensor3D {
   const parts = mixingParts(h, w, options, false);
   if (parts.zAll !== parts.output) parts.zAll.dispose();
   return parts.output;
@@ -293,7 +317,11 @@ export function grassmannMixing(h: tf.Tensor3D, w: GrassmannMixingWeights, optio
  * {@link grassmannMixing} with its intermediates z, p̂ per offset, g and α, computed by the same code (for
  * inspection). The caller disposes every returned tensor.
  */
-export function grassmannMixingTrace(h: tf.Tensor3D, w: GrassmannMixingWeights, options: GrassmannMixingOptions): GrassmannMixingTrace {
+export function grassmannMixingTrace(
+  h: tf.Tensor3D,
+  w: GrassmannMixingWeights,
+  options: GrassmannMixingOptions,
+): GrassmannMixingTrace {
   const parts = mixingParts(h, w, options, true);
   const t = parts.trace as Omit<GrassmannMixingTrace, 'output'>;
   if (parts.zAll !== t.z) parts.zAll.dispose();

@@ -17,7 +17,8 @@ export class GrassmannRingState implements LayerDecodingState {
 
   /** Mixer output [B, T, d] for inputs u [B, T, d] at positions t0 … t0 + T − 1; then keeps the last M z's. */
   mix(u: tf.Tensor3D, t0: number): tf.Tensor3D {
-    if (t0 !== this.past.t0) throw new Error(`internal: the ring holds positions before ${this.past.t0}, asked for ${t0}`);
+    if (t0 !== this.past.t0)
+      throw new Error(`internal: the ring holds positions before ${this.past.t0}, asked for ${t0}`);
     const { offsets, eps } = this.block;
     const { output, next } = grassmannMixingStep(u, this.block.mixerWeights(), {
       offsets,

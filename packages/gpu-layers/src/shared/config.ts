@@ -94,7 +94,21 @@ const GRASSMANN_FIELDS = ['r', 'offsets'] as const;
 const TRANSFORMER_FIELDS = ['attention', 'nHeads'] as const;
 const KNOWN_FIELDS: readonly string[] = [...COMMON_FIELDS, ...GRASSMANN_FIELDS, ...TRANSFORMER_FIELDS];
 /** The order of the fields in a validated config (and so in config.json): the order checkpoints have always had. */
-const FIELD_ORDER = ['kind', 'attention', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'r', 'offsets', 'eps', 'nHeads', 'norm', 'dropout'];
+const FIELD_ORDER = [
+  'kind',
+  'attention',
+  'vocabSize',
+  'dModel',
+  'nLayers',
+  'dFF',
+  'maxLen',
+  'r',
+  'offsets',
+  'eps',
+  'nHeads',
+  'norm',
+  'dropout',
+];
 
 /** A config that failed validation; `field` names the offending field. */
 export class ModelConfigError extends Error {
@@ -118,7 +132,10 @@ function positiveInt(o: Record<string, unknown>, field: string, min = 1): number
 function oneOf<T extends string>(o: Record<string, unknown>, field: string, values: readonly T[]): T {
   const v = o[field];
   if (typeof v !== 'string' || !(values as readonly string[]).includes(v)) {
-    throw new ModelConfigError(field, `must be one of ${values.map((s) => `'${s}'`).join(', ')}, got ${JSON.stringify(v)}`);
+    throw new ModelConfigError(
+      field,
+      `must be one of ${values.map((s) => `'${s}'`).join(', ')}, got ${JSON.stringify(v)}`,
+    );
   }
   return v as T;
 }
@@ -126,15 +143,24 @@ function oneOf<T extends string>(o: Record<string, unknown>, field: string, valu
 /** The offsets of a Grassmann config: one non-empty array of integers ≥ 1 per layer. */
 function checkOffsets(offsets: unknown, nLayers: number): number[][] {
   if (!Array.isArray(offsets) || offsets.length !== nLayers) {
-    throw new ModelConfigError('offsets', `must be an array of ${nLayers} arrays (one per layer), got ${JSON.stringify(offsets)}`);
+    throw new ModelConfigError(
+      'offsets',
+      `must be an array of ${nLayers} arrays (one per layer), got ${JSON.stringify(offsets)}`,
+    );
   }
   return offsets.map((layer: unknown, i) => {
     if (!Array.isArray(layer) || layer.length === 0) {
-      throw new ModelConfigError('offsets', `layer ${i} must be a non-empty array of positive integers, got ${JSON.stringify(layer)}`);
+      throw new ModelConfigError(
+        'offsets',
+        `layer ${i} must be a non-empty array of positive integers, got ${JSON.stringify(layer)}`,
+      );
     }
     return layer.map((delta: unknown) => {
       if (typeof delta !== 'number' || !Number.isInteger(delta) || delta < 1) {
-        throw new ModelConfigError('offsets', `layer ${i} has offset ${JSON.stringify(delta)}; offsets are integers >= 1`);
+        throw new ModelConfigError(
+          'offsets',
+          `layer ${i} has offset ${JSON.stringify(delta)}; offsets are integers >= 1`,
+        );
       }
       return delta;
     });
@@ -191,7 +217,10 @@ export function validateModelConfig(config: unknown): ModelConfig {
   for (const k of COMMON_FIELDS) if (k !== 'kind' && k !== 'nLayers') clean[k] = (check[k] as () => unknown)();
   for (const k of KNOWN_FIELDS) if (k in o && !(k in clean)) clean[k] = (check[k] as () => unknown)();
   if (kind === 'transformer' && (clean['dModel'] as number) % (clean['nHeads'] as number) !== 0) {
-    throw new ModelConfigError('nHeads', `dModel ${String(clean['dModel'])} must be divisible by nHeads ${String(clean['nHeads'])}`);
+    throw new ModelConfigError(
+      'nHeads',
+      `dModel ${String(clean['dModel'])} must be divisible by nHeads ${String(clean['nHeads'])}`,
+    );
   }
   const ordered: Record<string, unknown> = {};
   for (const k of FIELD_ORDER) if (k in clean) ordered[k] = clean[k];

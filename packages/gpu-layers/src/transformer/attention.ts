@@ -1,4 +1,5 @@
-// Multi-head attention, causal or bidirectional: dot-product softmax (DPA) and expressive attention (EA, paper-notes §4).
+// Multi-head attention, causal or bidirectional: dot-product softmax (DPA) and expressive attention (EA, paper-notes
+// §4), with an optional key/value cache and key padding mask.
 import * as tf from '@tensorflow/tfjs-core';
 import { linear, matmul } from '../shared/ops.js';
 
@@ -39,7 +40,10 @@ export function causalMask(L: number): tf.Tensor2D {
   return offsetCausalMask(L, 0);
 }
 
-/** Causal mask of L queries at positions t0 … t0 + L − 1 against keys 0 … t0 + L − 1: m_ij = [j ≤ t0 + i], [L, t0 + L]. */
+/**
+ * Causal mask of L queries at positions t0 … t0 + L − 1
+ * against keys 0 … t0 + L − 1: m_ij = [j ≤ t0 + i], [L, t0 + L].
+ */
 function offsetCausalMask(L: number, t0: number): tf.Tensor2D {
   const n = t0 + L;
   const m = new Float32Array(L * n);
