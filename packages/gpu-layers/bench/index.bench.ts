@@ -29,7 +29,10 @@ function timeModel(name: string, config: ModelConfig): Row {
   const up: number[] = [];
   for (let step = 0; step <= STEPS; step++) {
     const t0 = performance.now();
-    const { value, grads } = tf.variableGrads(() => lmLoss(model.apply(ids, { training: true }), targets), model.trainableVariables());
+    const { value, grads } = tf.variableGrads(
+      () => lmLoss(model.apply(ids, { training: true }), targets),
+      model.trainableVariables(),
+    );
     for (const g of Object.values(grads)) g.dataSync(); // wait for every gradient
     value.dataSync();
     const t1 = performance.now();
@@ -51,8 +54,12 @@ function timeModel(name: string, config: ModelConfig): Row {
 }
 
 const info = await initBackend();
-console.log(`backend: ${info.name}${info.simd !== undefined ? ` (simd ${info.simd}, threads ${info.threads})` : ''}, tfjs-core ${info.tfjsCore}`);
-console.log(`paper-6l training step, B ${B}, L ${L} (${B * L} tokens), Adam; median of ${STEPS} steps after 1 warm-up\n`);
+console.log(
+  `backend: ${info.name}${info.simd !== undefined ? ` (simd ${info.simd}, threads ${info.threads})` : ''}, tfjs-core ${info.tfjsCore}`,
+);
+console.log(
+  `paper-6l training step, B ${B}, L ${L} (${B * L} tokens), Adam; median of ${STEPS} steps after 1 warm-up\n`,
+);
 const rows = [
   timeModel('Grassmann (offsets 1,2,4,8,12,16 one per layer)', preset('paper-6l')),
   timeModel('Transformer DPA', preset('paper-6l', { kind: 'transformer', attention: 'dpa' })),
@@ -62,5 +69,7 @@ console.log('| model | params | fwd+bwd s | update s | s/step | tokens/s |');
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const step = r.fwdBwd + r.update;
-  console.log(`| ${r.model} | ${r.params.toLocaleString('en-US')} | ${r.fwdBwd.toFixed(2)} | ${r.update.toFixed(2)} | ${step.toFixed(2)} | ${Math.round((B * L) / step)} |`);
+  console.log(
+    `| ${r.model} | ${r.params.toLocaleString('en-US')} | ${r.fwdBwd.toFixed(2)} | ${r.update.toFixed(2)} | ${step.toFixed(2)} | ${Math.round((B * L) / step)} |`,
+  );
 }

@@ -68,7 +68,11 @@ async function loadNode(name: 'tensorflow-gpu' | 'tensorflow'): Promise<void> {
   // names for 'tensorflow' and tfjs-core warns once per kernel (~150 lines): drop exactly those lines.
   const warn = console.warn;
   console.warn = (...args: unknown[]) => {
-    if (typeof args[0] === 'string' && /^The kernel '\w+' for backend 'tensorflow' is already registered$/.test(args[0])) return;
+    if (
+      typeof args[0] === 'string' &&
+      /^The kernel '\w+' for backend 'tensorflow' is already registered$/.test(args[0])
+    )
+      return;
     warn(...args);
   };
   try {
@@ -78,7 +82,9 @@ async function loadNode(name: 'tensorflow-gpu' | 'tensorflow'): Promise<void> {
       throw new BackendUnavailableError(
         name,
         `backend '${name}' needs ${specifier}, which is not installed: run \`npm install ${specifier}@4.22.0\`` +
-          (name === 'tensorflow-gpu' ? ' (Linux x64 with CUDA 11.2 + cuDNN 8.1; its install downloads libtensorflow)' : ' (its install downloads libtensorflow)'),
+          (name === 'tensorflow-gpu'
+            ? ' (Linux x64 with CUDA 11.2 + cuDNN 8.1; its install downloads libtensorflow)'
+            : ' (its install downloads libtensorflow)'),
       );
     }
     throw new BackendUnavailableError(
@@ -107,19 +113,25 @@ async function loadWasm(threads: number | undefined): Promise<{ simd: boolean; t
   try {
     wasm = await import('@tensorflow/tfjs-backend-wasm');
   } catch (err) {
-    throw new BackendUnavailableError('wasm', `backend 'wasm' needs @tensorflow/tfjs-backend-wasm@4.22.0: ${(err as Error).message}`);
+    throw new BackendUnavailableError(
+      'wasm',
+      `backend 'wasm' needs @tensorflow/tfjs-backend-wasm@4.22.0: ${(err as Error).message}`,
+    );
   }
   registerWasmTrainingKernels();
   const envThreads = typeof process !== 'undefined' ? process.env['GRASSFLOW_WASM_THREADS'] : undefined;
   if (threads === undefined && envThreads !== undefined && envThreads !== '') {
     threads = Number(envThreads);
-    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`GRASSFLOW_WASM_THREADS must be an integer >= 1, got '${envThreads}'`);
+    if (!Number.isInteger(threads) || threads < 1)
+      throw new RangeError(`GRASSFLOW_WASM_THREADS must be an integer >= 1, got '${envThreads}'`);
   }
   if (threads !== undefined) {
-    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be an integer >= 1, got ${threads}`);
+    if (!Number.isInteger(threads) || threads < 1)
+      throw new RangeError(`threads must be an integer >= 1, got ${threads}`);
     wasm.setThreadsCount(threads);
   }
-  if (!(await tf.setBackend('wasm'))) throw new BackendUnavailableError('wasm', "backend 'wasm' failed to initialise (see the warning above)");
+  if (!(await tf.setBackend('wasm')))
+    throw new BackendUnavailableError('wasm', "backend 'wasm' failed to initialise (see the warning above)");
   const simd = (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) === true;
   return { simd, threads: wasm.getThreadsCount() };
 }
@@ -144,7 +156,10 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
   const forced = options.backend ?? (env !== undefined && env !== '' ? env : undefined);
   if (forced !== undefined && !(BACKEND_NAMES as readonly string[]).includes(forced)) {
     const source = options.backend !== undefined ? 'options.backend' : 'GRASSFLOW_BACKEND';
-    throw new BackendUnavailableError(forced, `unknown backend '${forced}' (from ${source}); choose one of ${BACKEND_NAMES.join(', ')}`);
+    throw new BackendUnavailableError(
+      forced,
+      `unknown backend '${forced}' (from ${source}); choose one of ${BACKEND_NAMES.join(', ')}`,
+    );
   }
   const candidates = forced !== undefined ? [forced as BackendName] : [...BACKEND_NAMES];
   const skipped: BackendInfo['skipped'] = [];
@@ -158,5 +173,8 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
       skipped.push({ name, reason: err.message });
     }
   }
-  throw new BackendUnavailableError('cpu', `no backend could be loaded: ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`);
+  throw new BackendUnavailableError(
+    'cpu',
+    `no backend could be loaded: ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`,
+  );
 }

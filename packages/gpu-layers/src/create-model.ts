@@ -9,7 +9,10 @@ import { TransformerLM } from './transformer/lm.js';
  * may be partial — `kind` plus what differs from MODEL_DEFAULTS, e.g. createModel({ kind: 'transformer',
  * attention: 'ea' }) — and is validated first (validateModelConfig).
  */
-export function createModel(config: ModelConfig | ModelConfigInput, options: CreateModelOptions = {}): GrassmannLM | TransformerLM {
+export function createModel(
+  config: ModelConfig | ModelConfigInput,
+  options: CreateModelOptions = {},
+): GrassmannLM | TransformerLM {
   const c = validateModelConfig(config);
   return c.kind === 'grassmann' ? new GrassmannLM(c, options) : new TransformerLM(c, options);
 }

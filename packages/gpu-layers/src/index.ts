@@ -4,7 +4,17 @@ import './wasm-kernels.js';
 export { initBackend, BACKEND_NAMES, BackendUnavailableError } from './backend.js';
 export type { BackendName, BackendInfo, InitBackendOptions } from './backend.js';
 export { registerWasmTrainingKernels } from './wasm-kernels.js';
-export { matmul, matmulConst, tiedHead, transposeLast, linear, layerNorm, gelu, dropout, embeddingLookup } from './shared/ops.js';
+export {
+  matmul,
+  matmulConst,
+  tiedHead,
+  transposeLast,
+  linear,
+  layerNorm,
+  gelu,
+  dropout,
+  embeddingLookup,
+} from './shared/ops.js';
 export { crossEntropy, lmLoss, tokenNll } from './shared/loss.js';
 export { chunkedLmLoss, type ChunkedLmLossOptions } from './shared/chunked-loss.js';
 export {
@@ -41,7 +51,13 @@ export type {
   GrassmannMixingPast,
   GrassmannMixingTrace,
 } from './grassmann/mixing.js';
-export { causalAttention, attentionWithCache, attentionTrace, attentionWeights, causalMask } from './transformer/attention.js';
+export {
+  causalAttention,
+  attentionWithCache,
+  attentionTrace,
+  attentionWeights,
+  causalMask,
+} from './transformer/attention.js';
 export type { AttentionWeights, AttentionOptions, AttentionCache, AttentionTrace } from './transformer/attention.js';
 export { ParamLayer, INIT_STD } from './shared/param-layer.js';
 export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './shared/param-layer.js';

@@ -11,7 +11,11 @@ import * as tf from '@tensorflow/tfjs-core';
  * out[s, …] = Σ_{n : ids[n] = s} x[n, …] for s < numSegments (ids outside [0, numSegments) are
  * dropped, as in TensorFlow). A plain JS loop over the backend's buffers: O(size of x).
  */
-function unsortedSegmentSum(args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs?: tf.NamedAttrMap }): tf.TensorInfo {
+function unsortedSegmentSum(args: {
+  inputs: tf.NamedTensorInfoMap;
+  backend: unknown;
+  attrs?: tf.NamedAttrMap;
+}): tf.TensorInfo {
   const backend = args.backend as tf.KernelBackend;
   const x = args.inputs['x'];
   const ids = args.inputs['segmentIds'];

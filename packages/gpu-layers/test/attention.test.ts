@@ -1,15 +1,33 @@
 // DPA and EA against a naive per-head reference built from PyTorch-layout weights; block wiring.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { causalAttention, gelu, GrassmannBlock, grassmannMixing, layerNorm, linear, TransformerBlock } from '@grassflow/gpu-layers';
+import {
+  causalAttention,
+  gelu,
+  GrassmannBlock,
+  grassmannMixing,
+  layerNorm,
+  linear,
+  TransformerBlock,
+} from '@grassflow/gpu-layers';
 import { relErr, useBackend, values } from './helpers.js';
 
 /** Naive causal attention for one sequence h [L][d] with qkv weight W [3d][d] (rows q, k, v; head h at rows h·dh). */
-function naive(h: number[][], W: number[][], bq: number[], P: number[][], bp: number[], H: number, kind: 'dpa' | 'ea', eps: number): number[][] {
+function naive(
+  h: number[][],
+  W: number[][],
+  bq: number[],
+  P: number[][],
+  bp: number[],
+  H: number,
+  kind: 'dpa' | 'ea',
+  eps: number,
+): number[][] {
   const L = h.length;
   const d = (h[0] as number[]).length;
   const dh = d / H;
-  const lin = (x: number[], w: number[][], b: number[]) => w.map((row, o) => row.reduce((s, wv, i) => s + wv * (x[i] as number), b[o] as number));
+  const lin = (x: number[], w: number[][], b: number[]) =>
+    w.map((row, o) => row.reduce((s, wv, i) => s + wv * (x[i] as number), b[o] as number));
   const qkv = h.map((x) => lin(x, W, bq)); // [L][3d]
   const y = h.map(() => new Array<number>(d).fill(0));
   for (let head = 0; head < H; head++) {
@@ -54,7 +72,12 @@ describe('attention', () => {
     const bp = rnd([d], 5, 0.3);
     const out = causalAttention(
       h,
-      { wQkv: tf.transpose(Wt) as tf.Tensor2D, bQkv: bq as tf.Tensor1D, wProj: tf.transpose(Pt) as tf.Tensor2D, bProj: bp as tf.Tensor1D },
+      {
+        wQkv: tf.transpose(Wt) as tf.Tensor2D,
+        bQkv: bq as tf.Tensor1D,
+        wProj: tf.transpose(Pt) as tf.Tensor2D,
+        bProj: bp as tf.Tensor1D,
+      },
       { nHeads: H, kind, eps: 1e-6 },
     );
     const ref = naive(
@@ -73,8 +96,17 @@ describe('attention', () => {
   it('EA attends to anti-parallel keys as much as to parallel ones (no −∞ before squaring)', async () => {
     await useBackend('cpu');
     // One head, d = 2, identity q/k/v maps: s_ij = h_i·h_j/√2. Keys ±(3, 0) give the same e for query (3, 0).
-    const h = tf.tensor3d([[[3, 0], [-3, 0], [3, 0]]]);
-    const I2 = tf.tensor2d([[1, 0], [0, 1]]);
+    const h = tf.tensor3d([
+      [
+        [3, 0],
+        [-3, 0],
+        [3, 0],
+      ],
+    ]);
+    const I2 = tf.tensor2d([
+      [1, 0],
+      [0, 1],
+    ]);
     const wQkv = tf.concat([I2, I2, I2], 1) as tf.Tensor2D; // [d, 3d]
     const w = { wQkv, bQkv: tf.zeros([6]) as tf.Tensor1D, wProj: I2, bProj: tf.zeros([2]) as tf.Tensor1D };
     const out = values(causalAttention(h, w, { nHeads: 1, kind: 'ea', eps: 1e-6 }));
@@ -98,11 +130,19 @@ describe('block wiring', () => {
     const mix = (x: tf.Tensor3D) =>
       grassmannMixing(
         x,
-        { wRed: g('mixer.w_red.weight') as tf.Tensor2D, bRed: g('mixer.w_red.bias') as tf.Tensor1D, wPlu: g('mixer.w_plu.weight') as tf.Tensor2D, bPlu: g('mixer.w_plu.bias') as tf.Tensor1D, wGate: g('mixer.w_gate.weight') as tf.Tensor2D, bGate: g('mixer.w_gate.bias') as tf.Tensor1D },
+        {
+          wRed: g('mixer.w_red.weight') as tf.Tensor2D,
+          bRed: g('mixer.w_red.bias') as tf.Tensor1D,
+          wPlu: g('mixer.w_plu.weight') as tf.Tensor2D,
+          bPlu: g('mixer.w_plu.bias') as tf.Tensor1D,
+          wGate: g('mixer.w_gate.weight') as tf.Tensor2D,
+          bGate: g('mixer.w_gate.bias') as tf.Tensor1D,
+        },
         { offsets: [1, 2], eps: 1e-6, direction: 'causal' },
       );
     const ln = (x: tf.Tensor, n: string) => layerNorm(x, g(`${n}.weight`), g(`${n}.bias`), 1e-5) as tf.Tensor3D;
-    const ffn = (x: tf.Tensor) => linear(gelu(linear(x, g('ffn.fc1.weight'), g('ffn.fc1.bias'))), g('ffn.fc2.weight'), g('ffn.fc2.bias'));
+    const ffn = (x: tf.Tensor) =>
+      linear(gelu(linear(x, g('ffn.fc1.weight'), g('ffn.fc1.bias'))), g('ffn.fc2.weight'), g('ffn.fc2.bias'));
     let expected: tf.Tensor;
     if (norm === 'post') {
       const hHat = ln(mix(h), 'ln1');
@@ -127,11 +167,17 @@ describe('block wiring', () => {
     const attn = (x: tf.Tensor3D) =>
       causalAttention(
         x,
-        { wQkv: g('mixer.qkv.weight') as tf.Tensor2D, bQkv: g('mixer.qkv.bias') as tf.Tensor1D, wProj: g('mixer.proj.weight') as tf.Tensor2D, bProj: g('mixer.proj.bias') as tf.Tensor1D },
+        {
+          wQkv: g('mixer.qkv.weight') as tf.Tensor2D,
+          bQkv: g('mixer.qkv.bias') as tf.Tensor1D,
+          wProj: g('mixer.proj.weight') as tf.Tensor2D,
+          bProj: g('mixer.proj.bias') as tf.Tensor1D,
+        },
         { nHeads: 2, kind: 'ea', eps: 1e-6 },
       );
     const ln = (x: tf.Tensor, n: string) => layerNorm(x, g(`${n}.weight`), g(`${n}.bias`), 1e-5) as tf.Tensor3D;
-    const ffn = (x: tf.Tensor) => linear(gelu(linear(x, g('ffn.fc1.weight'), g('ffn.fc1.bias'))), g('ffn.fc2.weight'), g('ffn.fc2.bias'));
+    const ffn = (x: tf.Tensor) =>
+      linear(gelu(linear(x, g('ffn.fc1.weight'), g('ffn.fc1.bias'))), g('ffn.fc2.weight'), g('ffn.fc2.bias'));
     let expected: tf.Tensor;
     if (norm === 'post') {
       const x = ln(tf.add(h, attn(h)), 'ln1');

@@ -2,7 +2,15 @@
 import { cpus } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BACKEND_NAMES, BackendUnavailableError, createModel, initBackend, lmLoss, preset, type ModelConfig } from '@grassflow/gpu-layers';
+import {
+  BACKEND_NAMES,
+  BackendUnavailableError,
+  createModel,
+  initBackend,
+  lmLoss,
+  preset,
+  type ModelConfig,
+} from '@grassflow/gpu-layers';
 import { relErr, tokenIds, useBackend } from './helpers.js';
 
 describe('initBackend', () => {
@@ -38,11 +46,15 @@ describe('initBackend', () => {
 
   it('an unknown name and an unloadable tfjs-node-gpu throw clear errors', async () => {
     delete process.env['GRASSFLOW_BACKEND'];
-    await expect(initBackend({ backend: 'gpu' as 'cpu' })).rejects.toThrow(/unknown backend 'gpu'.*tensorflow-gpu, tensorflow, wasm, cpu/);
+    await expect(initBackend({ backend: 'gpu' as 'cpu' })).rejects.toThrow(
+      /unknown backend 'gpu'.*tensorflow-gpu, tensorflow, wasm, cpu/,
+    );
     // Here @tensorflow/tfjs-node-gpu is absent or installed without its native libtensorflow.
     const err = await initBackend({ backend: 'tensorflow-gpu' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BackendUnavailableError);
-    expect((err as Error).message).toMatch(/@tensorflow\/tfjs-node-gpu (is not installed: run `npm install|is installed but failed to load)/);
+    expect((err as Error).message).toMatch(
+      /@tensorflow\/tfjs-node-gpu (is not installed: run `npm install|is installed but failed to load)/,
+    );
     // The failure leaves a working backend behind.
     expect((await initBackend({ backend: 'cpu' })).name).toBe('cpu');
   });
@@ -58,7 +70,11 @@ describe('initBackend', () => {
 });
 
 /** Logits and loss gradients of a model built from one state dict, on the given backend. */
-async function run(backend: 'cpu' | 'wasm', config: ModelConfig, state: Map<string, { data: Float32Array; shape: number[] }>) {
+async function run(
+  backend: 'cpu' | 'wasm',
+  config: ModelConfig,
+  state: Map<string, { data: Float32Array; shape: number[] }>,
+) {
   await useBackend(backend);
   const model = createModel(config);
   model.loadStateDict(new Map([...state].map(([k, v]) => [k, tf.tensor(v.data, v.shape)])));
@@ -79,7 +95,9 @@ describe('cpu and wasm agree', () => {
   ] as Array<[string, ModelConfig]>)('%s: logits and gradients within 1e-4 relative', async (_n, config) => {
     await useBackend('cpu');
     const source = createModel(config, { seed: 4 });
-    const state = new Map([...source.stateDict()].map(([k, t]) => [k, { data: t.dataSync() as Float32Array, shape: t.shape }]));
+    const state = new Map(
+      [...source.stateDict()].map(([k, t]) => [k, { data: t.dataSync() as Float32Array, shape: t.shape }]),
+    );
     source.dispose();
     const cpu = await run('cpu', config, state);
     const wasm = await run('wasm', config, state);

@@ -23,7 +23,10 @@ describe.each(['cpu', 'wasm'] as const)('causality on %s', (backend) => {
     for (const t of [0, 4, L - 2]) {
       // Replace every token after t by other tokens.
       const changed = tf.tidy(() => {
-        const later = tf.mod(tf.add(tf.slice(ids, [0, t + 1], [B, L - t - 1]), tf.scalar(17, 'int32')), tf.scalar(V, 'int32'));
+        const later = tf.mod(
+          tf.add(tf.slice(ids, [0, t + 1], [B, L - t - 1]), tf.scalar(17, 'int32')),
+          tf.scalar(V, 'int32'),
+        );
         return tf.concat([tf.slice(ids, [0, 0], [B, t + 1]), later], 1) as tf.Tensor2D;
       });
       const out = values(model.apply(changed));

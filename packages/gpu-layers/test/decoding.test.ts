@@ -48,8 +48,27 @@ function decodeInChunks(model: ReturnType<typeof createModel>, ids: tf.Tensor2D,
 
 const base = { vocabSize: 50, dModel: 16, dFF: 32, r: 5, nHeads: 2, nLayers: 2, maxLen: 24, dropout: 0.1 };
 const CASES: Array<[string, ModelConfig]> = [
-  ['grassmann post-LN, offsets [1,2,3] and [2,5]', preset('tiny', { ...base, offsets: [[1, 2, 3], [2, 5]] })],
-  ['grassmann pre-LN, offsets [1,4] and [3,3,7]', preset('tiny', { ...base, norm: 'pre', offsets: [[1, 4], [3, 3, 7]] })],
+  [
+    'grassmann post-LN, offsets [1,2,3] and [2,5]',
+    preset('tiny', {
+      ...base,
+      offsets: [
+        [1, 2, 3],
+        [2, 5],
+      ],
+    }),
+  ],
+  [
+    'grassmann pre-LN, offsets [1,4] and [3,3,7]',
+    preset('tiny', {
+      ...base,
+      norm: 'pre',
+      offsets: [
+        [1, 4],
+        [3, 3, 7],
+      ],
+    }),
+  ],
   ['grassmann, one offset a layer, 3 layers', preset('tiny', { ...base, nLayers: 3, offsets: [[1], [8], [2]] })],
   ['transformer DPA post-LN', preset('tiny', { ...base, kind: 'transformer', attention: 'dpa' })],
   ['transformer DPA pre-LN', preset('tiny', { ...base, kind: 'transformer', attention: 'dpa', norm: 'pre' })],
@@ -58,37 +77,47 @@ const CASES: Array<[string, ModelConfig]> = [
 ];
 
 describe.each<TestBackend>(['cpu', 'wasm'])('decoding equals the full forward pass (%s)', (backend) => {
-  it.each(CASES)('%s: step by step, primed in one call, and in mixed chunks (max abs diff ≤ 1e-5)', async (_name, config) => {
-    await useBackend(backend);
-    const model = randomisedModel(config);
-    const L = config.maxLen;
-    const ids = tokenIds(2, L, config.vocabSize);
-    const full = model.apply(ids); // [B, L, V], dropout off
-    expect(tf.tidy(() => tf.max(tf.abs(full)).dataSync()[0] as number)).toBeGreaterThan(0.5); // logits far from 0: a real test
+  it.each(CASES)(
+    '%s: step by step, primed in one call, and in mixed chunks (max abs diff ≤ 1e-5)',
+    async (_name, config) => {
+      await useBackend(backend);
+      const model = randomisedModel(config);
+      const L = config.maxLen;
+      const ids = tokenIds(2, L, config.vocabSize);
+      const full = model.apply(ids); // [B, L, V], dropout off
+      expect(tf.tidy(() => tf.max(tf.abs(full)).dataSync()[0] as number)).toBeGreaterThan(0.5); // logits far from 0: a real test
 
-    const stepped = decodeInChunks(model, ids, Array(L).fill(1));
-    expect(maxAbsDiff(stepped, full)).toBeLessThanOrEqual(1e-5);
-    const primed = decodeInChunks(model, ids, [L]);
-    expect(maxAbsDiff(primed, full)).toBeLessThanOrEqual(1e-5);
-    const mixed = decodeInChunks(model, ids, [5, 1, 1, 7, 2, 1, 4, 3]); // chunks straddle every ring boundary
-    expect(maxAbsDiff(mixed, full)).toBeLessThanOrEqual(1e-5);
+      const stepped = decodeInChunks(model, ids, Array(L).fill(1));
+      expect(maxAbsDiff(stepped, full)).toBeLessThanOrEqual(1e-5);
+      const primed = decodeInChunks(model, ids, [L]);
+      expect(maxAbsDiff(primed, full)).toBeLessThanOrEqual(1e-5);
+      const mixed = decodeInChunks(model, ids, [5, 1, 1, 7, 2, 1, 4, 3]); // chunks straddle every ring boundary
+      expect(maxAbsDiff(mixed, full)).toBeLessThanOrEqual(1e-5);
 
-    // prime() without options returns the last position's logits [B, V]
-    const d = createDecoder(model, { batch: 2 });
-    const last = d.prime(tf.slice(ids, [0, 0], [2, 9]));
-    expect(last.shape).toEqual([2, config.vocabSize]);
-    const want = tf.reshape(tf.slice(full, [0, 8, 0], [2, 1, config.vocabSize]), [2, config.vocabSize]);
-    expect(maxAbsDiff(last, want)).toBeLessThanOrEqual(1e-5);
-    tf.dispose([stepped, primed, mixed, last, want, full, ids]);
-    d.dispose();
-    model.dispose();
-  });
+      // prime() without options returns the last position's logits [B, V]
+      const d = createDecoder(model, { batch: 2 });
+      const last = d.prime(tf.slice(ids, [0, 0], [2, 9]));
+      expect(last.shape).toEqual([2, config.vocabSize]);
+      const want = tf.reshape(tf.slice(full, [0, 8, 0], [2, 1, config.vocabSize]), [2, config.vocabSize]);
+      expect(maxAbsDiff(last, want)).toBeLessThanOrEqual(1e-5);
+      tf.dispose([stepped, primed, mixed, last, want, full, ids]);
+      d.dispose();
+      model.dispose();
+    },
+  );
 });
 
 describe('decoding state', () => {
   it('Grassmann: the ring buffer holds B·max(Δ)·r floats per layer whatever the position; no tensor grows', async () => {
     await useBackend('cpu');
-    const config = preset('tiny', { ...base, maxLen: 64, offsets: [[1, 2, 3], [2, 5]] });
+    const config = preset('tiny', {
+      ...base,
+      maxLen: 64,
+      offsets: [
+        [1, 2, 3],
+        [2, 5],
+      ],
+    });
     const model = randomisedModel(config);
     const decoder = createDecoder(model, { batch: 3 });
     const ids = tokenIds(3, 64, config.vocabSize);

@@ -1,7 +1,13 @@
 // Causal Grassmann mixing: a hand-computed example, finite differences, degenerate inputs.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { CausalGrassmannMixing, grassmannMixing, pairCounts, pluckerPairs, type GrassmannMixingWeights } from '@grassflow/gpu-layers';
+import {
+  CausalGrassmannMixing,
+  grassmannMixing,
+  pairCounts,
+  pluckerPairs,
+  type GrassmannMixingWeights,
+} from '@grassflow/gpu-layers';
 import { useBackend, values } from './helpers.js';
 
 /** Random weights (internal layout) of a mixing layer, std `s`. */
@@ -23,9 +29,19 @@ describe('CausalGrassmannMixing', () => {
     // d = r = 3, W_red = I, b_red = 0 (so z_t = h_t), W_plu = I, b_plu = (0.5, 0, 0),
     // W_gate = [I | 0] (α = σ(h)), b_gate = 0; offsets {1, 2}; L = 3.
     const layer = new CausalGrassmannMixing({ r: 3, offsets: [1, 2] });
-    const h = tf.tensor3d([[[1, 2, 0], [0, 1, 3], [1, 0, 1]]]); // [1, 3, 3]
+    const h = tf.tensor3d([
+      [
+        [1, 2, 0],
+        [0, 1, 3],
+        [1, 0, 1],
+      ],
+    ]); // [1, 3, 3]
     layer.apply(h);
-    const I = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+    const I = [
+      [1, 0, 0],
+      [0, 1, 0],
+      [0, 0, 1],
+    ];
     layer.setWeights([
       tf.tensor2d(I), // w_red [d, r]
       tf.zeros([3]),
@@ -50,8 +66,7 @@ describe('CausalGrassmannMixing', () => {
     //        α = (σ(1), σ(0), σ(1)); out = (0.7310585786 + 0.2689414214·0.0159109944, 0.5·(−0.2856003502),
     //        0.7310585786 + 0.2689414214·0.4840890056) = (0.7353377040733832, −0.14280017509998372, 0.8612501638716241).
     const expected = [
-      0.7310585786300049, 1.7615941559557646, 0,
-      0.32372097807744776, 0.8500183264036152, 2.899677761549227,
+      0.7310585786300049, 1.7615941559557646, 0, 0.32372097807744776, 0.8500183264036152, 2.899677761549227,
       0.7353377040733832, -0.14280017509998372, 0.8612501638716241,
     ];
     expected.forEach((e, k) => expect(out[k]).toBeCloseTo(e, 5));
@@ -61,7 +76,14 @@ describe('CausalGrassmannMixing', () => {
   it('counts existing pairs per position (causal and bidirectional)', () => {
     expect(pairCounts(5, [1, 2], 'causal')).toEqual([0, 1, 2, 2, 2]);
     expect(pairCounts(5, [1, 2], 'bidirectional')).toEqual([2, 3, 4, 3, 2]);
-    expect(pluckerPairs(4)).toEqual([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]);
+    expect(pluckerPairs(4)).toEqual([
+      [0, 1],
+      [0, 2],
+      [0, 3],
+      [1, 2],
+      [1, 3],
+      [2, 3],
+    ]);
   });
 
   it('gradients agree with central finite differences', async () => {
@@ -88,7 +110,12 @@ describe('CausalGrassmannMixing', () => {
           v[k] = (v[k] as number) + delta;
           const args = [...inputs] as tf.Tensor[];
           args[which] = tf.tensor(v, x.shape);
-          return f(args[0] as tf.Tensor3D, args[1] as tf.Tensor2D, args[2] as tf.Tensor2D, args[3] as tf.Tensor2D).dataSync()[0] as number;
+          return f(
+            args[0] as tf.Tensor3D,
+            args[1] as tf.Tensor2D,
+            args[2] as tf.Tensor2D,
+            args[3] as tf.Tensor2D,
+          ).dataSync()[0] as number;
         };
         const numeric = (eval_(step) - eval_(-step)) / (2 * step);
         expect(Math.abs(numeric - (analytic[k] as number))).toBeLessThan(2e-3 + 1e-2 * Math.abs(numeric));
@@ -103,9 +130,21 @@ describe('CausalGrassmannMixing', () => {
     const [L, d, r] = [4, 3, 3];
     const base = randomWeights(d, r, 0.5, 30);
     // Rows of h all multiples of one vector and b_red = 0 → every z_t parallel → p = 0.
-    const parallel = tf.tensor3d([[[1, 2, 3], [2, 4, 6], [-1, -2, -3], [0, 0, 0]]]);
+    const parallel = tf.tensor3d([
+      [
+        [1, 2, 3],
+        [2, 4, 6],
+        [-1, -2, -3],
+        [0, 0, 0],
+      ],
+    ]);
     const cases: Array<[string, tf.Tensor3D, GrassmannMixingWeights, number[]]> = [
-      ['z = 0', tf.randomNormal([1, L, d], 0, 1, 'float32', 31) as tf.Tensor3D, { ...base, wRed: tf.zeros([d, r]), bRed: tf.zeros([r]) }, [1]],
+      [
+        'z = 0',
+        tf.randomNormal([1, L, d], 0, 1, 'float32', 31) as tf.Tensor3D,
+        { ...base, wRed: tf.zeros([d, r]), bRed: tf.zeros([r]) },
+        [1],
+      ],
       ['parallel z', parallel, { ...base, bRed: tf.zeros([r]) }, [1, 2]],
       ['no pair (Δ ≥ L)', tf.randomNormal([1, L, d], 0, 1, 'float32', 32) as tf.Tensor3D, base, [L, L + 3]],
     ];
@@ -116,18 +155,37 @@ describe('CausalGrassmannMixing', () => {
       const anyPair = offsets.some((o) => o < L);
       const grads = anyPair
         ? tf.grads((hh: tf.Tensor, a: tf.Tensor, b: tf.Tensor, c: tf.Tensor, e: tf.Tensor) =>
-            tf.sum(grassmannMixing(hh as tf.Tensor3D, { ...w, wRed: a as tf.Tensor2D, bRed: b as tf.Tensor1D, wPlu: c as tf.Tensor2D, wGate: e as tf.Tensor2D }, opts)),
+            tf.sum(
+              grassmannMixing(
+                hh as tf.Tensor3D,
+                {
+                  ...w,
+                  wRed: a as tf.Tensor2D,
+                  bRed: b as tf.Tensor1D,
+                  wPlu: c as tf.Tensor2D,
+                  wGate: e as tf.Tensor2D,
+                },
+                opts,
+              ),
+            ),
           )([h, w.wRed, w.bRed, w.wPlu, w.wGate])
-        : tf.grads((hh: tf.Tensor, e: tf.Tensor) => tf.sum(grassmannMixing(hh as tf.Tensor3D, { ...w, wGate: e as tf.Tensor2D }, opts)))([h, w.wGate]);
+        : tf.grads((hh: tf.Tensor, e: tf.Tensor) =>
+            tf.sum(grassmannMixing(hh as tf.Tensor3D, { ...w, wGate: e as tf.Tensor2D }, opts)),
+          )([h, w.wGate]);
       for (const t of [out, ...grads]) expect(values(t).every(Number.isFinite), name).toBe(true);
       // With p = 0 everywhere, g = b_plu at positions with a pair and 0 without: out = α⊙h + (1−α)⊙g.
       const C = 3;
       const zeroP = grassmannMixing(h, { ...w, wPlu: tf.zeros([C, d]) }, opts);
-      expect(values(out).every((v, k) => Math.abs(v - (values(zeroP)[k] as number)) < 1e-6), name).toBe(true);
+      expect(
+        values(out).every((v, k) => Math.abs(v - (values(zeroP)[k] as number)) < 1e-6),
+        name,
+      ).toBe(true);
     }
     // No pair anywhere: g = 0 and out = σ(W_gate[h; 0] + b_gate)⊙h.
     const h = cases[2]?.[1] as tf.Tensor3D;
-    const alpha = tf.sigmoid(tf.add(tf.matMul(tf.reshape(h, [L, d]), tf.slice(base.wGate, [0, 0], [d, d])), base.bGate));
+    const alpha = tf.sigmoid(
+      tf.add(tf.matMul(tf.reshape(h, [L, d]), tf.slice(base.wGate, [0, 0], [d, d])), base.bGate),
+    );
     const expected = values(tf.mul(alpha, tf.reshape(h, [L, d])));
     values(grassmannMixing(h, base, { offsets: [L], eps: 1e-6, direction: 'causal' })).forEach((v, k) =>
       expect(v).toBeCloseTo(expected[k] as number, 6),
@@ -144,10 +202,14 @@ describe('CausalGrassmannMixing', () => {
     const b = values(grassmannMixing(h2, w, bi));
     expect(Math.abs((a[3 * 4] as number) - (b[3 * 4] as number))).toBeGreaterThan(1e-6); // t = 3 sees t = 4
     // At t = 0 (only the pair (z_0, z_1) exists) the value is the p̂ of (z_0, z_1): compare with the causal layer at t = 1.
-    const causal = values(grassmannMixing(h, { ...w, wGate: tf.zeros([8, 4]), bGate: tf.fill([4], -30) }, { ...bi, direction: 'causal' }));
+    const causal = values(
+      grassmannMixing(h, { ...w, wGate: tf.zeros([8, 4]), bGate: tf.fill([4], -30) }, { ...bi, direction: 'causal' }),
+    );
     const bidir = values(grassmannMixing(h, { ...w, wGate: tf.zeros([8, 4]), bGate: tf.fill([4], -30) }, bi));
     for (let k = 0; k < 4; k++) expect(bidir[k]).toBeCloseTo(causal[4 + k] as number, 5); // α ≈ 0 → out = g
-    expect(() => new CausalGrassmannMixing({ r: 3, offsets: [1], direction: 'sideways' as 'causal' })).toThrow(/direction/);
+    expect(() => new CausalGrassmannMixing({ r: 3, offsets: [1], direction: 'sideways' as 'causal' })).toThrow(
+      /direction/,
+    );
     expect(() => new CausalGrassmannMixing({ r: 1, offsets: [1] })).toThrow(/r must be/);
     expect(() => new CausalGrassmannMixing({ r: 3, offsets: [0] })).toThrow(/offsets/);
   });

@@ -41,7 +41,9 @@ describe('layers in user models', () => {
     const mixing = new CausalGrassmannMixing({ r: 4, offsets: [1, 3], eps: 1e-5, seed: 3 });
     const m1 = mixing.apply(input) as tfl.SymbolicTensor;
     expect(m1.shape).toEqual([null, 12, 16]);
-    const m2 = new GrassmannBlock({ r: 4, offsets: [2], dFF: 32, norm: 'pre', dropout: 0.2 }).apply(m1) as tfl.SymbolicTensor;
+    const m2 = new GrassmannBlock({ r: 4, offsets: [2], dFF: 32, norm: 'pre', dropout: 0.2 }).apply(
+      m1,
+    ) as tfl.SymbolicTensor;
     const m3 = new TransformerBlock({ nHeads: 4, dFF: 24, attention: 'ea' }).apply(m2) as tfl.SymbolicTensor;
     expect(m3.shape).toEqual([null, 12, 16]);
     const model = tfl.model({ inputs: input, outputs: m3 });
@@ -56,7 +58,12 @@ describe('layers in user models', () => {
     restored.setWeights(model.getWeights());
     const x = tf.randomNormal([2, 12, 16], 0, 1, 'float32', 1);
     expect(values(restored.predict(x) as tf.Tensor)).toEqual(values(model.predict(x) as tf.Tensor));
-    expect(restored.layers.map((l) => l.getClassName())).toEqual(['InputLayer', 'CausalGrassmannMixing', 'GrassmannBlock', 'TransformerBlock']);
+    expect(restored.layers.map((l) => l.getClassName())).toEqual([
+      'InputLayer',
+      'CausalGrassmannMixing',
+      'GrassmannBlock',
+      'TransformerBlock',
+    ]);
     expect(restored.layers[2]?.getConfig()).toMatchObject({ r: 4, offsets: [2], dFF: 32, norm: 'pre', dropout: 0.2 });
     expect(restored.layers[3]?.getConfig()).toMatchObject({ nHeads: 4, dFF: 24, attention: 'ea', norm: 'post' });
     // Parameter counts of the layers: mixing d·r + r + C(r,2)·d + d + 2d·d + d = 64 + 4 + 96 + 16 + 512 + 16.

@@ -37,9 +37,30 @@ describe('configs and parameter counts', () => {
 
   it.each([
     ['tiny grassmann', preset('tiny')],
-    ['tiny grassmann pre multi', preset('tiny', { norm: 'pre', offsets: [[1, 2, 3], [4, 5]] })],
+    [
+      'tiny grassmann pre multi',
+      preset('tiny', {
+        norm: 'pre',
+        offsets: [
+          [1, 2, 3],
+          [4, 5],
+        ],
+      }),
+    ],
     ['tiny transformer', preset('tiny', { kind: 'transformer', attention: 'ea', norm: 'pre' })],
-    ['odd sizes', preset('tiny', { vocabSize: 37, dModel: 12, r: 5, dFF: 20, nHeads: 3, maxLen: 9, nLayers: 3, offsets: [[1], [2], [3]] })],
+    [
+      'odd sizes',
+      preset('tiny', {
+        vocabSize: 37,
+        dModel: 12,
+        r: 5,
+        dFF: 20,
+        nHeads: 3,
+        maxLen: 9,
+        nLayers: 3,
+        offsets: [[1], [2], [3]],
+      }),
+    ],
   ])('%s: countParams equals the built model', async (_n, config) => {
     await useBackend('cpu');
     for (const kind of ['grassmann', 'transformer'] as const) {
@@ -57,7 +78,10 @@ describe('configs and parameter counts', () => {
     expect(PRESETS['paper-12l'].offsets.flat()).toEqual([1, 1, 2, 2, 4, 4, 8, 8, 12, 12, 16, 16]);
     expect(PRESETS['paper-12l'].maxLen).toBe(256);
     expect(offsetSchedule([1, 2], 3, 'per-layer')).toEqual([[1], [2], [1]]);
-    expect(offsetSchedule([1, 2], 2, 'all')).toEqual([[1, 2], [1, 2]]);
+    expect(offsetSchedule([1, 2], 2, 'all')).toEqual([
+      [1, 2],
+      [1, 2],
+    ]);
     const p = preset('paper-6l', { kind: 'transformer', attention: 'ea' });
     expect(p.attention).toBe('ea');
     expect(PRESETS['paper-6l'].kind).toBe('grassmann'); // overrides do not mutate the preset
@@ -85,7 +109,19 @@ describe('configs and parameter counts', () => {
     expect(Object.keys(g)).not.toContain('nHeads');
     const t = validateModelConfig({ kind: 'transformer', attention: 'ea' });
     expect(t).toMatchObject({ kind: 'transformer', attention: 'ea', nHeads: 4, dModel: 256, dropout: 0.1 });
-    expect(Object.keys(t).sort()).toEqual(['attention', 'dFF', 'dModel', 'dropout', 'eps', 'kind', 'maxLen', 'nHeads', 'nLayers', 'norm', 'vocabSize']);
+    expect(Object.keys(t).sort()).toEqual([
+      'attention',
+      'dFF',
+      'dModel',
+      'dropout',
+      'eps',
+      'kind',
+      'maxLen',
+      'nHeads',
+      'nLayers',
+      'norm',
+      'vocabSize',
+    ]);
     // defaults build the same models as the paper-6l preset
     expect(g).toEqual(preset('paper-6l'));
     expect(countParams({ kind: 'grassmann' })).toBe(12_606_656);
@@ -97,7 +133,9 @@ describe('configs and parameter counts', () => {
     paperG.dispose();
     paperT.dispose();
     // offsets follow nLayers when not given: one offset per layer from the paper's schedule
-    expect(validateModelConfig({ kind: 'grassmann', nLayers: 8 })).toMatchObject({ offsets: [[1], [2], [4], [8], [12], [16], [1], [2]] });
+    expect(validateModelConfig({ kind: 'grassmann', nLayers: 8 })).toMatchObject({
+      offsets: [[1], [2], [4], [8], [12], [16], [1], [2]],
+    });
     const small = { vocabSize: 20, dModel: 8, dFF: 16, maxLen: 6, nLayers: 2 };
     const gm = createModel({ kind: 'grassmann', ...small, r: 3, offsets: [[1], [2]] }, { seed: 3 });
     const tm = createModel({ kind: 'transformer', attention: 'ea', ...small, nHeads: 2 }, { seed: 3 });
@@ -113,12 +151,19 @@ describe('configs and parameter counts', () => {
     expect(preset('tiny')).not.toHaveProperty('nHeads');
     // same weights, same logits: a partial config and the full one build identical models
     const full = createModel({ ...PRESETS.tiny, offsets: [[1], [2]] }, { seed: 9 });
-    const part = createModel({ kind: 'grassmann', vocabSize: 64, dModel: 16, nLayers: 2, dFF: 64, maxLen: 16, r: 4, offsets: [[1], [2]] }, { seed: 9 });
+    const part = createModel(
+      { kind: 'grassmann', vocabSize: 64, dModel: 16, nLayers: 2, dFF: 64, maxLen: 16, r: 4, offsets: [[1], [2]] },
+      { seed: 9 },
+    );
     const ids = tf.tensor2d([[1, 2, 3]], [1, 3], 'int32');
     expect(values(part.apply(ids))).toEqual(values(full.apply(ids)));
     // unknown fields are refused by name
-    expect(() => validateModelConfig({ kind: 'grassmann', heads: 4 })).toThrow(/ModelConfig\.heads: unknown field; a model config has kind, /);
-    expect(() => createModel({ kind: 'transformer', attention: 'xa' } as never)).toThrow(/ModelConfig\.attention: must be one of 'dpa', 'ea', got "xa"/);
+    expect(() => validateModelConfig({ kind: 'grassmann', heads: 4 })).toThrow(
+      /ModelConfig\.heads: unknown field; a model config has kind, /,
+    );
+    expect(() => createModel({ kind: 'transformer', attention: 'xa' } as never)).toThrow(
+      /ModelConfig\.attention: must be one of 'dpa', 'ea', got "xa"/,
+    );
     for (const m of [gm, tm, full, part]) m.dispose();
   });
 });
@@ -138,59 +183,66 @@ describe('models', () => {
     expect(() => a.apply(tokenIds(1, 17, 64))).toThrow(/maxLen = 16/);
     expect(() => a.apply(tf.zeros([1, 4]) as tf.Tensor2D)).toThrow(/int32/);
     // ids are checked once where they enter (no device read in the forward pass)
-    expect(() => checkTokenIds([1, 64], c.vocabSize)).toThrow(/token id 64 at flat position 1 is outside \[0, vocabSize = 64\)/);
+    expect(() => checkTokenIds([1, 64], c.vocabSize)).toThrow(
+      /token id 64 at flat position 1 is outside \[0, vocabSize = 64\)/,
+    );
     expect(() => checkTokenIds(Int32Array.from([3, -1]), c.vocabSize)).toThrow(/token id -1 at flat position 1/);
     expect(() => checkTokenIds([0, 63], c.vocabSize)).not.toThrow();
     for (const m of [a, b, other]) m.dispose();
   });
 
-  it.each(['grassmann', 'transformer'] as const)('%s: stateDict has PyTorch names and layouts and round-trips', async (kind) => {
-    await useBackend('cpu');
-    const c = preset('tiny', { kind, norm: 'pre' });
-    const [d, r, V, L, dFF] = [c.dModel, c.kind === 'grassmann' ? c.r : 0, c.vocabSize, c.maxLen, c.dFF];
-    const m = createModel(c, { seed: 1 });
-    const sd = m.stateDict();
-    const shapes = Object.fromEntries([...sd].map(([k, t]) => [k, t.shape]));
-    expect(shapes['tok_emb.weight']).toEqual([V, d]);
-    expect(shapes['pos_emb.weight']).toEqual([L, d]);
-    expect(shapes['ln_f.weight']).toEqual([d]);
-    expect(shapes['blocks.1.ffn.fc1.weight']).toEqual([dFF, d]);
-    expect(shapes['blocks.1.ffn.fc2.weight']).toEqual([d, dFF]);
-    expect(shapes['blocks.0.ln2.bias']).toEqual([d]);
-    if (kind === 'grassmann') {
-      expect(shapes['blocks.0.mixer.w_red.weight']).toEqual([r, d]);
-      expect(shapes['blocks.0.mixer.w_plu.weight']).toEqual([d, (r * (r - 1)) / 2]);
-      expect(shapes['blocks.0.mixer.w_gate.weight']).toEqual([d, 2 * d]);
-    } else {
-      expect(shapes['blocks.0.mixer.qkv.weight']).toEqual([3 * d, d]);
-      expect(shapes['blocks.0.mixer.qkv.bias']).toEqual([3 * d]);
-      expect(shapes['blocks.0.mixer.proj.weight']).toEqual([d, d]);
-    }
-    expect(sd.size).toBe(m.trainableVariables().length);
-    // A model with other weights computes the same logits once the state dict is loaded.
-    const ids = tokenIds(1, 8, V);
-    const before = values(m.apply(ids));
-    const fresh = createModel(c, { seed: 99 });
-    expect(values(fresh.apply(ids))).not.toEqual(before);
-    fresh.loadStateDict(sd);
-    expect(values(fresh.apply(ids))).toEqual(before);
-    // Errors name the tensor and both shapes.
-    const missing = new Map(sd);
-    missing.delete('blocks.1.ln1.weight');
-    expect(() => fresh.loadStateDict(missing)).toThrow(/missing 'blocks\.1\.ln1\.weight'/);
-    const wrong = new Map(sd);
-    wrong.set('blocks.0.ffn.fc1.weight', tf.zeros([d, dFF]));
-    expect(() => fresh.loadStateDict(wrong)).toThrow(new StateDictError(`'blocks.0.ffn.fc1.weight' has shape [${d}, ${dFF}], expected [${dFF}, ${d}]`));
-    const extra = new Map(sd);
-    extra.set('head.weight', tf.zeros([V, d]));
-    expect(() => fresh.loadStateDict(extra)).toThrow(/unexpected tensor 'head\.weight'/);
-    const int = new Map(sd);
-    int.set('tok_emb.weight', tf.zeros([V, d], 'int32'));
-    expect(() => fresh.loadStateDict(int)).toThrow(/dtype int32/);
-    for (const t of sd.values()) t.dispose();
-    m.dispose();
-    fresh.dispose();
-  });
+  it.each(['grassmann', 'transformer'] as const)(
+    '%s: stateDict has PyTorch names and layouts and round-trips',
+    async (kind) => {
+      await useBackend('cpu');
+      const c = preset('tiny', { kind, norm: 'pre' });
+      const [d, r, V, L, dFF] = [c.dModel, c.kind === 'grassmann' ? c.r : 0, c.vocabSize, c.maxLen, c.dFF];
+      const m = createModel(c, { seed: 1 });
+      const sd = m.stateDict();
+      const shapes = Object.fromEntries([...sd].map(([k, t]) => [k, t.shape]));
+      expect(shapes['tok_emb.weight']).toEqual([V, d]);
+      expect(shapes['pos_emb.weight']).toEqual([L, d]);
+      expect(shapes['ln_f.weight']).toEqual([d]);
+      expect(shapes['blocks.1.ffn.fc1.weight']).toEqual([dFF, d]);
+      expect(shapes['blocks.1.ffn.fc2.weight']).toEqual([d, dFF]);
+      expect(shapes['blocks.0.ln2.bias']).toEqual([d]);
+      if (kind === 'grassmann') {
+        expect(shapes['blocks.0.mixer.w_red.weight']).toEqual([r, d]);
+        expect(shapes['blocks.0.mixer.w_plu.weight']).toEqual([d, (r * (r - 1)) / 2]);
+        expect(shapes['blocks.0.mixer.w_gate.weight']).toEqual([d, 2 * d]);
+      } else {
+        expect(shapes['blocks.0.mixer.qkv.weight']).toEqual([3 * d, d]);
+        expect(shapes['blocks.0.mixer.qkv.bias']).toEqual([3 * d]);
+        expect(shapes['blocks.0.mixer.proj.weight']).toEqual([d, d]);
+      }
+      expect(sd.size).toBe(m.trainableVariables().length);
+      // A model with other weights computes the same logits once the state dict is loaded.
+      const ids = tokenIds(1, 8, V);
+      const before = values(m.apply(ids));
+      const fresh = createModel(c, { seed: 99 });
+      expect(values(fresh.apply(ids))).not.toEqual(before);
+      fresh.loadStateDict(sd);
+      expect(values(fresh.apply(ids))).toEqual(before);
+      // Errors name the tensor and both shapes.
+      const missing = new Map(sd);
+      missing.delete('blocks.1.ln1.weight');
+      expect(() => fresh.loadStateDict(missing)).toThrow(/missing 'blocks\.1\.ln1\.weight'/);
+      const wrong = new Map(sd);
+      wrong.set('blocks.0.ffn.fc1.weight', tf.zeros([d, dFF]));
+      expect(() => fresh.loadStateDict(wrong)).toThrow(
+        new StateDictError(`'blocks.0.ffn.fc1.weight' has shape [${d}, ${dFF}], expected [${dFF}, ${d}]`),
+      );
+      const extra = new Map(sd);
+      extra.set('head.weight', tf.zeros([V, d]));
+      expect(() => fresh.loadStateDict(extra)).toThrow(/unexpected tensor 'head\.weight'/);
+      const int = new Map(sd);
+      int.set('tok_emb.weight', tf.zeros([V, d], 'int32'));
+      expect(() => fresh.loadStateDict(int)).toThrow(/dtype int32/);
+      for (const t of sd.values()) t.dispose();
+      m.dispose();
+      fresh.dispose();
+    },
+  );
 
   it('stateDict linear layout is nn.Linear [out, in]: w_red row k reduces h to z_k', async () => {
     await useBackend('cpu');
@@ -219,7 +271,11 @@ describe.each(['cpu', 'wasm'] as const)('training on %s', (backend) => {
     const losses: number[] = [];
     let afterFirst = 0;
     for (let step = 0; step < 20; step++) {
-      const loss = optimizer.minimize(() => lmLoss(model.apply(ids, { training: true }), targets), true, model.trainableVariables());
+      const loss = optimizer.minimize(
+        () => lmLoss(model.apply(ids, { training: true }), targets),
+        true,
+        model.trainableVariables(),
+      );
       losses.push((loss as tf.Scalar).dataSync()[0] as number);
       loss?.dispose();
       if (step === 0) afterFirst = tf.memory().numTensors; // Adam's slots exist from here on

@@ -1,7 +1,16 @@
 // Custom gradients (matmul, LayerNorm, GELU, loss) equal tfjs's stock ones, on cpu and wasm.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { crossEntropy, embeddingLookup, gelu, layerNorm, lmLoss, matmul, matmulConst, tiedHead } from '@grassflow/gpu-layers';
+import {
+  crossEntropy,
+  embeddingLookup,
+  gelu,
+  layerNorm,
+  lmLoss,
+  matmul,
+  matmulConst,
+  tiedHead,
+} from '@grassflow/gpu-layers';
 import { relErr, useBackend, values } from './helpers.js';
 
 for (const backend of ['cpu', 'wasm'] as const) {
@@ -9,8 +18,14 @@ for (const backend of ['cpu', 'wasm'] as const) {
     it('matmul: value and gradients equal tf.matMul (2-D and batched)', async () => {
       await useBackend(backend);
       for (const [sa, sb] of [
-        [[5, 7], [7, 3]],
-        [[4, 5, 6], [4, 6, 2]],
+        [
+          [5, 7],
+          [7, 3],
+        ],
+        [
+          [4, 5, 6],
+          [4, 6, 2],
+        ],
       ] as const) {
         const a = tf.randomNormal([...sa], 0, 1, 'float32', 1);
         const b = tf.randomNormal([...sb], 0, 1, 'float32', 2);
@@ -18,7 +33,8 @@ for (const backend of ['cpu', 'wasm'] as const) {
         const ours = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(matmul(x, y), w)))([a, b]);
         const stock = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(tf.matMul(x, y), w)))([a, b]);
         expect(relErr(values(matmul(a, b)), values(tf.matMul(a, b)))).toBeLessThan(1e-6);
-        for (let k = 0; k < 2; k++) expect(relErr(values(ours[k] as tf.Tensor), values(stock[k] as tf.Tensor))).toBeLessThan(1e-6);
+        for (let k = 0; k < 2; k++)
+          expect(relErr(values(ours[k] as tf.Tensor), values(stock[k] as tf.Tensor))).toBeLessThan(1e-6);
         // matmulConst: same gradient for A, none needed for B.
         const [ga] = tf.grads((x: tf.Tensor) => tf.sum(tf.mul(matmulConst(x, b), w)))([a]);
         expect(relErr(values(ga as tf.Tensor), values(stock[0] as tf.Tensor))).toBeLessThan(1e-6);
@@ -28,10 +44,16 @@ for (const backend of ['cpu', 'wasm'] as const) {
       const x = tf.randomNormal([6, 4], 0, 1, 'float32', 9) as tf.Tensor2D;
       const table = tf.randomNormal([10, 4], 0, 1, 'float32', 10) as tf.Tensor2D;
       const wh = tf.randomNormal([6, 10], 0, 1, 'float32', 11);
-      const oursH = tf.grads((p: tf.Tensor, q: tf.Tensor) => tf.sum(tf.mul(tiedHead(p as tf.Tensor2D, q as tf.Tensor2D), wh)))([x, table]);
-      const stockH = tf.grads((p: tf.Tensor, q: tf.Tensor) => tf.sum(tf.mul(tf.matMul(p, q, false, true), wh)))([x, table]);
+      const oursH = tf.grads((p: tf.Tensor, q: tf.Tensor) =>
+        tf.sum(tf.mul(tiedHead(p as tf.Tensor2D, q as tf.Tensor2D), wh)),
+      )([x, table]);
+      const stockH = tf.grads((p: tf.Tensor, q: tf.Tensor) => tf.sum(tf.mul(tf.matMul(p, q, false, true), wh)))([
+        x,
+        table,
+      ]);
       expect(relErr(values(tiedHead(x, table)), values(tf.matMul(x, table, false, true)))).toBeLessThan(1e-6);
-      for (let k = 0; k < 2; k++) expect(relErr(values(oursH[k] as tf.Tensor), values(stockH[k] as tf.Tensor))).toBeLessThan(1e-6);
+      for (let k = 0; k < 2; k++)
+        expect(relErr(values(oursH[k] as tf.Tensor), values(stockH[k] as tf.Tensor))).toBeLessThan(1e-6);
     });
 
     it('layerNorm and gelu: values and gradients equal autodiff of the textbook formulas', async () => {
@@ -44,10 +66,19 @@ for (const backend of ['cpu', 'wasm'] as const) {
         const { mean, variance } = tf.moments(x, -1, true);
         return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, 1e-5))), g), b);
       };
-      const ours = tf.grads((x: tf.Tensor, g: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(layerNorm(x, g, b, 1e-5), w)))([x, g, b]);
-      const ref = tf.grads((x: tf.Tensor, g: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(plainLn(x, g, b), w)))([x, g, b]);
+      const ours = tf.grads((x: tf.Tensor, g: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(layerNorm(x, g, b, 1e-5), w)))([
+        x,
+        g,
+        b,
+      ]);
+      const ref = tf.grads((x: tf.Tensor, g: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(plainLn(x, g, b), w)))([
+        x,
+        g,
+        b,
+      ]);
       expect(relErr(values(layerNorm(x, g, b)), values(plainLn(x, g, b)))).toBeLessThan(1e-5);
-      for (let k = 0; k < 3; k++) expect(relErr(values(ours[k] as tf.Tensor), values(ref[k] as tf.Tensor))).toBeLessThan(1e-4);
+      for (let k = 0; k < 3; k++)
+        expect(relErr(values(ours[k] as tf.Tensor), values(ref[k] as tf.Tensor))).toBeLessThan(1e-4);
 
       const plainGelu = (x: tf.Tensor) => tf.mul(tf.mul(x, 0.5), tf.add(1, tf.erf(tf.div(x, Math.SQRT2))));
       const [dg] = tf.grads((x: tf.Tensor) => tf.sum(tf.mul(gelu(x), w)))([x]);
@@ -62,7 +93,14 @@ for (const backend of ['cpu', 'wasm'] as const) {
       await useBackend(backend);
       const [B, L, V] = [2, 3, 11];
       const logits = tf.randomNormal([B, L, V], 0, 3, 'float32', 8) as tf.Tensor3D;
-      const targets = tf.tensor2d([[0, 5, 10], [3, 3, 7]], [B, L], 'int32');
+      const targets = tf.tensor2d(
+        [
+          [0, 5, 10],
+          [3, 3, 7],
+        ],
+        [B, L],
+        'int32',
+      );
       const stockLoss = (x: tf.Tensor) =>
         tf.losses.softmaxCrossEntropy(tf.oneHot(tf.reshape(targets, [B * L]), V), tf.reshape(x, [B * L, V]));
       const [ours] = tf.grads((x: tf.Tensor) => lmLoss(x as tf.Tensor3D, targets))([logits]);
@@ -72,7 +110,9 @@ for (const backend of ['cpu', 'wasm'] as const) {
       // Uniform logits: the loss is log V.
       const flat = crossEntropy(tf.zeros([4, V]) as tf.Tensor2D, tf.tensor1d([1, 2, 3, 4], 'int32'));
       expect(flat.dataSync()[0]).toBeCloseTo(Math.log(V), 5);
-      expect(() => crossEntropy(tf.zeros([4, V]) as tf.Tensor2D, tf.tensor1d([1, 2, 3, 4], 'float32'))).toThrow(/int32/);
+      expect(() => crossEntropy(tf.zeros([4, V]) as tf.Tensor2D, tf.tensor1d([1, 2, 3, 4], 'float32'))).toThrow(
+        /int32/,
+      );
       expect(() => lmLoss(logits, tf.zeros([2, 2], 'int32') as tf.Tensor2D)).toThrow(/targets/);
     });
 
@@ -101,17 +141,34 @@ for (const backend of ['cpu', 'wasm'] as const) {
       const out = tf.unsortedSegmentSum(x, ids, 3);
       expect(out.shape).toEqual([3, 1, 2]);
       expect(Array.from(out.dataSync())).toEqual([3, 4, 0, 0, 6, 8]);
-      const xi = tf.tensor2d([[1, 2], [3, 4]], [2, 2], 'int32');
+      const xi = tf.tensor2d(
+        [
+          [1, 2],
+          [3, 4],
+        ],
+        [2, 2],
+        'int32',
+      );
       const outInt = tf.unsortedSegmentSum(xi, tf.tensor1d([1, 1], 'int32'), 2);
       expect(Array.from(outInt.dataSync())).toEqual([0, 0, 4, 6]);
     });
 
     it('embedding lookup is differentiable (gather gradient = UnsortedSegmentSum)', async () => {
       await useBackend(backend);
-      const table = tf.tensor2d([[1, 2], [3, 4], [5, 6]]);
+      const table = tf.tensor2d([
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ]);
       const ids = tf.tensor2d([[2, 0, 2]], [1, 3], 'int32');
       expect(Array.from(embeddingLookup(table, ids).dataSync())).toEqual([5, 6, 1, 2, 5, 6]);
-      const w = tf.tensor3d([[[1, 10], [100, 1000], [2, 20]]]);
+      const w = tf.tensor3d([
+        [
+          [1, 10],
+          [100, 1000],
+          [2, 20],
+        ],
+      ]);
       const [d] = tf.grads((t: tf.Tensor) => tf.sum(tf.mul(embeddingLookup(t as tf.Tensor2D, ids), w)))([table]);
       // Row 0 gets w[1]; row 1 nothing; row 2 gets w[0] + w[2] = (3, 30).
       expect(Array.from((d as tf.Tensor).dataSync())).toEqual([100, 1000, 0, 0, 3, 30]);

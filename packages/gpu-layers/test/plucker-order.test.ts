@@ -23,12 +23,27 @@ describe('Plücker order', () => {
     const [r, d] = [5, 10];
     const u = [0.3, -1.2, 0.7, 2.0, -0.4];
     const v = [1.1, 0.5, -0.9, 0.2, 0.8];
-    const h = tf.tensor3d([[[...u, 0, 0, 0, 0, 0], [...v, 0, 0, 0, 0, 0]]]); // [1, 2, 10]
-    const wRed = tf.tensor2d(Array.from({ length: d * r }, (_, k) => (Math.floor(k / r) === k % r ? 1 : 0)), [d, r]);
+    const h = tf.tensor3d([
+      [
+        [...u, 0, 0, 0, 0, 0],
+        [...v, 0, 0, 0, 0, 0],
+      ],
+    ]); // [1, 2, 10]
+    const wRed = tf.tensor2d(
+      Array.from({ length: d * r }, (_, k) => (Math.floor(k / r) === k % r ? 1 : 0)),
+      [d, r],
+    );
     const out = values(
       grassmannMixing(
         h,
-        { wRed, bRed: tf.zeros([r]), wPlu: tf.eye(d) as tf.Tensor2D, bPlu: tf.zeros([d]), wGate: tf.zeros([2 * d, d]), bGate: tf.fill([d], -30) },
+        {
+          wRed,
+          bRed: tf.zeros([r]),
+          wPlu: tf.eye(d) as tf.Tensor2D,
+          bPlu: tf.zeros([d]),
+          wGate: tf.zeros([2 * d, d]),
+          bGate: tf.fill([d], -30),
+        },
         { offsets: [1], eps: 1e-6, direction: 'causal' },
       ),
     );

@@ -52,21 +52,30 @@ export class Decoder {
     options: DecoderOptions = {},
   ) {
     const { batch = 1 } = options;
-    if (!Number.isInteger(batch) || batch < 1) throw new DecoderError('BAD_INPUT', `batch must be an integer >= 1, got ${batch}`);
+    if (!Number.isInteger(batch) || batch < 1)
+      throw new DecoderError('BAD_INPUT', `batch must be an integer >= 1, got ${batch}`);
     this.batch = batch;
     this.blocks = model.blocks.map((block, i) => {
       if (block instanceof GrassmannBlock) {
         if (block.direction !== 'causal') {
-          throw new DecoderError('UNSUPPORTED_MODEL', `block ${i} mixes in both directions (direction '${block.direction}'): it reads future positions and cannot be decoded token by token`);
+          throw new DecoderError(
+            'UNSUPPORTED_MODEL',
+            `block ${i} mixes in both directions (direction '${block.direction}'): it reads future positions and cannot be decoded token by token`,
+          );
         }
         return block;
       }
       if (block instanceof TransformerBlock) return block;
-      throw new DecoderError('UNSUPPORTED_MODEL', `block ${i} is a ${block.getClassName()}: decoding supports GrassmannBlock and TransformerBlock`);
+      throw new DecoderError(
+        'UNSUPPORTED_MODEL',
+        `block ${i} is a ${block.getClassName()}: decoding supports GrassmannBlock and TransformerBlock`,
+      );
     });
     const kinds = new Set(this.blocks.map((b) => (b instanceof GrassmannBlock ? 'ring-buffer' : 'kv-cache')));
     this.stateKind = kinds.has('kv-cache') ? 'kv-cache' : 'ring-buffer';
-    this.states = this.blocks.map((b) => (b instanceof GrassmannBlock ? new GrassmannRingState(b) : new KvCacheState(b)));
+    this.states = this.blocks.map((b) =>
+      b instanceof GrassmannBlock ? new GrassmannRingState(b) : new KvCacheState(b),
+    );
   }
 
   /** Tokens fed so far = the position the next token will take. */
@@ -127,11 +136,15 @@ export class Decoder {
 
   /** Check ids and bring them to int32 [B, T]; a new tensor unless `ids` already is one. */
   private asIds(ids: tf.Tensor1D | tf.Tensor2D | readonly number[], single: boolean): tf.Tensor2D {
-    if (this.disposed) throw new DecoderError('DISPOSED', 'this decoder has been disposed: create a new one with createDecoder(model)');
+    if (this.disposed)
+      throw new DecoderError('DISPOSED', 'this decoder has been disposed: create a new one with createDecoder(model)');
     const B = this.batch;
     if (!(ids instanceof tf.Tensor)) {
       if (ids.length !== B || !ids.every((id) => Number.isInteger(id))) {
-        throw new DecoderError('BAD_INPUT', `step expects ${B} integer token id(s), one per sequence, got [${ids.join(', ')}]`);
+        throw new DecoderError(
+          'BAD_INPUT',
+          `step expects ${B} integer token id(s), one per sequence, got [${ids.join(', ')}]`,
+        );
       }
       try {
         checkTokenIds(ids, this.model.config.vocabSize); // the values are at hand: no device read
@@ -144,11 +157,18 @@ export class Decoder {
     if (ids.dtype !== 'int32') throw new DecoderError('BAD_INPUT', `token ids must be int32, got ${shape}`);
     if (single) {
       const ok = (ids.rank === 1 && ids.shape[0] === B) || (ids.rank === 2 && ids.shape[0] === B && ids.shape[1] === 1);
-      if (!ok) throw new DecoderError('BAD_INPUT', `step expects one token per sequence, ids [${B}] or [${B}, 1], got ${shape}; feed several tokens with prime()`);
+      if (!ok)
+        throw new DecoderError(
+          'BAD_INPUT',
+          `step expects one token per sequence, ids [${B}] or [${B}, 1], got ${shape}; feed several tokens with prime()`,
+        );
       return ids.rank === 2 ? (ids as tf.Tensor2D) : tf.reshape(ids, [B, 1]);
     }
     if (ids.rank !== 2 || ids.shape[0] !== B || (ids.shape[1] as number) < 1) {
-      throw new DecoderError('BAD_INPUT', `prime expects ids [${B}, T] with T >= 1 (batch ${B} as created), got ${shape}`);
+      throw new DecoderError(
+        'BAD_INPUT',
+        `prime expects ids [${B}, T] with T >= 1 (batch ${B} as created), got ${shape}`,
+      );
     }
     return ids as tf.Tensor2D;
   }

@@ -41,7 +41,12 @@ export class GrassmannBlock extends ResidualBlock {
     const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as Shape;
     const d = shape[2];
     if (typeof d !== 'number') throw new RangeError(`${this.name}: the last input axis (d) must be known`);
-    this.createParams([...mixingParamSpecs('mixer.', d, this.r), ...layerNormSpecs('ln1', d), ...layerNormSpecs('ln2', d), ...ffnSpecs(d, this.dFF)]);
+    this.createParams([
+      ...mixingParamSpecs('mixer.', d, this.r),
+      ...layerNormSpecs('ln1', d),
+      ...layerNormSpecs('ln2', d),
+      ...ffnSpecs(d, this.dFF),
+    ]);
     this.built = true;
   }
 

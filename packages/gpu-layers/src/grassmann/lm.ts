@@ -9,7 +9,8 @@ import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-mod
  */
 export class GrassmannLM extends TiedEmbeddingLM {
   constructor(config: ModelConfig, options: CreateModelOptions = {}) {
-    if (config.kind !== 'grassmann') throw new TypeError(`GrassmannLM needs config.kind 'grassmann', got '${config.kind}'`);
+    if (config.kind !== 'grassmann')
+      throw new TypeError(`GrassmannLM needs config.kind 'grassmann', got '${config.kind}'`);
     super(config, options, (i, seed) => {
       const c = config;
       return new GrassmannBlock({

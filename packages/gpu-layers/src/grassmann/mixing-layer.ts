@@ -19,7 +19,8 @@ export interface CausalGrassmannMixingArgs extends ParamLayerArgs {
 
 /** Check r, offsets, eps, direction of a mixing layer; `who` names the caller in the error. */
 export function checkMixingArgs(who: string, r: unknown, offsets: unknown, eps: unknown, direction: unknown): void {
-  if (typeof r !== 'number' || !Number.isInteger(r) || r < 2) throw new RangeError(`${who}: r must be an integer >= 2, got ${String(r)}`);
+  if (typeof r !== 'number' || !Number.isInteger(r) || r < 2)
+    throw new RangeError(`${who}: r must be an integer >= 2, got ${String(r)}`);
   if (!Array.isArray(offsets) || offsets.length === 0 || !offsets.every((o) => Number.isInteger(o) && o >= 1)) {
     throw new RangeError(`${who}: offsets must be a non-empty array of integers >= 1, got ${JSON.stringify(offsets)}`);
   }
@@ -67,7 +68,8 @@ export class CausalGrassmannMixing extends ParamLayer {
   override build(inputShape: Shape | Shape[]): void {
     const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as Shape;
     const d = shape[2];
-    if (typeof d !== 'number') throw new RangeError(`${this.name}: the last input axis (d) must be known, got shape [${shape.join(', ')}]`);
+    if (typeof d !== 'number')
+      throw new RangeError(`${this.name}: the last input axis (d) must be known, got shape [${shape.join(', ')}]`);
     this.createParams(mixingParamSpecs('', d, this.r));
     this.built = true;
   }
@@ -95,7 +97,12 @@ export class CausalGrassmannMixing extends ParamLayer {
   }
 
   override getConfig(): tf.serialization.ConfigDict {
-    const config: tf.serialization.ConfigDict = { r: this.r, offsets: [...this.offsets], eps: this.eps, direction: this.direction };
+    const config: tf.serialization.ConfigDict = {
+      r: this.r,
+      offsets: [...this.offsets],
+      eps: this.eps,
+      direction: this.direction,
+    };
     if (this.seed !== undefined) config['seed'] = this.seed;
     return { ...super.getConfig(), ...config };
   }

@@ -24,8 +24,10 @@ export function ffnSpecs(d: number, dFF: number): ParamSpec[] {
 
 /** Check the arguments every block shares; `who` names the block in the error. */
 export function checkBlockArgs(who: string, dFF: unknown, norm: unknown, dropout: unknown): void {
-  if (typeof dFF !== 'number' || !Number.isInteger(dFF) || dFF < 1) throw new RangeError(`${who}: dFF must be an integer >= 1, got ${String(dFF)}`);
-  if (norm !== 'post' && norm !== 'pre') throw new RangeError(`${who}: norm must be 'post' or 'pre', got ${JSON.stringify(norm)}`);
+  if (typeof dFF !== 'number' || !Number.isInteger(dFF) || dFF < 1)
+    throw new RangeError(`${who}: dFF must be an integer >= 1, got ${String(dFF)}`);
+  if (norm !== 'post' && norm !== 'pre')
+    throw new RangeError(`${who}: norm must be 'post' or 'pre', got ${JSON.stringify(norm)}`);
   if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1)) {
     throw new RangeError(`${who}: dropout must be in [0, 1), got ${String(dropout)}`);
   }

@@ -34,7 +34,13 @@ interface LossParts {
  *   P_c = softmax(logits_c),  dh_c = (P_c·E − E[t_c]) / N,  dEᵀ += (h_c/N)ᵀ·P_c;
  * and after the loop dE = (dEᵀ)ᵀ − Σ_n onehot(t_n) h_nᵀ / N (a segment sum of h's rows by target).
  */
-function lossParts(h: tf.Tensor2D, table: tf.Tensor2D, targets: tf.Tensor1D, rows: number, withGrad: boolean): LossParts {
+function lossParts(
+  h: tf.Tensor2D,
+  table: tf.Tensor2D,
+  targets: tf.Tensor1D,
+  rows: number,
+  withGrad: boolean,
+): LossParts {
   const [N, d] = h.shape;
   const V = table.shape[0];
   const tableT = tf.transpose(table) as tf.Tensor2D; // [d, V], once
@@ -95,7 +101,10 @@ const chunkedWithGrad = (rows: number) =>
       value,
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [dh, dE] = saved as [tf.Tensor2D | undefined, tf.Tensor2D | undefined];
-        if (dh === undefined || dE === undefined) throw new Error('chunkedLmLoss: the gradient was not computed (no gradient tape was recording at the forward pass)');
+        if (dh === undefined || dE === undefined)
+          throw new Error(
+            'chunkedLmLoss: the gradient was not computed (no gradient tape was recording at the forward pass)',
+          );
         return [tf.mul(dh, dy), tf.mul(dE, dy), tf.zerosLike(targets)];
       },
     };
@@ -112,15 +121,23 @@ const cache = new Map<number, ReturnType<typeof chunkedWithGrad>>();
  * while its probabilities are at hand, so no [N, V] tensor ever exists (peak ≈ 3 chunks of [rows, V]
  * plus one [d, V] accumulator). hidden [B, L, d], table [V, d], targets int32 [B, L] → scalar.
  */
-export function chunkedLmLoss(hidden: tf.Tensor3D, table: tf.Tensor2D, targets: tf.Tensor2D, options: ChunkedLmLossOptions = {}): tf.Scalar {
+export function chunkedLmLoss(
+  hidden: tf.Tensor3D,
+  table: tf.Tensor2D,
+  targets: tf.Tensor2D,
+  options: ChunkedLmLossOptions = {},
+): tf.Scalar {
   if (hidden.rank !== 3 || table.rank !== 2 || hidden.shape[2] !== table.shape[1]) {
-    throw new RangeError(`chunkedLmLoss expects hidden [B, L, d] and table [V, d], got [${hidden.shape.join(', ')}] and [${table.shape.join(', ')}]`);
+    throw new RangeError(
+      `chunkedLmLoss expects hidden [B, L, d] and table [V, d], got [${hidden.shape.join(', ')}] and [${table.shape.join(', ')}]`,
+    );
   }
   const [B, L, d] = hidden.shape;
   if (targets.rank !== 2 || targets.shape[0] !== B || targets.shape[1] !== L) {
     throw new RangeError(`chunkedLmLoss expects targets [B, L] = [${B}, ${L}], got [${targets.shape.join(', ')}]`);
   }
-  if (targets.dtype !== 'int32') throw new TypeError(`chunkedLmLoss targets must be int32 token ids, got ${targets.dtype}`);
+  if (targets.dtype !== 'int32')
+    throw new TypeError(`chunkedLmLoss targets must be int32 token ids, got ${targets.dtype}`);
   const V = table.shape[0];
   const rows = options.chunkRows ?? Math.max(1, Math.floor(CHUNK_BYTES / (4 * V)));
   if (!Number.isInteger(rows) || rows < 1) throw new RangeError(`chunkRows must be an integer >= 1, got ${rows}`);

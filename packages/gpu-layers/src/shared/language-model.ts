@@ -82,19 +82,26 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
   protected readonly lnF: { weight: tf.Variable; bias: tf.Variable } | null;
   private disposed = false;
 
-  protected constructor(config: ModelConfig, options: CreateModelOptions, makeBlock: (i: number, seed: number | undefined) => ParamLayer) {
+  protected constructor(
+    config: ModelConfig,
+    options: CreateModelOptions,
+    makeBlock: (i: number, seed: number | undefined) => ParamLayer,
+  ) {
     this.config = validateModelConfig(config);
     const { vocabSize: V, dModel: d, maxLen: L, nLayers } = this.config;
     const seed = options.seed;
     if (seed !== undefined && !Number.isInteger(seed)) throw new TypeError(`seed must be an integer, got ${seed}`);
     this.tokEmb = ownedVariable(tf.randomNormal([V, d], 0, INIT_STD, 'float32', seed));
-    this.posEmb = ownedVariable(tf.randomNormal([L, d], 0, INIT_STD, 'float32', seed === undefined ? undefined : seed + 1));
+    this.posEmb = ownedVariable(
+      tf.randomNormal([L, d], 0, INIT_STD, 'float32', seed === undefined ? undefined : seed + 1),
+    );
     this.blocks = Array.from({ length: nLayers }, (_, i) => {
       const block = makeBlock(i, seed === undefined ? undefined : seed + 100 * (i + 1));
       tf.tidy(() => block.apply(tf.zeros([1, 1, d])) as tf.Tensor); // builds the weights (and lets Layer.dispose work)
       return block;
     });
-    this.lnF = this.config.norm === 'pre' ? { weight: ownedVariable(tf.ones([d])), bias: ownedVariable(tf.zeros([d])) } : null;
+    this.lnF =
+      this.config.norm === 'pre' ? { weight: ownedVariable(tf.ones([d])), bias: ownedVariable(tf.zeros([d])) } : null;
   }
 
   apply(inputIds: tf.Tensor2D, opts: ForwardOptions = {}): tf.Tensor3D {
@@ -124,7 +131,9 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     if (this.disposed) throw new Error('this model has been disposed');
     const { maxLen, dModel: d, dropout: rate } = this.config;
     if (inputIds.rank !== 2 || inputIds.dtype !== 'int32') {
-      throw new TypeError(`inputIds must be an int32 tensor [B, L], got ${inputIds.dtype} [${inputIds.shape.join(', ')}]`);
+      throw new TypeError(
+        `inputIds must be an int32 tensor [B, L], got ${inputIds.dtype} [${inputIds.shape.join(', ')}]`,
+      );
     }
     const [, L] = inputIds.shape;
     const t0 = opts.startPosition ?? 0;
@@ -146,7 +155,9 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
   /** Tied head: logits = x · tok_embᵀ, [B, L, d] → [B, L, V]. */
   logits(x: tf.Tensor3D): tf.Tensor3D {
     const [B, L, d] = x.shape;
-    return tf.tidy(() => tf.reshape(tiedHead(tf.reshape(x, [B * L, d]) as tf.Tensor2D, this.tokEmb), [B, L, this.config.vocabSize])); // [B·L, d]·[d, V]
+    return tf.tidy(() =>
+      tf.reshape(tiedHead(tf.reshape(x, [B * L, d]) as tf.Tensor2D, this.tokEmb), [B, L, this.config.vocabSize]),
+    ); // [B·L, d]·[d, V]
   }
 
   /**
@@ -210,7 +221,8 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     for (const p of params) {
       const t = dict.get(p.name);
       const want = torchShape(p);
-      if (t === undefined) throw new StateDictError(`state dict is missing '${p.name}' (expected shape [${want.join(', ')}])`);
+      if (t === undefined)
+        throw new StateDictError(`state dict is missing '${p.name}' (expected shape [${want.join(', ')}])`);
       if (t.dtype !== 'float32') throw new StateDictError(`'${p.name}' has dtype ${t.dtype}, expected float32`);
       if (t.shape.length !== want.length || t.shape.some((s, k) => s !== want[k])) {
         throw new StateDictError(`'${p.name}' has shape [${t.shape.join(', ')}], expected [${want.join(', ')}]`);
@@ -218,7 +230,8 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     }
     const known = new Set(params.map((p) => p.name));
     for (const [name, t] of dict) {
-      if (!known.has(name)) throw new StateDictError(`unexpected tensor '${name}' (shape [${t.shape.join(', ')}]) in state dict`);
+      if (!known.has(name))
+        throw new StateDictError(`unexpected tensor '${name}' (shape [${t.shape.join(', ')}]) in state dict`);
     }
     tf.tidy(() => {
       for (const p of params) {

@@ -43,7 +43,9 @@ const matmulConstBWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFun
 
 function checkMatmulShapes(a: tf.Tensor, b: tf.Tensor): void {
   if (a.rank < 2 || a.rank !== b.rank) {
-    throw new RangeError(`matmul needs operands of equal rank >= 2, got [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`);
+    throw new RangeError(
+      `matmul needs operands of equal rank >= 2, got [${a.shape.join(', ')}] and [${b.shape.join(', ')}]`,
+    );
   }
   if (a.shape[a.rank - 1] !== b.shape[b.rank - 2]) {
     throw new RangeError(`matmul inner dimensions differ: [${a.shape.join(', ')}] · [${b.shape.join(', ')}]`);
@@ -87,7 +89,9 @@ const tiedHeadWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]
  */
 export function tiedHead(x: tf.Tensor2D, table: tf.Tensor2D): tf.Tensor2D {
   if (x.rank !== 2 || table.rank !== 2 || x.shape[1] !== table.shape[1]) {
-    throw new RangeError(`tiedHead expects x [N, d] and table [V, d], got [${x.shape.join(', ')}] and [${table.shape.join(', ')}]`);
+    throw new RangeError(
+      `tiedHead expects x [N, d] and table [V, d], got [${x.shape.join(', ')}] and [${table.shape.join(', ')}]`,
+    );
   }
   return tiedHeadWithGrad(x, table) as tf.Tensor2D;
 }

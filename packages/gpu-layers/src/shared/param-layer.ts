@@ -55,7 +55,11 @@ export abstract class ParamLayer extends layers.Layer {
     specs.forEach((spec, k) => {
       const init =
         spec.init === 'normal'
-          ? initializers.randomNormal({ mean: 0, stddev: INIT_STD, seed: this.seed === undefined ? undefined : this.seed + k })
+          ? initializers.randomNormal({
+              mean: 0,
+              stddev: INIT_STD,
+              seed: this.seed === undefined ? undefined : this.seed + k,
+            })
           : spec.init === 'zeros'
             ? initializers.zeros()
             : initializers.ones();
@@ -73,6 +77,10 @@ export abstract class ParamLayer extends layers.Layer {
 
   /** Parameters with their PyTorch names (relative to this layer), in creation order. */
   namedParams(): NamedParam[] {
-    return [...this.params].map(([name, p]) => ({ name, variable: p.variable.read() as tf.Variable, linear: p.linear }));
+    return [...this.params].map(([name, p]) => ({
+      name,
+      variable: p.variable.read() as tf.Variable,
+      linear: p.linear,
+    }));
   }
 }

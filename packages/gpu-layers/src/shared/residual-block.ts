@@ -98,7 +98,12 @@ export abstract class ResidualBlock extends ParamLayer {
   protected abstract mixerConfig(): tf.serialization.ConfigDict;
 
   override getConfig(): tf.serialization.ConfigDict {
-    const config: tf.serialization.ConfigDict = { ...this.mixerConfig(), dFF: this.dFF, norm: this.norm, dropout: this.dropoutRate };
+    const config: tf.serialization.ConfigDict = {
+      ...this.mixerConfig(),
+      dFF: this.dFF,
+      norm: this.norm,
+      dropout: this.dropoutRate,
+    };
     if (this.seed !== undefined) config['seed'] = this.seed;
     return { ...super.getConfig(), ...config };
   }

@@ -26,8 +26,10 @@ export class TransformerBlock extends ResidualBlock {
   constructor(args: TransformerBlockArgs) {
     super(TransformerBlock.className, args);
     const { nHeads, attention = 'dpa', eps = 1e-6 } = args;
-    if (!Number.isInteger(nHeads) || nHeads < 1) throw new RangeError(`TransformerBlock: nHeads must be an integer >= 1, got ${nHeads}`);
-    if (attention !== 'dpa' && attention !== 'ea') throw new RangeError(`TransformerBlock: attention must be 'dpa' or 'ea', got ${JSON.stringify(attention)}`);
+    if (!Number.isInteger(nHeads) || nHeads < 1)
+      throw new RangeError(`TransformerBlock: nHeads must be an integer >= 1, got ${nHeads}`);
+    if (attention !== 'dpa' && attention !== 'ea')
+      throw new RangeError(`TransformerBlock: attention must be 'dpa' or 'ea', got ${JSON.stringify(attention)}`);
     if (!(eps > 0)) throw new RangeError(`TransformerBlock: eps must be > 0, got ${eps}`);
     this.nHeads = nHeads;
     this.attention = attention;
@@ -38,7 +40,8 @@ export class TransformerBlock extends ResidualBlock {
     const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as Shape;
     const d = shape[2];
     if (typeof d !== 'number') throw new RangeError(`${this.name}: the last input axis (d) must be known`);
-    if (d % this.nHeads !== 0) throw new RangeError(`${this.name}: width d = ${d} is not divisible by nHeads = ${this.nHeads}`);
+    if (d % this.nHeads !== 0)
+      throw new RangeError(`${this.name}: width d = ${d} is not divisible by nHeads = ${this.nHeads}`);
     this.createParams([
       { name: 'mixer.qkv.weight', shape: [d, 3 * d], init: 'normal', linear: true },
       { name: 'mixer.qkv.bias', shape: [3 * d], init: 'zeros', linear: false },

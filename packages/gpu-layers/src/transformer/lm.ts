@@ -6,17 +6,21 @@ import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-mod
 /** The same skeleton as GrassmannLM with TransformerBlocks (config.attention, config.nHeads). */
 export class TransformerLM extends TiedEmbeddingLM {
   constructor(config: ModelConfig, options: CreateModelOptions = {}) {
-    if (config.kind !== 'transformer') throw new TypeError(`TransformerLM needs config.kind 'transformer', got '${config.kind}'`);
-    super(config, options, (_i, seed) =>
-      new TransformerBlock({
-        nHeads: config.nHeads,
-        dFF: config.dFF,
-        attention: config.attention,
-        norm: config.norm,
-        dropout: config.dropout,
-        eps: config.eps,
-        ...(seed === undefined ? {} : { seed }),
-      }),
+    if (config.kind !== 'transformer')
+      throw new TypeError(`TransformerLM needs config.kind 'transformer', got '${config.kind}'`);
+    super(
+      config,
+      options,
+      (_i, seed) =>
+        new TransformerBlock({
+          nHeads: config.nHeads,
+          dFF: config.dFF,
+          attention: config.attention,
+          norm: config.norm,
+          dropout: config.dropout,
+          eps: config.eps,
+          ...(seed === undefined ? {} : { seed }),
+        }),
     );
   }
 }
