@@ -29,10 +29,11 @@ export interface InspectOptions {
 }
 
 /**
- * Run `model` (no dropout) on each sample, capture every block's input, and recompute each block's mixer
- * in float64 from its weights: gates, pair angles and areas and the flow of pair-planes on Gr(2, r) for a
- * Grassmann model; attention entropy and antiparallel weight per head for a Transformer. Each layer also
- * reports how far the float64 recomputation is from the model's own float32 mixer output (check.maxAbsDiff).
+ * Run `model` (no dropout) on each sample, capture every block's input, and trace each block's mixer with the
+ * model's own code (grassmannMixingTrace, attentionTrace), measuring in float64 from its intermediates: gates,
+ * pair angles and areas and the flow of pair-planes on Gr(2, r) for a Grassmann model; attention entropy and
+ * antiparallel weight per head for a Transformer. Each layer also reports a consistency check (check.maxAbsDiff):
+ * p̂ against grassmann-math's plucker of the same z, or the attention weight on future keys.
  */
 export function inspectModel(model: LanguageModel, samples: readonly InspectSample[], options: InspectOptions = {}): InspectResult {
   const lm = inspectableModel(model);

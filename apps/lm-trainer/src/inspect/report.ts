@@ -173,7 +173,7 @@ async function grassmannSections(dir: string, layers: readonly GrassmannLayerRep
     '',
   );
   const worst = Math.max(...layers.map((l) => l.check.maxAbsDiff));
-  out.push(`Check: the float64 recomputation of every mixer output matches the model's own float32 \`grassmannMixing\` within ${worst.toExponential(2)} (max abs).`, '');
+  out.push(`Check: the model's own \`grassmannMixing\` (traced, float32) gives Plücker coordinates p̂ that match grassmann-math's \`plucker\` of the same z (float64) within ${worst.toExponential(2)} (max abs).`, '');
   return out;
 }
 
@@ -215,7 +215,7 @@ async function attentionSections(dir: string, layers: readonly AttentionLayerRep
     '',
   );
   const worst = Math.max(...layers.map((l) => l.check.maxAbsDiff));
-  out.push(`Check: the float64 recomputation of every attention output matches the model's own float32 \`causalAttention\` within ${worst.toExponential(2)} (max abs).`, '');
+  out.push(`Check: the model's own \`causalAttention\` (traced) puts at most ${worst.toExponential(2)} of weight on a future key (causality: 0).`, '');
   return out;
 }
 
