@@ -1,6 +1,6 @@
 // The command-line shell both apps share: subcommand dispatch, help, exit codes, and the backend banner.
 import { initBackend, type BackendInfo, type BackendName } from '@grassflow/gpu-layers';
-import { UsageError } from './flags.js';
+import { formatHelp, UsageError, type FlagSpecs } from './flags.js';
 
 /** One subcommand: `run` gets the arguments after its name and returns the process exit code. */
 export interface CliCommand {
@@ -96,4 +96,36 @@ export function cliMain(options: CliOptions): Promise<void> {
       process.exitCode = 1;
     },
   );
+}
+
+/** Print the command's help to stdout and return true when argv asks for it (`--help` or `-h`). */
+export function wantsHelp(argv: readonly string[], usage: string, description: string, specs: FlagSpecs): boolean {
+  if (!argv.includes('--help') && !argv.includes('-h')) return false;
+  process.stdout.write(`${formatHelp(usage, description, specs)}\n`);
+  return true;
+}
+
+/** A subcommand that resolves its flags once into a plan, then runs the plan. */
+export interface PlanCommand<P> {
+  /** Usage line and description of `--help`, and the flags. */
+  usage: string;
+  description: string;
+  flags: FlagSpecs;
+  /** One line for the program's help. */
+  help: string;
+  /** Parse and check argv into the plan (UsageError for bad input), before any slow work. */
+  plan: (argv: readonly string[]) => P | Promise<P>;
+  /** Run a plan; returns the exit code. */
+  run: (plan: P) => Promise<number>;
+}
+
+/** The CliCommand of a {@link PlanCommand}: `--help` prints the flags, otherwise plan, then run. */
+export function planCommand<P>(c: PlanCommand<P>): CliCommand {
+  return {
+    help: c.help,
+    run: async (argv) => {
+      if (wantsHelp(argv, c.usage, c.description, c.flags)) return 0;
+      return c.run(await c.plan(argv));
+    },
+  };
 }

@@ -37,7 +37,6 @@ export {
 } from './charts.js';
 export { writeReport, markdownTable, formatCell, type Report, type ReportTable } from './report.js';
 export {
-  wantsHelp,
   explicitFlags,
   checkResumeFlags,
   RESUME_FLAGS,
@@ -66,4 +65,15 @@ export {
 } from './run/lifecycle.js';
 export { summariseRun, metricCurve, metricOf, type RunSummary } from './run/summary.js';
 export { parseFlags, formatHelp, UsageError, type FlagSpec, type FlagSpecs, type ParsedFlags } from './flags.js';
-export { runCli, cliMain, cliHelp, startBackend, KNOWN_ERROR_NAMES, type CliCommand, type CliOptions } from './cli.js';
+export {
+  runCli,
+  cliMain,
+  cliHelp,
+  planCommand,
+  wantsHelp,
+  startBackend,
+  KNOWN_ERROR_NAMES,
+  type CliCommand,
+  type CliOptions,
+  type PlanCommand,
+} from './cli.js';

@@ -1,5 +1,5 @@
 // `grassflow-lm bench`: one entry point for the three benchmarks (training step, --scaling, --generate).
-import { UsageError } from '@grassflow/training';
+import { UsageError, type CliCommand } from '@grassflow/training';
 import { generateBenchCommand } from './generate.js';
 import { scalingBenchCommand } from './scaling.js';
 import { trainBenchCommand } from './train.js';
@@ -11,3 +11,9 @@ export async function benchCommand(argv: readonly string[]): Promise<number> {
   if (argv.includes('--generate')) return generateBenchCommand(argv);
   return trainBenchCommand(argv);
 }
+
+/** `grassflow-lm bench` in the program's command table. */
+export const benchCli: CliCommand = {
+  run: benchCommand,
+  help: 'training throughput (JSON line); --scaling: time per token against L; --generate: decoding speed and state memory',
+};

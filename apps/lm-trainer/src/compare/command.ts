@@ -2,7 +2,7 @@
 import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { countParams, loadCheckpoint } from '@grassflow/gpu-layers';
-import { parseFlags, summariseRun, writeReport, type FlagSpecs, type MetricRecord, startBackend, wantsHelp } from '@grassflow/training';
+import { parseFlags, summariseRun, writeReport, type FlagSpecs, type MetricRecord, startBackend, wantsHelp, type CliCommand } from '@grassflow/training';
 import { dataDirOrThrow, loadRunData, loadSplitIds, loadTokenizer, type TokenizerKind } from '../shared/corpus.js';
 import { evaluatePerplexity } from '../lm-task.js';
 import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, seqLenFlag, trainingConfigFrom } from '../shared/model-options.js';
@@ -93,3 +93,9 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
   process.stdout.write(`report: ${path}\n`);
   return 0;
 }
+
+/** `grassflow-lm compare` in the program's command table. */
+export const compareCli: CliCommand = {
+  run: compareCommand,
+  help: 'train the three model kinds under one budget and write one report',
+};

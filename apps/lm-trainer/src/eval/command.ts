@@ -1,5 +1,5 @@
 // `grassflow-lm eval`: perplexity of a checkpoint over every token of a split, as one JSON line.
-import { parseFlags, startBackend, wantsHelp, type FlagSpecs } from '@grassflow/training';
+import { parseFlags, startBackend, planCommand, type FlagSpecs, type CliCommand } from '@grassflow/training';
 import { checkpointSourceOf, CHECKPOINT_FLAGS, loadModelAndTokenizer, type CheckpointSource } from '../shared/checkpoint-dir.js';
 import { loadSplitIds } from '../shared/corpus.js';
 import { evaluatePerplexity } from '../lm-task.js';
@@ -41,10 +41,18 @@ export async function runEvalPlan(plan: EvalPlan): Promise<number> {
   }
 }
 
-/** `grassflow-lm eval`: one JSON line {split, tokens, nll, ppl} over every token of the split. */
-export async function evalCommand(argv: readonly string[]): Promise<number> {
-  const description =
-    "Perplexity over every token of a split (non-overlapping windows of the model's maxLen), printed as one line of JSON.";
-  if (wantsHelp(argv, 'grassflow-lm eval --checkpoint DIR --split valid|test', description, EVAL_FLAGS)) return 0;
-  return runEvalPlan(planEval(argv));
-}
+const DESCRIPTION =
+  "Perplexity over every token of a split (non-overlapping windows of the model's maxLen), printed as one line of JSON.";
+
+/** `eval`: flags → plan (once) → run; `--help` prints the flags. */
+export const evalCli: CliCommand = planCommand({
+  usage: 'grassflow-lm eval --checkpoint DIR --split valid|test',
+  description: DESCRIPTION,
+  flags: EVAL_FLAGS,
+  help: 'perplexity over every token of a split, as one JSON line',
+  plan: planEval,
+  run: runEvalPlan,
+});
+
+/** `eval` on argv; returns the exit code. */
+export const evalCommand = evalCli.run;

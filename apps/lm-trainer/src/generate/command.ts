@@ -1,5 +1,5 @@
 // `grassflow-lm generate`: sample a continuation of a prompt from a checkpoint.
-import { parseFlags, startBackend, wantsHelp, type FlagSpecs } from '@grassflow/training';
+import { parseFlags, startBackend, planCommand, type FlagSpecs, type CliCommand } from '@grassflow/training';
 import { checkpointSourceOf, CHECKPOINT_FLAGS, loadModelAndTokenizer, type CheckpointSource } from '../shared/checkpoint-dir.js';
 import { generateIds, type SampleOptions } from './generate.js';
 
@@ -65,8 +65,15 @@ const DESCRIPTION =
   'one incremental decoding step (Grassmann: a constant-size state of the last max(offset) reduced states per layer; ' +
   'Transformer: a key/value cache).';
 
-/** `grassflow-lm generate`: prints the prompt's continuation. */
-export async function generateCommand(argv: readonly string[]): Promise<number> {
-  if (wantsHelp(argv, USAGE, DESCRIPTION, GENERATE_FLAGS)) return 0;
-  return runGeneratePlan(planGenerate(argv));
-}
+/** `generate`: flags → plan (once) → run; `--help` prints the flags. */
+export const generateCli: CliCommand = planCommand({
+  usage: USAGE,
+  description: DESCRIPTION,
+  flags: GENERATE_FLAGS,
+  help: 'sample a continuation of a prompt',
+  plan: planGenerate,
+  run: runGeneratePlan,
+});
+
+/** `generate` on argv; returns the exit code. */
+export const generateCommand = generateCli.run;

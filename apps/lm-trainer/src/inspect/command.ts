@@ -1,6 +1,6 @@
 // `grassflow-lm inspect`: the geometry inside a trained model — gates, Plücker pairs, subspace flow, attention entropy.
 import { resolve } from 'node:path';
-import { parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp } from '@grassflow/training';
+import { parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp, type CliCommand } from '@grassflow/training';
 import { checkpointSourceOf, CHECKPOINT_FLAGS, loadModelAndTokenizer, type CheckpointSource } from '../shared/checkpoint-dir.js';
 import { loadSplitIds, type CorpusTokenizer } from '../shared/corpus.js';
 import { inspectModel, type InspectResult, type InspectSample } from './model.js';
@@ -129,3 +129,9 @@ export async function runInspectPlan(plan: InspectPlan): Promise<number> {
     model.dispose();
   }
 }
+
+/** `grassflow-lm inspect` in the program's command table. */
+export const inspectCli: CliCommand = {
+  run: inspectCommand,
+  help: 'the geometry inside a trained model: gates, Plücker pairs, subspace flow, attention entropy',
+};

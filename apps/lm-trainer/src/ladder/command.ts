@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SyntheticTask } from '@grassflow/datasets';
-import { gitCommit, parseFlags, startBackend, StopSignal, UsageError, writeJsonAtomic, formatDuration, wantsHelp } from '@grassflow/training';
+import { gitCommit, parseFlags, startBackend, StopSignal, UsageError, writeJsonAtomic, formatDuration, wantsHelp, type CliCommand } from '@grassflow/training';
 import { ladderConfigFrom, LADDER_FLAGS, type LadderConfig } from './options.js';
 import { grassmannReach, reachableFraction, receptiveField } from './reach.js';
 import { cellsOf, chanceAccuracy, ruleOf, writeLadderReport, writeLadderResults, type LadderResults, type LevelInfo } from './report.js';
@@ -123,3 +123,9 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
   process.stdout.write(`report: ${path}\n`);
   return 0;
 }
+
+/** `grassflow-lm ladder` in the program's command table. */
+export const ladderCli: CliCommand = {
+  run: ladderCommand,
+  help: 'DPA vs EA vs Grassmann on a ladder of synthetic tasks, one report',
+};

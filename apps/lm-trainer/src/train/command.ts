@@ -1,16 +1,7 @@
 // `grassflow-lm train`: flags → one TrainPlan (fresh or resume), then the plan runs.
-import {
-  checkResumeFlags,
-  describeRunEnd,
-  openRunToResume,
-  parseFlags,
-  runExitCode,
-  startBackend,
-  wantsHelp,
-  type FlagSpecs,
-  type OpenedRun,
-  type RunControl,
-} from '@grassflow/training';
+import { checkResumeFlags, describeRunEnd, openRunToResume, parseFlags, runExitCode } from '@grassflow/training';
+import { startBackend, planCommand } from '@grassflow/training';
+import type { CliCommand, FlagSpecs, OpenedRun, RunControl } from '@grassflow/training';
 import { dataDirOrThrow, loadRunData, loadTokenizer, type CorpusTokenizer, type TokenizerKind } from '../shared/corpus.js';
 import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom, type ModelKind } from '../shared/model-options.js';
 import { resumedConfig, resumeRun, startRun, type FreshRun, type RunConfig, type RunOutcome, type StoredRunConfig } from './run.js';
@@ -78,8 +69,15 @@ export async function runTrainPlan(plan: TrainPlan): Promise<number> {
   return runExitCode(o.result);
 }
 
-/** `grassflow-lm train`. Returns the process exit code. */
-export async function trainCommand(argv: readonly string[]): Promise<number> {
-  if (wantsHelp(argv, USAGE, DESCRIPTION, TRAIN_FLAGS)) return 0;
-  return runTrainPlan(await planTrain(argv));
-}
+/** `train`: flags → plan (once) → run; `--help` prints the flags. */
+export const trainCli: CliCommand = planCommand({
+  usage: USAGE,
+  description: DESCRIPTION,
+  flags: TRAIN_FLAGS,
+  help: 'train a model into a run folder (--resume to continue one)',
+  plan: planTrain,
+  run: runTrainPlan,
+});
+
+/** `train` on argv; returns the exit code. */
+export const trainCommand = trainCli.run;

@@ -1,5 +1,5 @@
 // `grassflow-snli eval`: accuracy and the 3×3 confusion matrix of a checkpoint, as one JSON line.
-import { parseFlags, resolveCheckpointDir, startBackend, UsageError, wantsHelp, type FlagSpecs } from '@grassflow/training';
+import { parseFlags, resolveCheckpointDir, startBackend, UsageError, planCommand, type FlagSpecs, type CliCommand } from '@grassflow/training';
 import { featurizer, prepareSplit } from '../data/prepare-data.js';
 import { dataDirOrThrow } from '../data/snli-data.js';
 import { loadHeadCheckpoint } from '../model/head-checkpoint.js';
@@ -71,8 +71,15 @@ const DESCRIPTION =
   'Accuracy and the confusion matrix (rows gold, columns predicted: entailment, neutral, contradiction) over every ' +
   'labelled pair of a split, as one line of JSON.';
 
-/** `grassflow-snli eval`: accuracy and the 3×3 confusion matrix as one JSON line. */
-export async function evalCommand(argv: readonly string[]): Promise<number> {
-  if (wantsHelp(argv, 'grassflow-snli eval --checkpoint DIR --split dev|test', DESCRIPTION, EVAL_FLAGS)) return 0;
-  return runEvalPlan(planEval(argv));
-}
+/** `eval`: flags → plan (once) → run; `--help` prints the flags. */
+export const evalCli: CliCommand = planCommand({
+  usage: 'grassflow-snli eval --checkpoint DIR --split dev|test',
+  description: DESCRIPTION,
+  flags: EVAL_FLAGS,
+  help: 'accuracy and 3×3 confusion matrix of a checkpoint on dev or test, as one JSON line',
+  plan: planEval,
+  run: runEvalPlan,
+});
+
+/** `eval` on argv; returns the exit code. */
+export const evalCommand = evalCli.run;

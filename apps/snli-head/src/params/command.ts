@@ -1,5 +1,5 @@
 // `grassflow-snli params`: the two heads' parameter counts side by side (analytic; equal to the built models, tested).
-import { formatHelp, markdownTable, parseFlags, type FlagSpecs } from '@grassflow/training';
+import { formatHelp, markdownTable, parseFlags, type FlagSpecs, type CliCommand } from '@grassflow/training';
 import { countParams, HEAD_KINDS, modelConfig } from '../model/snli-model.js';
 
 const FLAGS = {
@@ -23,3 +23,6 @@ export async function paramsCommand(argv: readonly string[]): Promise<number> {
   process.stdout.write(`${markdownTable({ columns: ['head', 'head params', 'embedding encoder params', 'total trainable'], rows })}\n`);
   return 0;
 }
+
+/** `grassflow-snli params` in the program's command table. */
+export const paramsCli: CliCommand = { run: paramsCommand, help: 'parameter counts of the two heads side by side' };

@@ -1,20 +1,9 @@
 // `grassflow-snli train`: flags → one TrainPlan (fresh or resume), then the plan runs.
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
-import {
-  checkResumeFlags,
-  describeRunEnd,
-  openRunToResume,
-  optimizerConfigFrom,
-  optimizerFlagSpecs,
-  parseFlags,
-  runExitCode,
-  startBackend,
-  UsageError,
-  wantsHelp,
-  type FlagSpecs,
-  type OpenedRun,
-  type RunControl,
-} from '@grassflow/training';
+import { checkResumeFlags, describeRunEnd, openRunToResume, optimizerConfigFrom } from '@grassflow/training';
+import { optimizerFlagSpecs, parseFlags, runExitCode, startBackend, UsageError } from '@grassflow/training';
+import { planCommand } from '@grassflow/training';
+import type { CliCommand, FlagSpecs, OpenedRun, RunControl } from '@grassflow/training';
 import { featurizer, prepareSplit, type Featurizer } from '../data/prepare-data.js';
 import { dataDirOrThrow } from '../data/snli-data.js';
 import { HEAD_KINDS, modelConfig, type HeadKind } from '../model/snli-model.js';
@@ -185,8 +174,15 @@ const DESCRIPTION =
   'Train an SNLI head into a run folder (config.json, metrics.jsonl, checkpoints/{latest,best}, report.md). ' +
   'The sequence length is --seq-len (alias --max-len): tokens kept per sentence, seqLen ≤ maxLen of the backbone.';
 
-/** `grassflow-snli train`. Returns the process exit code. */
-export async function trainCommand(argv: readonly string[]): Promise<number> {
-  if (wantsHelp(argv, USAGE, DESCRIPTION, TRAIN_FLAGS)) return 0;
-  return runTrainPlan(await planTrain(argv));
-}
+/** `train`: flags → plan (once) → run; `--help` prints the flags. */
+export const trainCli: CliCommand = planCommand({
+  usage: USAGE,
+  description: DESCRIPTION,
+  flags: TRAIN_FLAGS,
+  help: 'train a head into a run folder (--resume to continue one)',
+  plan: planTrain,
+  run: runTrainPlan,
+});
+
+/** `train` on argv; returns the exit code. */
+export const trainCommand = trainCli.run;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type * as tf from '@tensorflow/tfjs-core';
 import type { BackendInfo } from '@grassflow/gpu-layers';
 import { AdamW, defaultDecayFilter, type NamedVariable } from '../adamw.js';
-import { formatHelp, UsageError, type FlagSpecs, type ParsedFlags } from '../flags.js';
+import { UsageError, type FlagSpecs, type ParsedFlags } from '../flags.js';
 import { warmupCosineLr } from '../lr-schedule.js';
 import { Progress } from '../progress.js';
 import { TrainingRng } from '../rng.js';
@@ -13,13 +13,6 @@ import { gitCommit, RunFolder } from '../run-folder.js';
 import { StopSignal } from '../stop-signal.js';
 import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
 import type { TrainerState } from '../trainer-checkpoint.js';
-
-/** Print the command's help to stdout and return true when argv asks for it (`--help` or `-h`). */
-export function wantsHelp(argv: readonly string[], usage: string, description: string, specs: FlagSpecs): boolean {
-  if (!argv.includes('--help') && !argv.includes('-h')) return false;
-  process.stdout.write(`${formatHelp(usage, description, specs)}\n`);
-  return true;
-}
 
 /** Flags of argv that were written explicitly (`--name` or `--name=value`), without the dashes. */
 export function explicitFlags(argv: readonly string[]): Set<string> {
