@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
-import { createModel, initBackend, lmLoss, preset, type LanguageModel } from '@grassflow/gpu-layers';
+import { createModel, initBackend, preset, type LanguageModel } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   checkResumeFlags,
@@ -17,38 +17,14 @@ import {
   saveTrainerCheckpoint,
   summariseRun,
   trainRun,
-  TrainingRng,
   UsageError,
-  type ResumableTask,
   type ResumePoint,
 } from '../src/index';
+import { ToyTask } from './toy-task';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });
 });
-
-/** Batch k is a pure function of k. */
-class ToyTask implements ResumableTask<{ position: number }> {
-  position = 0;
-  constructor(private readonly model: LanguageModel) {}
-  nextBatch() {
-    const rng = new TrainingRng(this.position++);
-    const ids = Array.from({ length: 4 * 9 }, () => rng.nextUint32() % 64);
-    const x = ids.filter((_, i) => i % 9 !== 8);
-    const y = ids.filter((_, i) => i % 9 !== 0);
-    const loss = () => lmLoss(this.model.apply(tf.tensor2d(x, [4, 8], 'int32'), { training: true }), tf.tensor2d(y, [4, 8], 'int32'));
-    return { tokens: 32, loss };
-  }
-  dataState() {
-    return { position: this.position };
-  }
-  restore(data: { position: number }) {
-    this.position = data.position;
-  }
-  async evaluate() {
-    return { val: 1 / (1 + this.position) };
-  }
-}
 
 const optimizer = optimizerConfigFrom(parseFlags(['--lr', '0.01', '--warmup', '2'], optimizerFlagSpecs({ lr: 1, warmup: 0 })));
 
@@ -82,6 +58,7 @@ async function train(dir: string, opts: { stopAtStep?: number; resume?: boolean 
   return { ...o, metrics: await run.readMetrics() };
 }
 
+// trainRun drives runTraining: these are the loop's stop/resume assertions, on the one lifecycle the apps use.
 describe('trainRun', () => {
   it('stop + resume reproduces an uninterrupted run (metrics, best), frees the model and moments, reports only when finished', async () => {
     const root = mkdtempSync(join(tmpdir(), 'grassflow-lifecycle-'));
@@ -99,6 +76,7 @@ describe('trainRun', () => {
     expect(tf.memory().numTensors).toBe(after + 2 * perModel);
     const strip = (m: typeof a.metrics) => m.map(({ tokens_per_s: _t, eval_seconds: _e, ...r }) => r);
     expect(strip(b.metrics)).toEqual(strip(a.metrics));
+    expect(a.metrics.filter((r) => r.type === 'train')).toHaveLength(8);
     expect(a.result.state.best).toEqual({ value: 1 / 9, step: 8 });
     const s = summariseRun(a.metrics, 'val');
     expect(s.steps).toBe(8);

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
-import { createModel, initBackend, lmLoss, preset, type LanguageModel } from '@grassflow/gpu-layers';
+import { createModel, initBackend, preset, type LanguageModel } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   AdamW,
@@ -14,32 +14,13 @@ import {
   saveTrainerCheckpoint,
   TrainingRng,
   warmupCosineLr,
-  type TrainTask,
   type TrainerState,
 } from '../src/index';
+import { ToyTask } from './toy-task';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });
 });
-
-/** Batch k is a pure function of k: random ids from a PRNG seeded by k. */
-class ToyTask implements TrainTask {
-  position = 0;
-  constructor(private readonly model: LanguageModel) {}
-  nextBatch() {
-    const rng = new TrainingRng(this.position++);
-    const ids = Array.from({ length: 4 * 9 }, () => rng.nextUint32() % 64);
-    const x = ids.filter((_, i) => i % 9 !== 8);
-    const y = ids.filter((_, i) => i % 9 !== 0);
-    return { tokens: 32, loss: () => lmLoss(this.model.apply(tf.tensor2d(x, [4, 8], 'int32'), { training: true }), tf.tensor2d(y, [4, 8], 'int32')) };
-  }
-  dataState() {
-    return { position: this.position };
-  }
-  async evaluate() {
-    return { val: 1 / (1 + this.position) };
-  }
-}
 
 async function train(dir: string, opts: { stopAtStep?: number; resume?: boolean }) {
   const run = new RunFolder(dir);
