@@ -2,7 +2,8 @@
 import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { countParams, createModel, initBackend, type BackendName } from '@grassflow/gpu-layers';
-import { AdamW, defaultDecayFilter, namedParameters, parseFlags, trainStep, UsageError, type FlagSpecs, type ParsedFlags, wantsHelp } from '@grassflow/training';
+import { createOptimizer, namedParameters, OPTIMIZER_FLAG_SPECS, optimizerConfigFrom, parseFlags } from '@grassflow/training';
+import { trainStep, UsageError, wantsHelp, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import { LmTrainTask } from '../lm-task.js';
 import { COMMON_TRAIN_FLAGS, microBatchOf, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from '../shared/model-options.js';
 
@@ -99,6 +100,9 @@ function syntheticIds(n: number, V: number, seed: number): Int32Array {
 
 const MB = 1024 * 1024;
 
+/** train's optimizer at its default flags (lr 5e-4, weight decay 0.01, clip 1): the same AdamW set-up. */
+const BENCH_OPTIMIZER = optimizerConfigFrom(parseFlags([], OPTIMIZER_FLAG_SPECS));
+
 /** Run the benchmark and return its result (no printing). */
 export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise<TrainBenchResult> {
   const kind = f.model as ModelKind;
@@ -111,7 +115,7 @@ export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise
   // Enough ids for every step to draw a fresh batch without wrapping: (total + 1) windows of L + 1.
   const trainIds = syntheticIds((total + 2) * B * (L + 1), config.vocabSize, f.seed);
   const model = createModel(config, { seed: f.seed });
-  const optimizer = new AdamW(namedParameters(model), { weightDecay: 0.01, decay: defaultDecayFilter() });
+  const optimizer = createOptimizer(namedParameters(model), BENCH_OPTIMIZER);
   const task = new LmTrainTask(model, trainIds, new Int32Array(0), { seqLen: L, batch: B, seed: f.seed, loss: f.loss as 'chunked' | 'full', ...(f['micro-batch'] === undefined ? {} : { microBatch: f['micro-batch'] }) });
   const times: number[] = [];
   let lastLoss = NaN;
@@ -123,7 +127,8 @@ export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise
       const batch = task.nextBatch();
       const c0 = process.cpuUsage();
       const t0 = performance.now();
-      lastLoss = (await trainStep(batch.microLosses ?? batch.loss, optimizer, { lr: 5e-4, clipNorm: 1, randomSeed: f.seed + s, step: s + 1 })).loss; // awaits loss + norm: the step is done
+      const step = { lr: BENCH_OPTIMIZER.lr, clipNorm: BENCH_OPTIMIZER.clip, randomSeed: f.seed + s, step: s + 1 };
+      lastLoss = (await trainStep(batch.microLosses ?? batch.loss, optimizer, step)).loss; // awaits loss + norm: done
       const dt = (performance.now() - t0) / 1000;
       const c = process.cpuUsage(c0);
       if (s >= f.warmup) {
