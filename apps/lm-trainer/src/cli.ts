@@ -21,5 +21,6 @@ const COMMANDS: Record<string, CliCommand> = {
 void cliMain({
   program: 'grassflow-lm',
   commands: COMMANDS,
-  epilogue: 'Data: GRASSFLOW_DATA_DIR or --data-dir (wikitext-2/*.tokens, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND.',
+  epilogue:
+    'Data: GRASSFLOW_DATA_DIR or --data-dir (wikitext-2/*.tokens, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND.',
 });

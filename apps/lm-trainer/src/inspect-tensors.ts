@@ -15,7 +15,9 @@ export const LN_EPS = 1e-5;
 /** The model as inspect needs it: embeddings, blocks and weights in the open. */
 export function inspectableModel(model: LanguageModel): TiedEmbeddingLM {
   if (!(model instanceof TiedEmbeddingLM)) {
-    throw new TypeError('inspect needs a GrassmannLM or TransformerLM from @grassflow/gpu-layers (embed, blocks, namedParams)');
+    throw new TypeError(
+      'inspect needs a GrassmannLM or TransformerLM from @grassflow/gpu-layers (embed, blocks, namedParams)',
+    );
   }
   return model;
 }
@@ -56,7 +58,10 @@ export function blockWeights(block: ParamLayer): Map<string, Mat> {
   for (const p of block.namedParams()) {
     const s = p.variable.shape;
     const data = Float64Array.from(p.variable.dataSync());
-    out.set(p.name, s.length === 2 ? { rows: s[0] as number, cols: s[1] as number, data } : { rows: 1, cols: data.length, data });
+    out.set(
+      p.name,
+      s.length === 2 ? { rows: s[0] as number, cols: s[1] as number, data } : { rows: 1, cols: data.length, data },
+    );
   }
   return out;
 }
@@ -64,13 +69,15 @@ export function blockWeights(block: ParamLayer): Map<string, Mat> {
 /** A named weight of a block, or an error naming it. */
 export function weight(weights: Map<string, Mat>, name: string): Mat {
   const w = weights.get(name);
-  if (w === undefined) throw new Error(`inspect: the block has no parameter '${name}' (a checkpoint from another version of gpu-layers?)`);
+  if (w === undefined)
+    throw new Error(`inspect: the block has no parameter '${name}' (a checkpoint from another version of gpu-layers?)`);
   return w;
 }
 
 /** y = x · W + b for x [n, in], W [in, out] (internal layout), b [out]: [n, out]. */
 export function affine(x: Mat, w: Mat, b: Mat): Mat {
-  if (x.cols !== w.rows || b.cols !== w.cols) throw new RangeError(`affine: [${x.rows}, ${x.cols}] · [${w.rows}, ${w.cols}] + [${b.cols}]`);
+  if (x.cols !== w.rows || b.cols !== w.cols)
+    throw new RangeError(`affine: [${x.rows}, ${x.cols}] · [${w.rows}, ${w.cols}] + [${b.cols}]`);
   const out = new Float64Array(x.rows * w.cols);
   for (let i = 0; i < x.rows; i++) {
     const o = i * w.cols;
@@ -96,7 +103,9 @@ export function layerNormRows(x: Mat, gamma: Mat, beta: Mat, eps = LN_EPS): Mat 
     let v = 0;
     for (let k = 0; k < d; k++) v += ((x.data[i * d + k] as number) - mean) ** 2;
     const inv = 1 / Math.sqrt(v / d + eps);
-    for (let k = 0; k < d; k++) out[i * d + k] = ((x.data[i * d + k] as number) - mean) * inv * (gamma.data[k] as number) + (beta.data[k] as number);
+    for (let k = 0; k < d; k++)
+      out[i * d + k] =
+        ((x.data[i * d + k] as number) - mean) * inv * (gamma.data[k] as number) + (beta.data[k] as number);
   }
   return { rows: x.rows, cols: d, data: out };
 }
@@ -141,7 +150,19 @@ function quantile(sorted: Float64Array, q: number): number {
 export function summarize(values: Iterable<number | null>): Summary {
   const xs: number[] = [];
   for (const v of values) if (v !== null && Number.isFinite(v)) xs.push(v);
-  if (xs.length === 0) return { count: 0, mean: null, std: null, min: null, p05: null, p25: null, p50: null, p75: null, p95: null, max: null };
+  if (xs.length === 0)
+    return {
+      count: 0,
+      mean: null,
+      std: null,
+      min: null,
+      p05: null,
+      p25: null,
+      p50: null,
+      p75: null,
+      p95: null,
+      max: null,
+    };
   const sorted = Float64Array.from(xs).sort();
   let mean = 0;
   for (const x of xs) mean += x;

@@ -11,16 +11,51 @@ const MODELS: ModelKind[] = ['grassmann', 'transformer-dpa', 'transformer-ea'];
 describe('bench --scaling (smoke, tiny lengths: checks fields and files, not timings)', () => {
   it('times every (model, L), prints one JSON line and writes scaling.md, .json, .png, .svg', () => {
     const out = join(tmp(), 'scaling');
-    const r = cli(['bench', '--scaling', '--lengths', '16,32', '--tokens', '64', '--repeats', '1', '--d-model', '32', '--r', '4', '--json', '--out', out]);
+    const r = cli([
+      'bench',
+      '--scaling',
+      '--lengths',
+      '16,32',
+      '--tokens',
+      '64',
+      '--repeats',
+      '1',
+      '--d-model',
+      '32',
+      '--r',
+      '4',
+      '--json',
+      '--out',
+      out,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const line = r.stdout.trim().split('\n').pop() as string;
-    const res = JSON.parse(line) as Record<string, unknown> & { points: ScalingPoint[]; crossover: Array<Record<string, unknown>> };
+    const res = JSON.parse(line) as Record<string, unknown> & {
+      points: ScalingPoint[];
+      crossover: Array<Record<string, unknown>>;
+    };
     expect(res['backend']).toBe('wasm');
     expect(res['tokens_per_batch']).toBe(64);
     expect(res['repeats']).toBe(1);
-    expect(res['stack']).toEqual({ d: 32, d_ff: 128, layers: 1, r: 4, offsets: [1], heads: 4, norm: 'post', dropout: 0 });
+    expect(res['stack']).toEqual({
+      d: 32,
+      d_ff: 128,
+      layers: 1,
+      r: 4,
+      offsets: [1],
+      heads: 4,
+      norm: 'post',
+      dropout: 0,
+    });
     expect(res.points.map((p) => `${p.model}:${p.L}:${p.B}`).sort()).toEqual(
-      ['grassmann:16:4', 'grassmann:32:2', 'transformer-dpa:16:4', 'transformer-dpa:32:2', 'transformer-ea:16:4', 'transformer-ea:32:2'].sort(),
+      [
+        'grassmann:16:4',
+        'grassmann:32:2',
+        'transformer-dpa:16:4',
+        'transformer-dpa:32:2',
+        'transformer-ea:16:4',
+        'transformer-ea:32:2',
+      ].sort(),
     );
     for (const p of res.points) {
       expect(p.status).toBe('ok');
@@ -85,11 +120,23 @@ describe('bench --scaling results', () => {
   });
 
   it('needs Grassmann faster at every longer L; reports "never" and "always"; names where attention ran out of memory', () => {
-    const flip = [pt('grassmann', 128, 1), pt('transformer-ea', 128, 2), pt('grassmann', 256, 3), pt('transformer-ea', 256, 2), pt('grassmann', 512, 1), pt('transformer-ea', 512, 2)];
+    const flip = [
+      pt('grassmann', 128, 1),
+      pt('transformer-ea', 128, 2),
+      pt('grassmann', 256, 3),
+      pt('transformer-ea', 256, 2),
+      pt('grassmann', 512, 1),
+      pt('transformer-ea', 512, 2),
+    ];
     expect(crossoverOf(flip, 'transformer-ea').measured_l).toBe(512);
     const never = [pt('grassmann', 128, 5), pt('transformer-dpa', 128, 1)];
     expect(crossoverOf(never, 'transformer-dpa')).toMatchObject({ measured_l: null, interpolated_l: null });
-    const always = [pt('grassmann', 128, 1), pt('transformer-dpa', 128, 5), pt('grassmann', 256, 1), pt('transformer-dpa', 256, 'oom')];
+    const always = [
+      pt('grassmann', 128, 1),
+      pt('transformer-dpa', 128, 5),
+      pt('grassmann', 256, 1),
+      pt('transformer-dpa', 256, 'oom'),
+    ];
     const c = crossoverOf(always, 'transformer-dpa');
     expect(c).toMatchObject({ measured_l: 128, interpolated_l: null });
     expect(c.summary).toContain('transformer-dpa ran up to L 128; grassmann ran up to L 256');
@@ -105,10 +152,23 @@ describe('bench --scaling results', () => {
       pt('transformer-ea', 8192, 'oom-skipped'),
     ];
     const t = scalingTable(points, MODELS);
-    expect(t.columns.slice(0, 7)).toEqual(['L', 'B', 'grassmann µs/token', 'transformer-dpa µs/token', 'transformer-ea µs/token', 'transformer-dpa ÷ grassmann', 'transformer-ea ÷ grassmann']);
+    expect(t.columns.slice(0, 7)).toEqual([
+      'L',
+      'B',
+      'grassmann µs/token',
+      'transformer-dpa µs/token',
+      'transformer-ea µs/token',
+      'transformer-dpa ÷ grassmann',
+      'transformer-ea ÷ grassmann',
+    ]);
     expect(t.rows[0]?.slice(0, 7)).toEqual([4096, 2, 10, 40, 'OOM', 4, null]);
     expect(t.rows[1]?.slice(0, 7)).toEqual([8192, 1, 10, 'OOM', 'OOM (not run)', null, null]);
-    expect(t.columns.slice(7)).toEqual(['grassmann peak RSS MB', 'transformer-dpa peak RSS MB', 'transformer-ea peak RSS MB', 'load 1m']);
+    expect(t.columns.slice(7)).toEqual([
+      'grassmann peak RSS MB',
+      'transformer-dpa peak RSS MB',
+      'transformer-ea peak RSS MB',
+      'load 1m',
+    ]);
     expect(t.rows.map((r) => r.slice(7))).toEqual([
       [100, 100, null, 1],
       [100, null, null, 2],
@@ -118,7 +178,9 @@ describe('bench --scaling results', () => {
 
   it('classifies a wasm heap exhaustion as out of memory, other failures not', () => {
     expect(isOutOfMemory('RuntimeError: memory access out of bounds\n    at wasm://wasm/0019ea4a')).toBe(true);
-    expect(isOutOfMemory('FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory')).toBe(true);
+    expect(isOutOfMemory('FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory')).toBe(
+      true,
+    );
     expect(isOutOfMemory("Error: Cannot find module '@grassflow/gpu-layers'")).toBe(false);
   });
 });

@@ -4,13 +4,49 @@ import { cli } from './helpers';
 
 describe('grassflow-lm bench (training step)', () => {
   it('prints one JSON line with throughput, backend and memory fields', () => {
-    const r = cli(['bench', '--model', 'grassmann', '--preset', 'tiny', '--batch', '2', '--steps', '2', '--vocab', '101', '--json']);
+    const r = cli([
+      'bench',
+      '--model',
+      'grassmann',
+      '--preset',
+      'tiny',
+      '--batch',
+      '2',
+      '--steps',
+      '2',
+      '--vocab',
+      '101',
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     const j = JSON.parse(lines[0] as string) as Record<string, unknown>;
-    expect(j).toMatchObject({ model: 'grassmann', preset: 'tiny', batch: 2, block: 16, vocab: 101, steps: 2, warmup_steps: 1, loss: 'chunked', backend: 'wasm', simd: true });
-    for (const k of ['train_tokens_per_s', 'sec_per_step', 'sec_per_step_min', 'sec_per_step_max', 'cpu_sec_per_step', 'peak_rss_mb', 'wasm_heap_peak_mb', 'params', 'threads', 'loadavg_start', 'loadavg_end']) {
+    expect(j).toMatchObject({
+      model: 'grassmann',
+      preset: 'tiny',
+      batch: 2,
+      block: 16,
+      vocab: 101,
+      steps: 2,
+      warmup_steps: 1,
+      loss: 'chunked',
+      backend: 'wasm',
+      simd: true,
+    });
+    for (const k of [
+      'train_tokens_per_s',
+      'sec_per_step',
+      'sec_per_step_min',
+      'sec_per_step_max',
+      'cpu_sec_per_step',
+      'peak_rss_mb',
+      'wasm_heap_peak_mb',
+      'params',
+      'threads',
+      'loadavg_start',
+      'loadavg_end',
+    ]) {
       expect(typeof j[k], k).toBe('number');
       expect(j[k] as number, k).toBeGreaterThan(k.startsWith('loadavg') ? -1 : 0);
     }
@@ -21,7 +57,23 @@ describe('grassflow-lm bench (training step)', () => {
   });
 
   it('both loss paths and both attention kinds run; the table form is human-readable', () => {
-    const full = cli(['bench', '--model', 'transformer-ea', '--preset', 'tiny', '--batch', '2', '--steps', '1', '--warmup', '0', '--vocab', '50', '--loss', 'full']);
+    const full = cli([
+      'bench',
+      '--model',
+      'transformer-ea',
+      '--preset',
+      'tiny',
+      '--batch',
+      '2',
+      '--steps',
+      '1',
+      '--warmup',
+      '0',
+      '--vocab',
+      '50',
+      '--loss',
+      'full',
+    ]);
     expect(full.code, full.stderr).toBe(0);
     expect(full.stdout).toMatch(/train tokens\/s\s+\d/);
     expect(full.stdout).toContain('transformer-ea (tiny');

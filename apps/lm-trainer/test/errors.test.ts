@@ -15,7 +15,9 @@ describe('clear errors', () => {
     expect(bad.stderr).toContain("--model must be one of grassmann, transformer-dpa, transformer-ea, got 'lstm'");
     expect(cli(['train', '--steps', '-3']).stderr).toContain('--steps must be >= 1, got -3');
     expect(cli(['train', '--steps', '3', '--epochs', '2']).stderr).toMatch(/only one of --epochs, --steps, --tokens/);
-    expect(cli(['train', '--batch', '8', '--micro-batch', '3']).stderr).toContain('--micro-batch 3 must divide --batch 8');
+    expect(cli(['train', '--batch', '8', '--micro-batch', '3']).stderr).toContain(
+      '--micro-batch 3 must divide --batch 8',
+    );
     expect(cli(['eval', '--split', 'train']).stderr).toContain("--split must be one of valid, test, got 'train'");
     expect(cli(['frobnicate']).stderr).toContain("unknown command 'frobnicate'");
     const help = cli(['generate', '--help']);
@@ -24,28 +26,60 @@ describe('clear errors', () => {
   });
 
   it('a missing data folder says which one and how to fix it', () => {
-    const r = cli(['train', '--preset', 'tiny', '--data-dir', '/nonexistent/grassflow-data', '--out', join(tmp(), 'r')]);
+    const r = cli([
+      'train',
+      '--preset',
+      'tiny',
+      '--data-dir',
+      '/nonexistent/grassflow-data',
+      '--out',
+      join(tmp(), 'r'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('data folder /nonexistent/grassflow-data (from --data-dir) does not exist');
     expect(r.stderr).toContain('GRASSFLOW_DATA_DIR');
   });
 
-  it.skipIf(DATA_DIR === undefined)('a non-finite loss stops the run naming the step and leaves the last checkpoint as it was', async () => {
-    const run = join(tmp(), 'run');
-    // lr 1e30: the first update makes the weights ~1e30, the second forward pass overflows
-    const r = cli(['train', '--model', 'grassmann', ...TINY, '--steps', '5', '--warmup', '0', '--lr', '1e30', '--checkpoint-every', '1', '--eval-every', '0', '--out', run]);
-    expect(r.code).toBe(1);
-    const step = Number(/NonFiniteLossError: non-finite (?:loss|gradient norm) \([^)]*\) at step (\d+)/.exec(r.stderr)?.[1]);
-    expect(step, r.stderr).toBeGreaterThanOrEqual(2);
-    await initBackend({ backend: 'cpu' });
-    const ck = await loadTrainerCheckpoint(join(run, 'checkpoints/latest'));
-    expect(ck.state.step).toBe(step - 1);
-    ck.model.dispose();
-  });
+  it.skipIf(DATA_DIR === undefined)(
+    'a non-finite loss stops the run naming the step and leaves the last checkpoint as it was',
+    async () => {
+      const run = join(tmp(), 'run');
+      // lr 1e30: the first update makes the weights ~1e30, the second forward pass overflows
+      const r = cli([
+        'train',
+        '--model',
+        'grassmann',
+        ...TINY,
+        '--steps',
+        '5',
+        '--warmup',
+        '0',
+        '--lr',
+        '1e30',
+        '--checkpoint-every',
+        '1',
+        '--eval-every',
+        '0',
+        '--out',
+        run,
+      ]);
+      expect(r.code).toBe(1);
+      const step = Number(
+        /NonFiniteLossError: non-finite (?:loss|gradient norm) \([^)]*\) at step (\d+)/.exec(r.stderr)?.[1],
+      );
+      expect(step, r.stderr).toBeGreaterThanOrEqual(2);
+      await initBackend({ backend: 'cpu' });
+      const ck = await loadTrainerCheckpoint(join(run, 'checkpoints/latest'));
+      expect(ck.state.step).toBe(step - 1);
+      ck.model.dispose();
+    },
+  );
 
   it.skipIf(DATA_DIR === undefined)('a corrupt checkpoint is reported as such by eval and --resume', () => {
     const run = join(tmp(), 'run');
-    expect(cli(['train', '--model', 'transformer-dpa', ...TINY, '--steps', '2', '--eval-every', '0', '--out', run]).code).toBe(0);
+    expect(
+      cli(['train', '--model', 'transformer-dpa', ...TINY, '--steps', '2', '--eval-every', '0', '--out', run]).code,
+    ).toBe(0);
     const broken = join(tmp(), 'broken');
     cpSync(run, broken, { recursive: true });
     const file = join(broken, 'checkpoints/latest/model.safetensors');

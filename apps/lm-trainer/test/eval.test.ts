@@ -22,7 +22,9 @@ describe('evaluatePerplexity', () => {
     let n = 0;
     for (let start = 0; start + 1 < ids.length; start += 8) {
       const x = ids.subarray(start, Math.min(start + 8, ids.length - 1));
-      const logits = tf.tidy(() => model.apply(tf.tensor2d(Array.from(x), [1, x.length], 'int32'))).arraySync()[0] as number[][];
+      const logits = tf
+        .tidy(() => model.apply(tf.tensor2d(Array.from(x), [1, x.length], 'int32')))
+        .arraySync()[0] as number[][];
       x.forEach((_, t) => {
         const row = logits[t] as number[];
         const max = Math.max(...row);
@@ -46,7 +48,14 @@ describe('sampleToken', () => {
     const rng = new TrainingRng(5);
     const seen = new Set(Array.from({ length: 200 }, () => sampleToken(logits, { temperature: 1, topK: 2 }, rng)));
     expect([...seen].sort()).toEqual([1, 2]);
-    const draw = (seed: number) => Array.from({ length: 20 }, ((r) => () => sampleToken(logits, { temperature: 2, topK: 0 }, r))(new TrainingRng(seed)));
+    const draw = (seed: number) =>
+      Array.from(
+        { length: 20 },
+        (
+          (r) => () =>
+            sampleToken(logits, { temperature: 2, topK: 0 }, r)
+        )(new TrainingRng(seed)),
+      );
     expect(draw(9)).toEqual(draw(9));
   });
 });

@@ -11,8 +11,16 @@ beforeAll(async () => {
 
 /** A tiny model with every parameter perturbed by N(0, 0.5), so that sampling is far from uniform. */
 function tinyModel(overrides: Partial<ModelConfig>): ReturnType<typeof createModel> {
-  const model = createModel(preset('tiny', { vocabSize: 40, maxLen: 10, offsets: [[1, 3], [2]], ...overrides }), { seed: 5 });
-  tf.tidy(() => model.namedParams().forEach((p, k) => p.variable.assign(tf.add(p.variable, tf.randomNormal(p.variable.shape, 0, 0.5, 'float32', 77 + k)))));
+  const model = createModel(preset('tiny', { vocabSize: 40, maxLen: 10, offsets: [[1, 3], [2]], ...overrides }), {
+    seed: 5,
+  });
+  tf.tidy(() =>
+    model
+      .namedParams()
+      .forEach((p, k) =>
+        p.variable.assign(tf.add(p.variable, tf.randomNormal(p.variable.shape, 0, 0.5, 'float32', 77 + k))),
+      ),
+  );
   return model;
 }
 
@@ -40,7 +48,9 @@ describe('generateIds with incremental decoding', () => {
     const long = Int32Array.from({ length: 14 }, (_, i) => (i * 7) % 40);
     const opts = { maxTokens: 5, temperature: 1, topK: 0, seed: 2 };
     expect(Array.from(generateIds(model, long, opts))).toEqual(Array.from(generateIdsFullForward(model, long, opts)));
-    const seeds = new Set([1, 2, 3, 4].map((seed) => generateIds(model, prompt, { ...opts, maxTokens: 8, seed }).join(',')));
+    const seeds = new Set(
+      [1, 2, 3, 4].map((seed) => generateIds(model, prompt, { ...opts, maxTokens: 8, seed }).join(',')),
+    );
     expect(seeds.size).toBeGreaterThan(1); // the seed matters: the test above compares non-trivial samples
     model.dispose();
   });
@@ -58,7 +68,12 @@ describe('generateIds with incremental decoding', () => {
     for (let n = 0; n < opts.maxTokens; n++) {
       if (ids.length - start > maxLen) start = ids.length - (n === 0 ? maxLen : opts.slideKeep);
       const ctx = ids.slice(start);
-      const row = tf.tidy(() => tf.slice(model.apply(tf.tensor2d(ctx, [1, ctx.length], 'int32')), [0, ctx.length - 1, 0], [1, 1, -1]).dataSync() as Float32Array);
+      const row = tf.tidy(
+        () =>
+          tf
+            .slice(model.apply(tf.tensor2d(ctx, [1, ctx.length], 'int32')), [0, ctx.length - 1, 0], [1, 1, -1])
+            .dataSync() as Float32Array,
+      );
       ids.push(sampleToken(row, opts, rng));
     }
     const got = Array.from(generateIds(model, prompt, opts));
@@ -73,9 +88,15 @@ describe('generateIds with incremental decoding', () => {
     const before = tf.memory().numTensors;
     generateIds(model, Int32Array.from([5]), { maxTokens: 12, temperature: 1, topK: 5, seed: 1 });
     expect(tf.memory().numTensors).toBe(before);
-    expect(generateIds(model, Int32Array.from([5]), { maxTokens: 0, temperature: 1, topK: 5, seed: 1 })).toHaveLength(0);
-    expect(() => generateIds(model, new Int32Array(0), { maxTokens: 3, temperature: 1, topK: 0, seed: 1 })).toThrow(/non-empty --prompt/);
-    expect(() => generateIds(model, Int32Array.from([5]), { maxTokens: 3, temperature: 1, topK: 0, seed: 1, slideKeep: 11 })).toThrow(/slide-keep.*maxLen = 10/);
+    expect(generateIds(model, Int32Array.from([5]), { maxTokens: 0, temperature: 1, topK: 5, seed: 1 })).toHaveLength(
+      0,
+    );
+    expect(() => generateIds(model, new Int32Array(0), { maxTokens: 3, temperature: 1, topK: 0, seed: 1 })).toThrow(
+      /non-empty --prompt/,
+    );
+    expect(() =>
+      generateIds(model, Int32Array.from([5]), { maxTokens: 3, temperature: 1, topK: 0, seed: 1, slideKeep: 11 }),
+    ).toThrow(/slide-keep.*maxLen = 10/);
     model.dispose();
   });
 });

@@ -5,11 +5,20 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const APP_DIR = resolve(__dirname, '..');
-export const DATA_DIR = process.env['GRASSFLOW_DATA_DIR'] === undefined ? undefined : resolve(APP_DIR, '../..', process.env['GRASSFLOW_DATA_DIR']);
+export const DATA_DIR =
+  process.env['GRASSFLOW_DATA_DIR'] === undefined
+    ? undefined
+    : resolve(APP_DIR, '../..', process.env['GRASSFLOW_DATA_DIR']);
 const CACHE_DIR = join(tmpdir(), 'grassflow-lm-trainer-test-cache');
 
 export function env(): NodeJS.ProcessEnv {
-  return { ...process.env, GRASSFLOW_DATA_DIR: DATA_DIR, GRASSFLOW_CACHE_DIR: CACHE_DIR, GRASSFLOW_BACKEND: 'wasm', GRASSFLOW_OFFLINE: '1' };
+  return {
+    ...process.env,
+    GRASSFLOW_DATA_DIR: DATA_DIR,
+    GRASSFLOW_CACHE_DIR: CACHE_DIR,
+    GRASSFLOW_BACKEND: 'wasm',
+    GRASSFLOW_OFFLINE: '1',
+  };
 }
 
 const CLI = ['--import', 'tsx', join(APP_DIR, 'src/cli.ts')];
@@ -22,7 +31,12 @@ export interface CliResult {
 
 /** Run `grassflow-lm ...args` to completion. */
 export function cli(args: readonly string[]): CliResult {
-  const r = spawnSync(process.execPath, [...CLI, ...args], { cwd: APP_DIR, env: env(), encoding: 'utf8', timeout: 200_000 }); // below vitest's 240 s test timeout, so a hung CLI fails with its output
+  const r = spawnSync(process.execPath, [...CLI, ...args], {
+    cwd: APP_DIR,
+    env: env(),
+    encoding: 'utf8',
+    timeout: 200_000,
+  }); // below vitest's 240 s test timeout, so a hung CLI fails with its output
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

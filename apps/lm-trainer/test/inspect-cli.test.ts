@@ -11,13 +11,27 @@ import { cli, DATA_DIR, tmp } from './helpers';
 /** A tiny checkpoint on the WordPiece vocabulary (V 30,522), as grassflow-lm train would record it. */
 async function tinyCheckpoint(kind: 'grassmann' | 'transformer', attention: 'dpa' | 'ea' = 'dpa'): Promise<string> {
   const dir = join(tmp(), `${kind}-${attention}`);
-  const model = createModel(preset('tiny', { kind, attention, vocabSize: 30522, dModel: 8, dFF: 16, r: 4, maxLen: 16, nLayers: 2, offsets: [[1], [2, 3]] }), { seed: 4 });
+  const model = createModel(
+    preset('tiny', {
+      kind,
+      attention,
+      vocabSize: 30522,
+      dModel: 8,
+      dFF: 16,
+      r: 4,
+      maxLen: 16,
+      nLayers: 2,
+      offsets: [[1], [2, 3]],
+    }),
+    { seed: 4 },
+  );
   await saveCheckpoint(dir, model, { extra: { run: { tokenizer: 'wordpiece' } } });
   model.dispose();
   return dir;
 }
 
-const readJson = (out: string) => JSON.parse(readFileSync(join(out, 'inspect.json'), 'utf8')) as InspectResult & { input: string };
+const readJson = (out: string) =>
+  JSON.parse(readFileSync(join(out, 'inspect.json'), 'utf8')) as InspectResult & { input: string };
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });
@@ -26,7 +40,12 @@ beforeAll(async () => {
 describe('splitWindows', () => {
   it('spreads the windows evenly from the first to the last full window', () => {
     const ids = Int32Array.from({ length: 100 }, (_, i) => i);
-    expect(splitWindows(ids, 10, 4).map((w) => [w.start, w.ids[0], w.ids.length])).toEqual([[0, 0, 10], [30, 30, 10], [60, 60, 10], [90, 90, 10]]);
+    expect(splitWindows(ids, 10, 4).map((w) => [w.start, w.ids[0], w.ids.length])).toEqual([
+      [0, 0, 10],
+      [30, 30, 10],
+      [60, 60, 10],
+      [90, 90, 10],
+    ]);
     expect(splitWindows(ids, 10, 1).map((w) => w.start)).toEqual([0]);
     expect(splitWindows(ids.subarray(0, 8), 10, 3).map((w) => w.ids.length)).toEqual([8]); // shorter than L: one window
   });
@@ -43,8 +62,16 @@ describe.skipIf(DATA_DIR === undefined)('grassflow-lm inspect', () => {
     expect(r.stdout).toContain(`report: ${join(out, 'report.md')}`);
     const json = readJson(out);
     expect(json.samples[0]?.tokens).toEqual(['the', 'game', 'was', 'released', 'in', 'japan', 'in', '2011', '.']);
-    expect(json.grassmann?.map((l) => [l.layer, l.geometry.map((g) => g.delta)])).toEqual([[0, [1]], [1, [2, 3]]]);
-    expect(json.grassmann?.[1]?.geometry[1]?.angleDeg[0]?.slice(0, 4).map((v) => v === null)).toEqual([true, true, true, false]);
+    expect(json.grassmann?.map((l) => [l.layer, l.geometry.map((g) => g.delta)])).toEqual([
+      [0, [1]],
+      [1, [2, 3]],
+    ]);
+    expect(json.grassmann?.[1]?.geometry[1]?.angleDeg[0]?.slice(0, 4).map((v) => v === null)).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
     expect(json.attention).toBeUndefined();
     const md = readFileSync(join(out, 'report.md'), 'utf8');
     for (const row of ['| 0 | 1 | h |', '| 1 | 2 | h |', '| 1 | 3 | h |']) expect(md).toContain(row);
@@ -65,7 +92,10 @@ describe.skipIf(DATA_DIR === undefined)('grassflow-lm inspect', () => {
     expect(json.grassmann).toBeUndefined();
     expect(json.samples.map((s) => s.ids.length)).toEqual([16, 16, 16]);
     expect(json.input).toMatch(/^3 windows of 16 tokens of wiki\.valid/);
-    expect(json.attention?.map((l) => [l.layer, l.kind, l.heads.length])).toEqual([[0, 'ea', 2], [1, 'ea', 2]]);
+    expect(json.attention?.map((l) => [l.layer, l.kind, l.heads.length])).toEqual([
+      [0, 'ea', 2],
+      [1, 'ea', 2],
+    ]);
     const md = readFileSync(join(out, 'report.md'), 'utf8');
     expect(md).toContain('## Attention entropy per head and layer');
     expect(md).toContain('weight on q·k < 0');
@@ -87,7 +117,10 @@ describe.skipIf(DATA_DIR === undefined)('grassflow-lm inspect', () => {
   it('bad flags are usage errors naming the flag, before anything is loaded', async () => {
     const o = join(tmp(), 'o');
     const usage = async (argv: string[], message: string, flag: string) => {
-      const err: unknown = await inspectCommand(argv).then(() => null, (e: unknown) => e);
+      const err: unknown = await inspectCommand(argv).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(UsageError);
       expect((err as UsageError).message).toContain(message);
       expect((err as UsageError).flag).toBe(flag);
@@ -97,6 +130,10 @@ describe.skipIf(DATA_DIR === undefined)('grassflow-lm inspect', () => {
     await usage(['--checkpoint', 'ck', '--text', 'a', '--split', 'valid', '--out', o], 'give exactly one of', 'split');
     await usage(['--checkpoint', 'ck', '--text', 'a'], '--out DIR is required', 'out');
     await usage(['--text', 'a', '--out', o], '--checkpoint DIR is required', 'checkpoint');
-    await usage(['--checkpoint', 'ck', '--text', 'a', '--samples', '3', '--out', o], '--samples goes with --split', 'samples');
+    await usage(
+      ['--checkpoint', 'ck', '--text', 'a', '--samples', '3', '--out', o],
+      '--samples goes with --split',
+      'samples',
+    );
   });
 });

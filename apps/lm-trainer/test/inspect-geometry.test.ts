@@ -1,6 +1,13 @@
 // inspectModel on tiny models with hand-set weights: every reported number against an independent computation.
 import * as tf from '@tensorflow/tfjs-core';
-import { createModel, initBackend, preset, type LanguageModel, type ModelConfig, type TiedEmbeddingLM } from '@grassflow/gpu-layers';
+import {
+  createModel,
+  initBackend,
+  preset,
+  type LanguageModel,
+  type ModelConfig,
+  type TiedEmbeddingLM,
+} from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { planeStep } from '../src/inspect-grassmann';
 import { inspectModel } from '../src/inspect/model';
@@ -78,7 +85,17 @@ const matVec = (W: number[][], x: Vec, b: Vec) => W.map((row, i) => dot(row, x) 
 
 /** Tiny Grassmann model: d 5, r 4, L 6, layer 0 offset 1, layer 1 offsets {1, 2}; layer 0 hand-set so z_t = first 4 coordinates of h_t. */
 function handSetGrassmann(normKind: 'post' | 'pre'): { model: LanguageModel; sd: Map<string, number[][]> } {
-  const config: ModelConfig = preset('tiny', { vocabSize: 6, dModel: 5, dFF: 8, maxLen: 6, r: 4, nLayers: 2, offsets: [[1], [1, 2]], dropout: 0, norm: normKind });
+  const config: ModelConfig = preset('tiny', {
+    vocabSize: 6,
+    dModel: 5,
+    dFF: 8,
+    maxLen: 6,
+    r: 4,
+    nLayers: 2,
+    offsets: [[1], [1, 2]],
+    dropout: 0,
+    norm: normKind,
+  });
   const model = createModel(config, { seed: 5 });
   const rand = lcg(7);
   const sd = new Map<string, number[][]>();
@@ -86,7 +103,12 @@ function handSetGrassmann(normKind: 'post' | 'pre'): { model: LanguageModel; sd:
   for (const [name, t] of dict) {
     // every weight hand-set (biases and LayerNorms too), large enough that gates and planes differ from position to position
     const shape = t.shape.length === 1 ? [1, t.shape[0] as number] : (t.shape as [number, number]);
-    sd.set(name, Array.from({ length: shape[0] as number }, () => Array.from({ length: shape[1] as number }, () => Math.fround(rand())))); // float32 values: the model stores exactly these
+    sd.set(
+      name,
+      Array.from({ length: shape[0] as number }, () =>
+        Array.from({ length: shape[1] as number }, () => Math.fround(rand())),
+      ),
+    ); // float32 values: the model stores exactly these
   }
   sd.set('tok_emb.weight', [
     [1, 0, 0, 0, 0.5],
@@ -96,7 +118,10 @@ function handSetGrassmann(normKind: 'post' | 'pre'): { model: LanguageModel; sd:
     [2, -1, 1, 1, 0.75],
     [0.5, 0.5, -1, 2, -1],
   ]);
-  sd.set('pos_emb.weight', Array.from({ length: 6 }, () => [0, 0, 0, 0, 0]));
+  sd.set(
+    'pos_emb.weight',
+    Array.from({ length: 6 }, () => [0, 0, 0, 0, 0]),
+  );
   sd.set('blocks.0.mixer.w_red.weight', [
     [1, 0, 0, 0, 0],
     [0, 1, 0, 0, 0],
@@ -125,7 +150,12 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
     const g = r.grassmann?.[0]?.geometry[0];
     if (g === undefined) throw new Error('no layer 0');
     // z = (1,0,0,0), (1,1,0,0), (0,2,0,0), (0,0,3,0), …
-    expect(g.angleDeg[0]?.slice(0, 4)).toEqual([null, expect.closeTo(45, 10), expect.closeTo(45, 10), expect.closeTo(90, 10)]);
+    expect(g.angleDeg[0]?.slice(0, 4)).toEqual([
+      null,
+      expect.closeTo(45, 10),
+      expect.closeTo(45, 10),
+      expect.closeTo(90, 10),
+    ]);
     expect(g.area[0]?.slice(0, 4)).toEqual([null, expect.closeTo(1, 12), expect.closeTo(2, 12), expect.closeTo(6, 12)]);
     // span(e0, e0+e1) = span(e0+e1, 2e1): no step; span(e0, e1) → span(e1, e2): one angle of 90°
     expect(g.stepDeg[0]?.slice(0, 4)).toEqual([null, null, expect.closeTo(0, 5), expect.closeTo(90, 5)]);
@@ -141,7 +171,10 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
       const lm = model as TiedEmbeddingLM;
       const r = inspectModel(model, [{ ids: Int32Array.from(IDS), tokens: TOKENS }], { top: 3 });
       const layers = r.grassmann ?? [];
-      expect(layers.map((l) => [l.layer, l.offsets])).toEqual([[0, [1]], [1, [1, 2]]]);
+      expect(layers.map((l) => [l.layer, l.offsets])).toEqual([
+        [0, [1]],
+        [1, [1, 2]],
+      ]);
       expect(r.attention).toBeUndefined();
       const inputs = blockInputsByModel(lm, IDS);
       layers.forEach((rep, i) => {
@@ -163,7 +196,9 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
             expect(geo.angleDeg[0]?.[t]).toBeCloseTo(Math.acos(dot(a, b) / (norm(a) * norm(b))) * DEG, 4);
             expect(geo.area[0]?.[t]).toBeCloseTo(Math.sqrt(dot(a, a) * dot(b, b) - dot(a, b) ** 2), 5);
             const pij: number[] = [];
-            for (let i2 = 0; i2 < 4; i2++) for (let j = i2 + 1; j < 4; j++) pij.push((a[i2] as number) * (b[j] as number) - (a[j] as number) * (b[i2] as number));
+            for (let i2 = 0; i2 < 4; i2++)
+              for (let j = i2 + 1; j < 4; j++)
+                pij.push((a[i2] as number) * (b[j] as number) - (a[j] as number) * (b[i2] as number));
             const scale = 1 / Math.sqrt(dot(pij, pij) + 1e-12);
             pij.forEach((x, c) => ((pHatSum[t] as number[])[c] = ((pHatSum[t] as number[])[c] as number) + x * scale));
             count[t] = (count[t] as number) + 1;
@@ -182,8 +217,18 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
           expect(geo.summary.angleDeg.count).toBe(6 - delta);
         });
         // gate: α_t = σ(W_gate [u_t; g_t] + b_gate), g_t = W_plu mean p̂ + b_plu (0 at t = 0, where no pair exists)
-        const gs = u.map((_, t) => (count[t] === 0 ? [0, 0, 0, 0, 0] : matVec(p('mixer.w_plu.weight'), (pHatSum[t] as Vec).map((v) => v / (count[t] as number)), p('mixer.w_plu.bias')[0] as Vec)));
-        const alphas = u.map((x, t) => matVec(p('mixer.w_gate.weight'), [...x, ...(gs[t] as Vec)], p('mixer.w_gate.bias')[0] as Vec).map(sigmoid));
+        const gs = u.map((_, t) =>
+          count[t] === 0
+            ? [0, 0, 0, 0, 0]
+            : matVec(
+                p('mixer.w_plu.weight'),
+                (pHatSum[t] as Vec).map((v) => v / (count[t] as number)),
+                p('mixer.w_plu.bias')[0] as Vec,
+              ),
+        );
+        const alphas = u.map((x, t) =>
+          matVec(p('mixer.w_gate.weight'), [...x, ...(gs[t] as Vec)], p('mixer.w_gate.bias')[0] as Vec).map(sigmoid),
+        );
         // the geometric path's share of h_mix: ‖(1 − α) ⊙ g‖ / (‖α ⊙ u‖ + ‖(1 − α) ⊙ g‖)
         const shares = u.map((x, t) => {
           const a = alphas[t] as Vec;
@@ -194,7 +239,9 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
         expect(rep.geometricShare.perPosition[0]?.[0]).toBe(0); // no pair at t = 0: g = 0
         // α and g are the model's float32 values: float32 tolerances
         rep.geometricShare.perPosition[0]?.forEach((v, t) => expect(v).toBeCloseTo(shares[t] as number, 6));
-        rep.gate.perPosition[0]?.forEach((v, t) => expect(v).toBeCloseTo((alphas[t] as Vec).reduce((s, x) => s + x, 0) / 5, 6));
+        rep.gate.perPosition[0]?.forEach((v, t) =>
+          expect(v).toBeCloseTo((alphas[t] as Vec).reduce((s, x) => s + x, 0) / 5, 6),
+        );
         expect(rep.gate.summary.mean).toBeCloseTo(summarize(alphas.flat()).mean as number, 6);
         expect(rep.gate.summary.std).toBeCloseTo(summarize(alphas.flat()).std as number, 6);
         expect(rep.check.maxAbsDiff).toBeLessThan(1e-4);
@@ -207,35 +254,76 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
     // span(e0, e1) against span(e0, cos φ e1 + sin φ e2) and span(cos ψ e0 + sin ψ e3, e1): one angle φ, then ψ
     const phi = 0.3;
     const psi = 1.1;
-    const [a, b] = planeStep(Float64Array.from([1, 0, 0, 0]), Float64Array.from([0, 1, 0, 0]), Float64Array.from([1, 0, 0, 0]), Float64Array.from([0, Math.cos(phi), Math.sin(phi), 0])) ?? [NaN, NaN];
+    const [a, b] = planeStep(
+      Float64Array.from([1, 0, 0, 0]),
+      Float64Array.from([0, 1, 0, 0]),
+      Float64Array.from([1, 0, 0, 0]),
+      Float64Array.from([0, Math.cos(phi), Math.sin(phi), 0]),
+    ) ?? [NaN, NaN];
     expect([a, b]).toEqual([expect.closeTo(0, 12), expect.closeTo(phi, 12)]);
-    const both = planeStep(Float64Array.from([1, 0, 0, 0]), Float64Array.from([0, 1, 0, 0]), Float64Array.from([Math.cos(psi), 0, 0, Math.sin(psi)]), Float64Array.from([0, Math.cos(phi), Math.sin(phi), 0]));
+    const both = planeStep(
+      Float64Array.from([1, 0, 0, 0]),
+      Float64Array.from([0, 1, 0, 0]),
+      Float64Array.from([Math.cos(psi), 0, 0, Math.sin(psi)]),
+      Float64Array.from([0, Math.cos(phi), Math.sin(phi), 0]),
+    );
     expect(both?.[0]).toBeCloseTo(phi, 12);
     expect(both?.[1]).toBeCloseTo(psi, 12);
-    expect(planeStep(Float64Array.from([1, 2, 0, 0]), Float64Array.from([2, 4, 0, 0]), Float64Array.from([1, 0, 0, 0]), Float64Array.from([0, 1, 0, 0]))).toBeNull();
+    expect(
+      planeStep(
+        Float64Array.from([1, 2, 0, 0]),
+        Float64Array.from([2, 4, 0, 0]),
+        Float64Array.from([1, 0, 0, 0]),
+        Float64Array.from([0, 1, 0, 0]),
+      ),
+    ).toBeNull();
   });
 });
 
 describe('inspect: attention entropy and antiparallel weight equal an independent computation', () => {
   for (const attention of ['dpa', 'ea'] as const) {
     it(`${attention}: entropy per head and layer, weight on q·k < 0`, () => {
-      const config = preset('tiny', { kind: 'transformer', attention, vocabSize: 6, dModel: 4, dFF: 8, maxLen: 6, nHeads: 2, nLayers: 2, dropout: 0 });
+      const config = preset('tiny', {
+        kind: 'transformer',
+        attention,
+        vocabSize: 6,
+        dModel: 4,
+        dFF: 8,
+        maxLen: 6,
+        nHeads: 2,
+        nLayers: 2,
+        dropout: 0,
+      });
       const model = createModel(config, { seed: 3 }) as TiedEmbeddingLM;
       const rand = lcg(11);
       const dict = model.stateDict();
       const load = new Map<string, tf.Tensor>();
       for (const [name, t] of dict) {
         // scores of order 1: attention far from uniform, and both signs of q·k
-        load.set(name, name.endsWith('qkv.weight') ? tf.tensor2d(Array.from({ length: t.size }, () => 2 * rand()), t.shape as [number, number]) : tf.clone(t));
+        load.set(
+          name,
+          name.endsWith('qkv.weight')
+            ? tf.tensor2d(
+                Array.from({ length: t.size }, () => 2 * rand()),
+                t.shape as [number, number],
+              )
+            : tf.clone(t),
+        );
         t.dispose();
       }
       model.loadStateDict(load);
       const W = (i: number) => (load.get(`blocks.${i}.mixer.qkv.weight`) as tf.Tensor).arraySync() as number[][]; // [3d, d]
       const B = (i: number) => (load.get(`blocks.${i}.mixer.qkv.bias`) as tf.Tensor).arraySync() as number[];
-      const r = inspectModel(model, [{ ids: Int32Array.from([0, 3, 1, 5, 2, 4]), tokens: TOKENS }, { ids: Int32Array.from([4, 4, 2]), tokens: ['e', 'e', 'c'] }]);
+      const r = inspectModel(model, [
+        { ids: Int32Array.from([0, 3, 1, 5, 2, 4]), tokens: TOKENS },
+        { ids: Int32Array.from([4, 4, 2]), tokens: ['e', 'e', 'c'] },
+      ]);
       expect(r.grassmann).toBeUndefined();
       const layers = r.attention ?? [];
-      expect(layers.map((l) => [l.layer, l.kind, l.heads.length])).toEqual([[0, attention, 2], [1, attention, 2]]);
+      expect(layers.map((l) => [l.layer, l.kind, l.heads.length])).toEqual([
+        [0, attention, 2],
+        [1, attention, 2],
+      ]);
       const inputs = [blockInputsByModel(model, [0, 3, 1, 5, 2, 4]), blockInputsByModel(model, [4, 4, 2])];
       layers.forEach((rep, i) => {
         const rowEnt = inputs.map((x) => (x[i] as number[][]).map(() => 0)); // [sample][row]: entropy summed over heads
@@ -294,7 +382,9 @@ describe('inspectModel input checks', () => {
     const { model } = handSetGrassmann('post');
     expect(() => inspectModel(model, [])).toThrow(/no samples/);
     expect(() => inspectModel(model, [{ ids: new Int32Array(0), tokens: [] }])).toThrow(/sample 0 has no tokens/);
-    expect(() => inspectModel(model, [{ ids: new Int32Array(7), tokens: new Array<string>(7).fill('x') }])).toThrow(/7 tokens, more than the model's maxLen 6/);
+    expect(() => inspectModel(model, [{ ids: new Int32Array(7), tokens: new Array<string>(7).fill('x') }])).toThrow(
+      /7 tokens, more than the model's maxLen 6/,
+    );
     model.dispose();
   });
 });

@@ -21,9 +21,42 @@ describe('ladder scoring', () => {
     // B 3, L 3, V 4: row 0 right at both determined positions (its wrong argmax at t = 0 is unmasked),
     // row 1 wrong at t = 2 (a tie between 1 and 3 goes to the first index, 1; the target is 3), row 2 has no determined position
     const logits = new Float32Array([
-      9, 0, 0, 0, /**/ 0, 5, 1, 0, /**/ 0, 0, 0, 7, // row 0: argmax 0, 1, 3
-      0, 0, 2, 0, /**/ 0, 0, 0, 0, /**/ 0, 4, 0, 4, // row 1: argmax 2, 0 (all equal), 1 (tie)
-      1, 0, 0, 0, /**/ 0, 1, 0, 0, /**/ 0, 0, 1, 0, // row 2
+      9,
+      0,
+      0,
+      0,
+      /**/ 0,
+      5,
+      1,
+      0,
+      /**/ 0,
+      0,
+      0,
+      7, // row 0: argmax 0, 1, 3
+      0,
+      0,
+      2,
+      0,
+      /**/ 0,
+      0,
+      0,
+      0,
+      /**/ 0,
+      4,
+      0,
+      4, // row 1: argmax 2, 0 (all equal), 1 (tie)
+      1,
+      0,
+      0,
+      0,
+      /**/ 0,
+      1,
+      0,
+      0,
+      /**/ 0,
+      0,
+      1,
+      0, // row 2
     ]);
     const y = new Int32Array([2, 1, 3, /**/ 2, 0, 3, /**/ 3, 3, 3]);
     const mask = new Uint8Array([0, 1, 1, /**/ 1, 1, 1, /**/ 0, 0, 0]);
@@ -37,7 +70,8 @@ describe('ladder scoring', () => {
     const y = new Int32Array([2, 0, 1, 1]);
     const mask = new Uint8Array([1, 0, 0, 1]);
     const loss = maskedLmLoss(tf.tensor3d(values, [2, 2, 3]), y, mask);
-    const nll = (row: number[], t: number): number => Math.log(row.reduce((s, v) => s + Math.exp(v), 0)) - (row[t] as number);
+    const nll = (row: number[], t: number): number =>
+      Math.log(row.reduce((s, v) => s + Math.exp(v), 0)) - (row[t] as number);
     const want = (nll(values.slice(0, 3), 2) + nll(values.slice(9, 12), 1)) / 2;
     expect(loss.dataSync()[0]).toBeCloseTo(want, 5);
     expect(() => maskedLmLoss(tf.tensor3d(values, [2, 2, 3]), y, new Uint8Array(4))).toThrow(/marks no position/);
@@ -63,7 +97,8 @@ describe('Grassmann reach', () => {
 
   it('lagged-sum level 3 (lags 1, 3, 7) is within reach of offsets 1, 2, 4; level 4 (lag 17) is not', () => {
     const reach = grassmannReach([[1], [2], [4]]);
-    const task = (level: number): SyntheticTask => new SyntheticTask({ family: 'lagged-sum', level, blockSize: 32, vocabSize: 4, seed: 3 });
+    const task = (level: number): SyntheticTask =>
+      new SyntheticTask({ family: 'lagged-sum', level, blockSize: 32, vocabSize: 4, seed: 3 });
     expect(reachableFraction(task(3), reach, 4)).toBe(1);
     expect(reachableFraction(task(4), reach, 4)).toBe(0);
     expect(reachableFraction(task(3), grassmannReach([[1], [2]]), 4)).toBe(0); // lag 7 needs input lag 6 > 3
@@ -72,7 +107,11 @@ describe('Grassmann reach', () => {
   it('recall: a query is within reach only when an earlier occurrence of its pair is', () => {
     const task = new SyntheticTask({ family: 'recall', level: 3, blockSize: 64, seed: 1 });
     const none = reachableFraction(task, [0], 16);
-    const all = reachableFraction(task, Array.from({ length: 64 }, (_, i) => i), 16);
+    const all = reachableFraction(
+      task,
+      Array.from({ length: 64 }, (_, i) => i),
+      16,
+    );
     const some = reachableFraction(task, grassmannReach([[1], [2], [4]]), 16);
     expect(none).toBe(0);
     expect(all).toBe(1);
@@ -111,7 +150,39 @@ describe('ladder flags', () => {
 describe('a tiny ladder run', () => {
   it('trains, scores and reports every level and model; level 1 is learned; a used folder is refused', async () => {
     const out = join(tmp(), 'ladder');
-    const args = ['ladder', '--levels', '1..2', '--models', 'grassmann,transformer-dpa,transformer-ea', '--seeds', '1', '--vocab', '4', '--layers', '1', '--d-model', '16', '--heads', '2', '--r', '4', '--offsets', '1', '--block', '12', '--steps', '40', '--batch', '16', '--lr', '1e-2', '--eval-seqs', '16', '--out', out]; // backend: wasm (helpers)
+    const args = [
+      'ladder',
+      '--levels',
+      '1..2',
+      '--models',
+      'grassmann,transformer-dpa,transformer-ea',
+      '--seeds',
+      '1',
+      '--vocab',
+      '4',
+      '--layers',
+      '1',
+      '--d-model',
+      '16',
+      '--heads',
+      '2',
+      '--r',
+      '4',
+      '--offsets',
+      '1',
+      '--block',
+      '12',
+      '--steps',
+      '40',
+      '--batch',
+      '16',
+      '--lr',
+      '1e-2',
+      '--eval-seqs',
+      '16',
+      '--out',
+      out,
+    ]; // backend: wasm (helpers)
     const r = cli(args);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`report: ${join(out, 'report.md')}`);
@@ -119,7 +190,8 @@ describe('a tiny ladder run', () => {
     for (const m of ['grassmann', 'transformer-dpa', 'transformer-ea']) expect(report).toContain(m);
     expect(report).toMatch(/\| 1 \| lags 1 \|/);
     expect(report).toMatch(/\| 2 \| lags 1,3 \|/);
-    for (const f of ['accuracy.png', 'accuracy.svg', 'solved.png', 'solved.svg', 'config.json']) expect(existsSync(join(out, f)), f).toBe(true);
+    for (const f of ['accuracy.png', 'accuracy.svg', 'solved.png', 'solved.svg', 'config.json'])
+      expect(existsSync(join(out, f)), f).toBe(true);
     const res = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as LadderResults;
     expect(res.complete).toBe(true);
     expect(res.runs).toHaveLength(6);

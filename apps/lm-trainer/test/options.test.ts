@@ -14,7 +14,11 @@ const flags = (argv: string[]) => parseFlags(argv, COMMON_TRAIN_FLAGS);
 
 describe('sequence length: --seq-len, alias --block', () => {
   it('both names set seqLen and the model maxLen; together they must agree', () => {
-    for (const argv of [['--seq-len', '24'], ['--block', '24'], ['--seq-len=24', '--block=24']]) {
+    for (const argv of [
+      ['--seq-len', '24'],
+      ['--block', '24'],
+      ['--seq-len=24', '--block=24'],
+    ]) {
       const f = flags(['--preset', 'tiny', ...argv]);
       expect(seqLenFlag(f)).toBe(24);
       const model = modelConfigFrom('grassmann', f, 100);
@@ -22,7 +26,9 @@ describe('sequence length: --seq-len, alias --block', () => {
       expect(trainingConfigFrom(f, model.maxLen).seqLen).toBe(24);
     }
     expect(seqLenFlag(flags([]))).toBeUndefined();
-    expect(() => seqLenFlag(flags(['--seq-len', '24', '--block', '32']))).toThrow(/--seq-len 24 and its alias --block 32 disagree/);
+    expect(() => seqLenFlag(flags(['--seq-len', '24', '--block', '32']))).toThrow(
+      /--seq-len 24 and its alias --block 32 disagree/,
+    );
   });
 
   it('config.json keeps the key `block`, read back as seqLen', () => {

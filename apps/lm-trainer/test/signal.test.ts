@@ -8,7 +8,18 @@ import { cliAsync, DATA_DIR, TINY, tmp } from './helpers';
 describe.skipIf(DATA_DIR === undefined)('SIGINT (needs GRASSFLOW_DATA_DIR)', () => {
   it('writes a checkpoint that loads (step, data position, AdamW moments), then exits with 130', async () => {
     const run = join(tmp(), 'run');
-    const child = cliAsync(['train', '--model', 'grassmann', ...TINY, '--steps', '100000', '--eval-every', '0', '--out', run]);
+    const child = cliAsync([
+      'train',
+      '--model',
+      'grassmann',
+      ...TINY,
+      '--steps',
+      '100000',
+      '--eval-every',
+      '0',
+      '--out',
+      run,
+    ]);
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));

@@ -8,7 +8,22 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
   const run = join(root, 'run');
 
   it('training a tiny model for a few dozen steps lowers the loss and writes the run folder', () => {
-    const r = cli(['train', '--model', 'grassmann', ...TINY, '--steps', '40', '--lr', '1e-2', '--warmup', '5', '--eval-every', '20', '--out', run]);
+    const r = cli([
+      'train',
+      '--model',
+      'grassmann',
+      ...TINY,
+      '--steps',
+      '40',
+      '--lr',
+      '1e-2',
+      '--warmup',
+      '5',
+      '--eval-every',
+      '20',
+      '--out',
+      run,
+    ]);
     expect(r.stderr).toContain('backend: wasm');
     expect(r.code, r.stderr).toBe(0);
     const train = metrics(run).filter((m) => m['type'] === 'train');
@@ -19,11 +34,25 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
     expect(lastFive).toBeLessThan(first - 1.5);
     const evals = metrics(run).filter((m) => m['type'] === 'eval');
     expect(evals.map((m) => m['step'])).toEqual([20, 40]);
-    for (const f of ['config.json', 'report.md', 'loss.svg', 'loss.png', 'val-ppl.svg', 'val-ppl.png', 'checkpoints/latest/model.safetensors', 'checkpoints/best/extra.safetensors']) {
+    for (const f of [
+      'config.json',
+      'report.md',
+      'loss.svg',
+      'loss.png',
+      'val-ppl.svg',
+      'val-ppl.png',
+      'checkpoints/latest/model.safetensors',
+      'checkpoints/best/extra.safetensors',
+    ]) {
       expect(existsSync(join(run, f)), f).toBe(true);
     }
     const cfg = JSON.parse(readFileSync(join(run, 'config.json'), 'utf8')) as Record<string, unknown>;
-    expect(cfg).toMatchObject({ modelKind: 'grassmann', totalSteps: 40, model: { vocabSize: 30522, dModel: 16 }, training: { seed: 1, batch: 8, block: 16 } });
+    expect(cfg).toMatchObject({
+      modelKind: 'grassmann',
+      totalSteps: 40,
+      model: { vocabSize: 30522, dModel: 16 },
+      training: { seed: 1, batch: 8, block: 16 },
+    });
     expect(readFileSync(join(run, 'report.md'), 'utf8')).toContain('| steps | train tokens |');
   });
 
@@ -37,7 +66,20 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
   });
 
   it('resume gives the loss sequence of an uninterrupted run (dropout on)', () => {
-    const base = ['train', '--model', 'transformer-ea', ...TINY, '--steps', '12', '--warmup', '3', '--lr', '3e-3', '--eval-every', '4'];
+    const base = [
+      'train',
+      '--model',
+      'transformer-ea',
+      ...TINY,
+      '--steps',
+      '12',
+      '--warmup',
+      '3',
+      '--lr',
+      '3e-3',
+      '--eval-every',
+      '4',
+    ];
     const straight = join(root, 'straight');
     const split = join(root, 'split');
     expect(cli([...base, '--out', straight]).code).toBe(0);
@@ -46,10 +88,16 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
     expect(first.stderr).toContain('stopped at step 6');
     const second = cli(['train', '--resume', split, '--quiet']);
     expect(second.code, second.stderr).toBe(0);
-    const losses = (d: string) => metrics(d).filter((m) => m['type'] === 'train').map((m) => [m['step'], m['loss'], m['lr']]);
+    const losses = (d: string) =>
+      metrics(d)
+        .filter((m) => m['type'] === 'train')
+        .map((m) => [m['step'], m['loss'], m['lr']]);
     expect(losses(split)).toEqual(losses(straight));
     expect(losses(split)).toHaveLength(12);
-    const ppl = (d: string) => metrics(d).filter((m) => m['type'] === 'eval').map((m) => m['val_ppl']);
+    const ppl = (d: string) =>
+      metrics(d)
+        .filter((m) => m['type'] === 'eval')
+        .map((m) => m['val_ppl']);
     expect(ppl(split)).toEqual(ppl(straight));
     expect(cli(['train', '--resume', split, '--lr', '1']).stderr).toMatch(/--lr cannot be combined with --resume/);
   });

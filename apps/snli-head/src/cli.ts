@@ -9,6 +9,7 @@ const COMMANDS: Record<string, CliCommand> = { train: trainCli, eval: evalCli, p
 void cliMain({
   program: 'grassflow-snli',
   commands: COMMANDS,
-  epilogue: 'Data: GRASSFLOW_DATA_DIR or --data-dir (snli/*.jsonl, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND.',
+  epilogue:
+    'Data: GRASSFLOW_DATA_DIR or --data-dir (snli/*.jsonl, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND.',
   knownErrors: ['DistilBertError'],
 });

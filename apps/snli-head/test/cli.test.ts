@@ -31,7 +31,9 @@ describe('flags', () => {
   it('a missing data folder says which one and how to fix it', () => {
     const r = cli(['train', '--data-dir', '/nonexistent/grassflow-data', '--out', join(tmp(), 'r')]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('DataDirError: data folder /nonexistent/grassflow-data (from --data-dir) does not exist');
+    expect(r.stderr).toContain(
+      'DataDirError: data folder /nonexistent/grassflow-data (from --data-dir) does not exist',
+    );
   });
 });
 
@@ -39,7 +41,10 @@ describe.skipIf(DATA_DIR === undefined)('with data', () => {
   it('a malformed jsonl line is reported with file:line', () => {
     const dir = tmp();
     const file = join(dir, 'bad.jsonl');
-    writeFileSync(file, `${readFileSync(join(DATA_DIR as string, 'snli/snli_1.0_dev.jsonl'), 'utf8').split('\n')[0]}\n{"sentence1": "a", oops\n`);
+    writeFileSync(
+      file,
+      `${readFileSync(join(DATA_DIR as string, 'snli/snli_1.0_dev.jsonl'), 'utf8').split('\n')[0]}\n{"sentence1": "a", oops\n`,
+    );
     const r = cli(['train', '--train-file', file, '--out', join(dir, 'run')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`DatasetError: ${file}:2: not valid JSON`);
@@ -51,7 +56,25 @@ describe.skipIf(DATA_DIR === undefined)('with data', () => {
     const dir = tmp();
     const train = headOf('train_0.01', 48, dir, 'train.jsonl');
     const dev = headOf('dev', 24, dir, 'dev.jsonl');
-    const common = ['--head', 'grassmann', '--train-file', train, '--dev-file', dev, '--batch', '8', '--epochs', '1', '--eval-every', '3', '--log-every', '1', '--warmup', '2', '--quiet'];
+    const common = [
+      '--head',
+      'grassmann',
+      '--train-file',
+      train,
+      '--dev-file',
+      dev,
+      '--batch',
+      '8',
+      '--epochs',
+      '1',
+      '--eval-every',
+      '3',
+      '--log-every',
+      '1',
+      '--warmup',
+      '2',
+      '--quiet',
+    ];
     const straight = cli(['train', ...common, '--out', join(dir, 'a')]);
     expect(straight.code, straight.stderr).toBe(0);
     const first = cli(['train', ...common, '--out', join(dir, 'b'), '--stop-at-step', '3']);
@@ -59,11 +82,19 @@ describe.skipIf(DATA_DIR === undefined)('with data', () => {
     expect(first.stderr).toContain('stopped at step 3');
     const second = cli(['train', '--resume', join(dir, 'b'), '--quiet']);
     expect(second.code, second.stderr).toBe(0);
-    const strip = (rs: Array<Record<string, number | string>>) => rs.map(({ tokens_per_s: _a, eval_seconds: _b, ...r }) => r);
+    const strip = (rs: Array<Record<string, number | string>>) =>
+      rs.map(({ tokens_per_s: _a, eval_seconds: _b, ...r }) => r);
     const a = strip(metrics(join(dir, 'a')));
     expect(a.filter((r) => r['type'] === 'train')).toHaveLength(6);
     expect(strip(metrics(join(dir, 'b')))).toEqual(a);
-    for (const f of ['config.json', 'report.md', 'loss.svg', 'val-acc.png', 'checkpoints/best/model.safetensors', 'checkpoints/latest/extra.safetensors']) {
+    for (const f of [
+      'config.json',
+      'report.md',
+      'loss.svg',
+      'val-acc.png',
+      'checkpoints/best/model.safetensors',
+      'checkpoints/latest/extra.safetensors',
+    ]) {
       expect(existsSync(join(dir, 'a', f)), f).toBe(true);
     }
 
@@ -74,7 +105,9 @@ describe.skipIf(DATA_DIR === undefined)('with data', () => {
     expect(out.confusion.flat().reduce((s, v) => s + v, 0)).toBe(24);
     expect(out.accuracy).toBeCloseTo((out.confusion[0]![0]! + out.confusion[1]![1]! + out.confusion[2]![2]!) / 24, 12);
     // the best checkpoint's validation loss (on the same 24 pairs) is what eval recomputes
-    const best = metrics(join(dir, 'a')).filter((r) => r['type'] === 'eval').reduce((b, r) => ((r['val_loss'] as number) < (b['val_loss'] as number) ? r : b));
+    const best = metrics(join(dir, 'a'))
+      .filter((r) => r['type'] === 'eval')
+      .reduce((b, r) => ((r['val_loss'] as number) < (b['val_loss'] as number) ? r : b));
     expect(out.loss).toBeCloseTo(best['val_loss'] as number, 5);
     expect(out.accuracy).toBeCloseTo(best['val_acc'] as number, 12);
 
@@ -82,6 +115,8 @@ describe.skipIf(DATA_DIR === undefined)('with data', () => {
     truncateSync(model, statSync(model).size - 100);
     const corrupt = cli(['eval', '--checkpoint', join(dir, 'a', 'checkpoints', 'best'), '--file', dev]);
     expect(corrupt.code).toBe(1);
-    expect(corrupt.stderr).toMatch(/CheckpointError: .*model\.safetensors has \d+ bytes but config\.json records \d+: the file is truncated/);
+    expect(corrupt.stderr).toMatch(
+      /CheckpointError: .*model\.safetensors has \d+ bytes but config\.json records \d+: the file is truncated/,
+    );
   });
 });

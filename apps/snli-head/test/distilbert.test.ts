@@ -9,16 +9,29 @@ import { cli, DATA_DIR, headOf, metrics, tmp } from './helpers';
 /** Write a DistilBERT folder (dim 32, 2 layers, 2 heads) whose vocab.txt is the BERT vocabulary of the data folder. */
 async function tinyDistilBert(dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
-  const config = { model_type: 'distilbert', vocab_size: 30522, dim: 32, n_layers: 2, n_heads: 2, hidden_dim: 64, max_position_embeddings: 64, activation: 'gelu' };
+  const config = {
+    model_type: 'distilbert',
+    vocab_size: 30522,
+    dim: 32,
+    n_layers: 2,
+    n_heads: 2,
+    hidden_dim: 64,
+    max_position_embeddings: 64,
+    activation: 'gelu',
+  };
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
   writeFileSync(join(dir, 'vocab.txt'), readFileSync(join(DATA_DIR as string, 'bert-vocab/vocab.txt')));
   let s = 1;
-  const rand = (): number => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) - 0.5;
+  const rand = (): number => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5;
   const tensors = new Map<string, SafetensorsTensorInput>();
   for (const [name, { shape }] of expectedTensors(parseDistilBertConfig(JSON.stringify(config)))) {
     const n = shape.reduce((a, b) => a * b, 1);
     const isScale = /(LayerNorm|layer_norm)\.weight$/.test(name);
-    tensors.set(`distilbert.${name}`, { dtype: 'F32', shape, data: Float32Array.from({ length: n }, () => (isScale ? 1 : 0.1 * rand())) });
+    tensors.set(`distilbert.${name}`, {
+      dtype: 'F32',
+      shape,
+      data: Float32Array.from({ length: n }, () => (isScale ? 1 : 0.1 * rand())),
+    });
   }
   await writeSafetensorsFile(join(dir, 'model.safetensors'), tensors, { format: 'pt' });
 }
@@ -32,10 +45,35 @@ describe.skipIf(DATA_DIR === undefined)('DistilBERT backbone', () => {
     const dev = headOf('dev', 16, dir, 'dev.jsonl');
     const cache = join(dir, 'cache');
     const env = { GRASSFLOW_CACHE_DIR: cache };
-    const r = cli(['train', '--head', 'transformer', '--backbone', model, '--train-file', train, '--dev-file', dev, '--batch', '8', '--epochs', '1', '--log-every', '1', '--quiet', '--out', join(dir, 'run')], env);
+    const r = cli(
+      [
+        'train',
+        '--head',
+        'transformer',
+        '--backbone',
+        model,
+        '--train-file',
+        train,
+        '--dev-file',
+        dev,
+        '--batch',
+        '8',
+        '--epochs',
+        '1',
+        '--log-every',
+        '1',
+        '--quiet',
+        '--out',
+        join(dir, 'run'),
+      ],
+      env,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`through ${model}`);
-    const cfg = JSON.parse(readFileSync(join(dir, 'run', 'config.json'), 'utf8')) as { model: { head: { inputDim: number }; embedding: unknown }; params: { backbone: number } };
+    const cfg = JSON.parse(readFileSync(join(dir, 'run', 'config.json'), 'utf8')) as {
+      model: { head: { inputDim: number }; embedding: unknown };
+      params: { backbone: number };
+    };
     expect(cfg.model.head.inputDim).toBe(32); // the DistilBERT width
     expect(cfg.model.embedding).toBeNull();
     expect(cfg.params.backbone).toBe(0); // frozen: nothing of the backbone is trained

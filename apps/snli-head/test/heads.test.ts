@@ -4,7 +4,16 @@ import { crossEntropy, initBackend, pluckerPairs } from '@grassflow/gpu-layers';
 import { AdamW, trainStep } from '@grassflow/training';
 import type { EncodedSnli } from '@grassflow/datasets';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { countParams, evaluatePairs, GrassmannHead, grassmannHeadConfig, modelConfig, ParamStore, SnliModel, type SnliModelConfig } from '../src/index';
+import {
+  countParams,
+  evaluatePairs,
+  GrassmannHead,
+  grassmannHeadConfig,
+  modelConfig,
+  ParamStore,
+  SnliModel,
+  type SnliModelConfig,
+} from '../src/index';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });
@@ -19,7 +28,7 @@ function tinyConfig(kind: 'grassmann' | 'transformer'): SnliModelConfig {
 /** n random pairs of lengths 3…T over ids 1…49 with labels 0…2 (fixed seed). */
 function randomPairs(n: number, T: number, seed: number): EncodedSnli {
   let s = seed;
-  const rand = (): number => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = (): number => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const premise = new Int32Array(n * T);
   const hypothesis = new Int32Array(n * T);
   const premiseLength = new Uint16Array(n);
@@ -50,7 +59,9 @@ describe('parameter counts', () => {
     // the paper-shaped heads, pinned: a change to either architecture shows up here
     expect(countParams(modelConfig('grassmann', 64, null)).head).toBe(892_739);
     expect(countParams(modelConfig('transformer', 64, null)).head).toBe(1_073_923);
-    expect(countParams(modelConfig('grassmann', 64, { vocabSize: 30522, dim: 64, maxLen: 48 })).backbone).toBe(30522 * 64 + 48 * 64 + 128);
+    expect(countParams(modelConfig('grassmann', 64, { vocabSize: 30522, dim: 64, maxLen: 48 })).backbone).toBe(
+      30522 * 64 + 48 * 64 + 128,
+    );
     console.log(rows.join('\n'));
   });
 });
@@ -72,7 +83,12 @@ describe('Grassmann–Plücker head', () => {
     let checked = 0;
     probe.headInputs.forEach((hk, k) => {
       expect(hk.shape).toEqual([(B * T) / cfg.window, cfg.window, cfg.dModel / cfg.nHeads]); // [B·T/w, w, d_proj]
-      const z = tf.tidy(() => tf.add(tf.matMul(tf.reshape(hk, [-1, hk.shape[2]]), named.get(`head.layers.0.mix.${k}.w_red.weight`) as tf.Tensor), named.get(`head.layers.0.mix.${k}.w_red.bias`) as tf.Tensor));
+      const z = tf.tidy(() =>
+        tf.add(
+          tf.matMul(tf.reshape(hk, [-1, hk.shape[2]]), named.get(`head.layers.0.mix.${k}.w_red.weight`) as tf.Tensor),
+          named.get(`head.layers.0.mix.${k}.w_red.bias`) as tf.Tensor,
+        ),
+      );
       const zs = z.arraySync() as number[][]; // [B·T, r], window-major
       for (let w = 0; w < hk.shape[0]; w++) {
         for (let t = 1; t < cfg.window; t++) {
@@ -103,74 +119,90 @@ describe('Grassmann–Plücker head', () => {
     const params = new ParamStore(1);
     const head = new GrassmannHead({ ...grassmannHeadConfig(16), dModel: 32, nHeads: 2, dFF: 64 }, params);
     const x = tf.zeros([1, 12, 16]) as tf.Tensor3D;
-    expect(() => head.encode(x, tf.ones([1, 12]) as tf.Tensor2D, false)).toThrow(/T = 12 is not a multiple of the window 8/);
+    expect(() => head.encode(x, tf.ones([1, 12]) as tf.Tensor2D, false)).toThrow(
+      /T = 12 is not a multiple of the window 8/,
+    );
     params.dispose();
   });
 });
 
 describe('training and evaluation', () => {
-  it.each(['grassmann', 'transformer'] as const)('a few steps on a handful of pairs lower the loss (%s head)', async (kind) => {
-    const m = new SnliModel(tinyConfig(kind), 7);
-    const data = randomPairs(6, 16, 11);
-    const rows = [0, 1, 2, 3, 4, 5];
-    const opt = new AdamW(m.params.named(), { weightDecay: 0 });
-    const before = tf.memory().numTensors;
-    const losses: number[] = [];
-    for (let s = 0; s < 25; s++) {
-      const r = await trainStep(
-        () => {
-          const mk = (which: 'premise' | 'hypothesis') => {
-            const ids = which === 'premise' ? data.premise : data.hypothesis;
-            const lens = which === 'premise' ? data.premiseLength : data.hypothesisLength;
-            const mask = new Float32Array(6 * 16);
-            rows.forEach((r2) => mask.fill(1, r2 * 16, r2 * 16 + (lens[r2] as number)));
-            return { ids: tf.tensor2d(ids, [6, 16], 'int32'), mask: tf.tensor2d(mask, [6, 16]) };
-          };
-          return crossEntropy(m.forward(mk('premise'), mk('hypothesis'), true), tf.tensor1d(data.labels, 'int32'));
-        },
-        opt,
-        { lr: 3e-3, randomSeed: s },
-      );
-      losses.push(r.loss);
-    }
-    expect(tf.memory().numTensors).toBe(before); // no tensor leaks per step
-    expect(losses[0]).toBeGreaterThan(0.9); // ≈ ln 3 at init
-    expect(losses[losses.length - 1]).toBeLessThan(0.5 * (losses[0] as number));
-    opt.dispose();
-    m.dispose();
-  });
+  it.each(['grassmann', 'transformer'] as const)(
+    'a few steps on a handful of pairs lower the loss (%s head)',
+    async (kind) => {
+      const m = new SnliModel(tinyConfig(kind), 7);
+      const data = randomPairs(6, 16, 11);
+      const rows = [0, 1, 2, 3, 4, 5];
+      const opt = new AdamW(m.params.named(), { weightDecay: 0 });
+      const before = tf.memory().numTensors;
+      const losses: number[] = [];
+      for (let s = 0; s < 25; s++) {
+        const r = await trainStep(
+          () => {
+            const mk = (which: 'premise' | 'hypothesis') => {
+              const ids = which === 'premise' ? data.premise : data.hypothesis;
+              const lens = which === 'premise' ? data.premiseLength : data.hypothesisLength;
+              const mask = new Float32Array(6 * 16);
+              rows.forEach((r2) => mask.fill(1, r2 * 16, r2 * 16 + (lens[r2] as number)));
+              return { ids: tf.tensor2d(ids, [6, 16], 'int32'), mask: tf.tensor2d(mask, [6, 16]) };
+            };
+            return crossEntropy(m.forward(mk('premise'), mk('hypothesis'), true), tf.tensor1d(data.labels, 'int32'));
+          },
+          opt,
+          { lr: 3e-3, randomSeed: s },
+        );
+        losses.push(r.loss);
+      }
+      expect(tf.memory().numTensors).toBe(before); // no tensor leaks per step
+      expect(losses[0]).toBeGreaterThan(0.9); // ≈ ln 3 at init
+      expect(losses[losses.length - 1]).toBeLessThan(0.5 * (losses[0] as number));
+      opt.dispose();
+      m.dispose();
+    },
+  );
 
-  it.each(['grassmann', 'transformer'] as const)('evaluatePairs equals a pair-by-pair count and its confusion matrix (%s head)', async (kind) => {
-    const m = new SnliModel(tinyConfig(kind), 3);
-    const data = randomPairs(37, 16, 5);
-    const r = await evaluatePairs(m, data, null, 8); // batched, sorted by length, padded to multiples of 8
-    // independent: each pair alone, exactly its own tokens (padded only to the window for the Grassmann head)
-    const confusion = [
-      [0, 0, 0],
-      [0, 0, 0],
-      [0, 0, 0],
-    ];
-    let nll = 0;
-    for (let i = 0; i < data.count; i++) {
-      const pl = data.premiseLength[i] as number;
-      const hl = data.hypothesisLength[i] as number;
-      const T = Math.ceil(Math.max(pl, hl) / 8) * 8;
-      const sent = (src: Int32Array, n: number) => {
-        const ids = new Int32Array(T);
-        ids.set(src.subarray(i * 16, i * 16 + n));
-        return { ids: tf.tensor2d(ids, [1, T], 'int32'), mask: tf.tensor2d(Float32Array.from({ length: T }, (_, t) => (t < n ? 1 : 0)), [1, T]) };
-      };
-      const logits = tf.tidy(() => m.forward(sent(data.premise, pl), sent(data.hypothesis, hl), false).arraySync()[0] as number[]);
-      const pred = logits.indexOf(Math.max(...logits));
-      const gold = data.labels[i] as number;
-      (confusion[gold] as number[])[pred] = ((confusion[gold] as number[])[pred] as number) + 1;
-      const mx = Math.max(...logits);
-      nll += mx + Math.log(logits.reduce((s, v) => s + Math.exp(v - mx), 0)) - (logits[gold] as number);
-    }
-    expect(r.confusion).toEqual(confusion);
-    expect(r.count).toBe(37);
-    expect(r.accuracy).toBeCloseTo((confusion[0]![0]! + confusion[1]![1]! + confusion[2]![2]!) / 37, 12);
-    expect(r.loss).toBeCloseTo(nll / 37, 4);
-    m.dispose();
-  });
+  it.each(['grassmann', 'transformer'] as const)(
+    'evaluatePairs equals a pair-by-pair count and its confusion matrix (%s head)',
+    async (kind) => {
+      const m = new SnliModel(tinyConfig(kind), 3);
+      const data = randomPairs(37, 16, 5);
+      const r = await evaluatePairs(m, data, null, 8); // batched, sorted by length, padded to multiples of 8
+      // independent: each pair alone, exactly its own tokens (padded only to the window for the Grassmann head)
+      const confusion = [
+        [0, 0, 0],
+        [0, 0, 0],
+        [0, 0, 0],
+      ];
+      let nll = 0;
+      for (let i = 0; i < data.count; i++) {
+        const pl = data.premiseLength[i] as number;
+        const hl = data.hypothesisLength[i] as number;
+        const T = Math.ceil(Math.max(pl, hl) / 8) * 8;
+        const sent = (src: Int32Array, n: number) => {
+          const ids = new Int32Array(T);
+          ids.set(src.subarray(i * 16, i * 16 + n));
+          return {
+            ids: tf.tensor2d(ids, [1, T], 'int32'),
+            mask: tf.tensor2d(
+              Float32Array.from({ length: T }, (_, t) => (t < n ? 1 : 0)),
+              [1, T],
+            ),
+          };
+        };
+        const logits = tf.tidy(
+          () => m.forward(sent(data.premise, pl), sent(data.hypothesis, hl), false).arraySync()[0] as number[],
+        );
+        const pred = logits.indexOf(Math.max(...logits));
+        const gold = data.labels[i] as number;
+        (confusion[gold] as number[])[pred] = ((confusion[gold] as number[])[pred] as number) + 1;
+        const mx = Math.max(...logits);
+        nll += mx + Math.log(logits.reduce((s, v) => s + Math.exp(v - mx), 0)) - (logits[gold] as number);
+      }
+      expect(r.confusion).toEqual(confusion);
+      expect(r.count).toBe(37);
+      expect(r.accuracy).toBeCloseTo((confusion[0]![0]! + confusion[1]![1]! + confusion[2]![2]!) / 37, 12);
+      expect(r.loss).toBeCloseTo(nll / 37, 4);
+      m.dispose();
+    },
+  );
 });

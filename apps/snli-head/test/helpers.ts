@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const APP_DIR = resolve(__dirname, '..');
-export const DATA_DIR = process.env['GRASSFLOW_DATA_DIR'] === undefined ? undefined : resolve(APP_DIR, '../..', process.env['GRASSFLOW_DATA_DIR']);
+export const DATA_DIR =
+  process.env['GRASSFLOW_DATA_DIR'] === undefined
+    ? undefined
+    : resolve(APP_DIR, '../..', process.env['GRASSFLOW_DATA_DIR']);
 
 export function env(): NodeJS.ProcessEnv {
   return { ...process.env, GRASSFLOW_DATA_DIR: DATA_DIR, GRASSFLOW_BACKEND: 'wasm', GRASSFLOW_OFFLINE: '1' };
@@ -21,7 +24,12 @@ export interface CliResult {
 
 /** Run `grassflow-snli ...args` to completion. */
 export function cli(args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): CliResult {
-  const r = spawnSync(process.execPath, [...CLI, ...args], { cwd: APP_DIR, env: { ...env(), ...extraEnv }, encoding: 'utf8', timeout: 180_000 });
+  const r = spawnSync(process.execPath, [...CLI, ...args], {
+    cwd: APP_DIR,
+    env: { ...env(), ...extraEnv },
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -31,7 +39,9 @@ export function tmp(): string {
 
 /** The first `n` lines of an SNLI file of the data folder, written to `dir/name`. */
 export function headOf(split: string, n: number, dir: string, name: string): string {
-  const lines = readFileSync(join(DATA_DIR as string, 'snli', `snli_1.0_${split}.jsonl`), 'utf8').split('\n').slice(0, n);
+  const lines = readFileSync(join(DATA_DIR as string, 'snli', `snli_1.0_${split}.jsonl`), 'utf8')
+    .split('\n')
+    .slice(0, n);
   const path = join(dir, name);
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;

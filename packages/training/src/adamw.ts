@@ -32,7 +32,9 @@ export interface AdamWState {
  * LayerNorm gains/shifts (rank 1) or embeddings. Pass `{ decayEmbeddings: true }` to decay embeddings too.
  */
 export function defaultDecayFilter(opts: { decayEmbeddings?: boolean } = {}): (p: NamedVariable) => boolean {
-  return (p) => p.variable.rank >= 2 && (opts.decayEmbeddings === true || !/(^|\.)(tok_emb|pos_emb|embeddings?)(\.|$)/.test(p.name));
+  return (p) =>
+    p.variable.rank >= 2 &&
+    (opts.decayEmbeddings === true || !/(^|\.)(tok_emb|pos_emb|embeddings?)(\.|$)/.test(p.name));
 }
 
 /**
@@ -58,11 +60,15 @@ export class AdamW {
     this.beta2 = opts.beta2 ?? 0.98;
     this.epsilon = opts.epsilon ?? 1e-8;
     this.weightDecay = opts.weightDecay ?? 0.01;
-    for (const [k, v] of [['beta1', this.beta1], ['beta2', this.beta2]] as const) {
+    for (const [k, v] of [
+      ['beta1', this.beta1],
+      ['beta2', this.beta2],
+    ] as const) {
       if (!(v >= 0 && v < 1)) throw new RangeError(`AdamW ${k} must be in [0, 1), got ${v}`);
     }
     if (!(this.epsilon > 0)) throw new RangeError(`AdamW epsilon must be > 0, got ${this.epsilon}`);
-    if (!(this.weightDecay >= 0) || !Number.isFinite(this.weightDecay)) throw new RangeError(`AdamW weightDecay must be a finite number >= 0, got ${this.weightDecay}`);
+    if (!(this.weightDecay >= 0) || !Number.isFinite(this.weightDecay))
+      throw new RangeError(`AdamW weightDecay must be a finite number >= 0, got ${this.weightDecay}`);
     const names = new Set<string>();
     for (const p of params) {
       if (names.has(p.name)) throw new Error(`AdamW: parameter name '${p.name}' is given twice`);
@@ -88,7 +94,8 @@ export class AdamW {
 
   /** One update with learning rate `lr`; `grads` maps each parameter's variable name (tf.Variable.name) to its gradient. */
   apply(grads: tf.NamedTensorMap, lr: number): void {
-    if (!(lr >= 0) || !Number.isFinite(lr)) throw new RangeError(`learning rate must be a finite number >= 0, got ${lr}`);
+    if (!(lr >= 0) || !Number.isFinite(lr))
+      throw new RangeError(`learning rate must be a finite number >= 0, got ${lr}`);
     this.t += 1;
     const { beta1: b1, beta2: b2, epsilon: eps } = this;
     const bc1 = 1 - b1 ** this.t;
@@ -96,14 +103,16 @@ export class AdamW {
     tf.tidy(() => {
       this.params.forEach((p, i) => {
         const g = grads[p.variable.name];
-        if (g === undefined) throw new Error(`AdamW: no gradient for parameter '${p.name}' (variable ${p.variable.name})`);
+        if (g === undefined)
+          throw new Error(`AdamW: no gradient for parameter '${p.name}' (variable ${p.variable.name})`);
         const m = this.m[i] as tf.Variable;
         const v = this.v[i] as tf.Variable;
         const mNew = tf.add(tf.mul(m, b1), tf.mul(g, 1 - b1));
         const vNew = tf.add(tf.mul(v, b2), tf.mul(tf.square(g), 1 - b2));
         m.assign(mNew);
         v.assign(vNew);
-        const theta = this.decays[i] === true && this.weightDecay > 0 ? tf.mul(p.variable, 1 - lr * this.weightDecay) : p.variable;
+        const theta =
+          this.decays[i] === true && this.weightDecay > 0 ? tf.mul(p.variable, 1 - lr * this.weightDecay) : p.variable;
         const update = tf.div(tf.div(mNew, bc1), tf.add(tf.sqrt(tf.div(vNew, bc2)), eps));
         p.variable.assign(tf.sub(theta, tf.mul(update, lr)));
       });
@@ -127,14 +136,18 @@ export class AdamW {
 
   /** Restore moments and step; every moment must be present with its parameter's shape. */
   loadState(tensors: ReadonlyMap<string, tf.Tensor>, state: AdamWState): void {
-    if (!Number.isInteger(state.step) || state.step < 0) throw new Error(`AdamW state: step must be an integer >= 0, got ${state.step}`);
+    if (!Number.isInteger(state.step) || state.step < 0)
+      throw new Error(`AdamW state: step must be an integer >= 0, got ${state.step}`);
     const checked = this.params.map((p) => {
       const pair = (['m', 'v'] as const).map((k) => {
         const name = `adamw.${k}.${p.name}`;
         const t = tensors.get(name);
-        if (t === undefined) throw new Error(`AdamW state is missing '${name}': the checkpoint does not belong to this model`);
+        if (t === undefined)
+          throw new Error(`AdamW state is missing '${name}': the checkpoint does not belong to this model`);
         if (t.shape.join(',') !== p.variable.shape.join(',')) {
-          throw new Error(`AdamW state '${name}' has shape [${t.shape.join(', ')}] but the parameter has [${p.variable.shape.join(', ')}]`);
+          throw new Error(
+            `AdamW state '${name}' has shape [${t.shape.join(', ')}] but the parameter has [${p.variable.shape.join(', ')}]`,
+          );
         }
         return t;
       });

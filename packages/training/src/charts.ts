@@ -22,7 +22,9 @@ export interface LineChart {
 
 /** The vega-lite spec of a {@link LineChart} (inline data, one colour per series). */
 export function lineChartSpec(chart: LineChart): Record<string, unknown> {
-  const values = chart.series.flatMap((s) => s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y)).map(([x, y]) => ({ x, y, series: s.name })));
+  const values = chart.series.flatMap((s) =>
+    s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y)).map(([x, y]) => ({ x, y, series: s.name })),
+  );
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: chart.title,
@@ -32,8 +34,18 @@ export function lineChartSpec(chart: LineChart): Record<string, unknown> {
     data: { values },
     mark: { type: 'line', point: values.length <= 60 },
     encoding: {
-      x: { field: 'x', type: 'quantitative', title: chart.xLabel, ...(chart.logX === true ? { scale: { type: 'log' } } : {}) },
-      y: { field: 'y', type: 'quantitative', title: chart.yLabel, scale: chart.logY === true ? { type: 'log' } : { zero: false } },
+      x: {
+        field: 'x',
+        type: 'quantitative',
+        title: chart.xLabel,
+        ...(chart.logX === true ? { scale: { type: 'log' } } : {}),
+      },
+      y: {
+        field: 'y',
+        type: 'quantitative',
+        title: chart.yLabel,
+        scale: chart.logY === true ? { type: 'log' } : { zero: false },
+      },
       color: { field: 'series', type: 'nominal', title: null },
     },
   };
@@ -52,7 +64,11 @@ export async function renderChartSpec(spec: Record<string, unknown>): Promise<{ 
   const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
   try {
     const svg = await view.toSVG();
-    const png = new Resvg(svg, { background: 'white', fitTo: { mode: 'zoom', value: 2 }, font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } })
+    const png = new Resvg(svg, {
+      background: 'white',
+      fitTo: { mode: 'zoom', value: 2 },
+      font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
+    })
       .render()
       .asPng();
     return { svg, png: new Uint8Array(png) };
@@ -99,7 +115,9 @@ export function heatmapChartSpec(chart: HeatmapChart): Record<string, unknown> {
   if (chart.values.length !== rows || chart.values.some((r) => r.length !== cols)) {
     throw new RangeError(`heatmap '${chart.title}': values must be ${rows} rows of ${cols} (one per y and x label)`);
   }
-  const values = chart.values.flatMap((r, y) => r.flatMap((v, x) => (v !== null && Number.isFinite(v) ? [{ x, y, v }] : [])));
+  const values = chart.values.flatMap((r, y) =>
+    r.flatMap((v, x) => (v !== null && Number.isFinite(v) ? [{ x, y, v }] : [])),
+  );
   const cell = chart.cell ?? 14;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
@@ -158,9 +176,13 @@ export interface HistogramBins {
  * single value v gets [v − 0.5, v + 0.5]). Bin k counts lo + k·w ≤ x < lo + (k+1)·w, w = (hi − lo)/bins;
  * x = hi falls in the last bin.
  */
-export function histogramBins(values: Iterable<number>, options: { bins?: number; domain?: readonly [number, number] } = {}): HistogramBins {
+export function histogramBins(
+  values: Iterable<number>,
+  options: { bins?: number; domain?: readonly [number, number] } = {},
+): HistogramBins {
   const bins = options.bins ?? 30;
-  if (!Number.isInteger(bins) || bins < 1) throw new RangeError(`histogramBins: bins must be an integer >= 1, got ${bins}`);
+  if (!Number.isInteger(bins) || bins < 1)
+    throw new RangeError(`histogramBins: bins must be an integer >= 1, got ${bins}`);
   const xs = [...values];
   let [lo, hi] = options.domain ?? [Infinity, -Infinity];
   if (options.domain === undefined) {
@@ -209,13 +231,21 @@ export function histogramChartSpec(chart: HistogramChart): Record<string, unknow
   const normalize = chart.normalize ?? true;
   let domain = chart.domain;
   if (domain === undefined) {
-    const all = histogramBins(chart.series.flatMap((s) => s.values), { bins: 1 });
+    const all = histogramBins(
+      chart.series.flatMap((s) => s.values),
+      { bins: 1 },
+    );
     domain = [all.edges[0] as number, all.edges[1] as number];
   }
   const values = chart.series.flatMap((s) => {
     const h = histogramBins(s.values, { bins: chart.bins ?? 30, domain });
     const total = h.counts.reduce((a, b) => a + b, 0);
-    return h.counts.map((c, k) => ({ x0: h.edges[k], x1: h.edges[k + 1], y: normalize ? (total === 0 ? 0 : c / total) : c, series: s.name }));
+    return h.counts.map((c, k) => ({
+      x0: h.edges[k],
+      x1: h.edges[k + 1],
+      y: normalize ? (total === 0 ? 0 : c / total) : c,
+      series: s.name,
+    }));
   });
   const many = chart.series.length > 1;
   return {
@@ -233,7 +263,13 @@ export function histogramChartSpec(chart: HistogramChart): Record<string, unknow
       y2: { datum: 0 },
       ...(many
         ? {
-            row: { field: 'series', type: 'nominal', title: null, sort: chart.series.map((s) => s.name), header: { labelAngle: 0, labelAlign: 'left' } },
+            row: {
+              field: 'series',
+              type: 'nominal',
+              title: null,
+              sort: chart.series.map((s) => s.name),
+              header: { labelAngle: 0, labelAlign: 'left' },
+            },
             color: { field: 'series', type: 'nominal', legend: null, sort: chart.series.map((s) => s.name) },
           }
         : {}),

@@ -32,7 +32,11 @@ type ValueOf<S extends FlagSpec> = S extends { type: 'string' }
 
 /** Parsed values: a flag with a default (or a boolean) is always present, others may be undefined. */
 export type ParsedFlags<S extends FlagSpecs> = {
-  [K in keyof S]: S[K] extends { type: 'boolean' } ? boolean : S[K] extends { default: unknown } ? ValueOf<S[K]> : ValueOf<S[K]> | undefined;
+  [K in keyof S]: S[K] extends { type: 'boolean' }
+    ? boolean
+    : S[K] extends { default: unknown }
+      ? ValueOf<S[K]>
+      : ValueOf<S[K]> | undefined;
 };
 
 function parseNumber(name: string, raw: string, spec: Extract<FlagSpec, { type: 'int' | 'float' }>): number {
@@ -41,8 +45,10 @@ function parseNumber(name: string, raw: string, spec: Extract<FlagSpec, { type: 
     throw new UsageError(`--${name} must be ${spec.type === 'int' ? 'an integer' : 'a number'}, got '${raw}'`, name);
   }
   const exclusive = spec.type === 'float' && spec.exclusiveMin === true;
-  if (spec.min !== undefined && (exclusive ? v <= spec.min : v < spec.min)) throw new UsageError(`--${name} must be ${exclusive ? '>' : '>='} ${spec.min}, got ${raw}`, name);
-  if (spec.max !== undefined && v > spec.max) throw new UsageError(`--${name} must be <= ${spec.max}, got ${raw}`, name);
+  if (spec.min !== undefined && (exclusive ? v <= spec.min : v < spec.min))
+    throw new UsageError(`--${name} must be ${exclusive ? '>' : '>='} ${spec.min}, got ${raw}`, name);
+  if (spec.max !== undefined && v > spec.max)
+    throw new UsageError(`--${name} must be <= ${spec.max}, got ${raw}`, name);
   return v;
 }
 
@@ -52,14 +58,25 @@ function parseNumber(name: string, raw: string, spec: Extract<FlagSpec, { type: 
  * that names the flag. Flags are written `--name value` or `--name=value`.
  */
 export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: S): ParsedFlags<S> {
-  const options = Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type === 'boolean' ? ('boolean' as const) : ('string' as const) }]));
+  const options = Object.fromEntries(
+    Object.entries(specs).map(([k, s]) => [
+      k,
+      { type: s.type === 'boolean' ? ('boolean' as const) : ('string' as const) },
+    ]),
+  );
   // `--steps -3`: parseArgs calls a value that starts with '-' ambiguous; join it so that validation names the problem
   const args: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     const next = argv[i + 1];
     const name = a.startsWith('--') && !a.includes('=') ? a.slice(2) : undefined;
-    if (name !== undefined && specs[name] !== undefined && specs[name].type !== 'boolean' && next !== undefined && /^-\d|^-\./.test(next)) {
+    if (
+      name !== undefined &&
+      specs[name] !== undefined &&
+      specs[name].type !== 'boolean' &&
+      next !== undefined &&
+      /^-\d|^-\./.test(next)
+    ) {
       args.push(`${a}=${next}`);
       i++;
     } else args.push(a);
@@ -89,7 +106,8 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
     }
     const s = String(raw);
     if (spec.type === 'string') {
-      if (spec.choices !== undefined && !spec.choices.includes(s)) throw new UsageError(`--${name} must be one of ${spec.choices.join(', ')}, got '${s}'`, name);
+      if (spec.choices !== undefined && !spec.choices.includes(s))
+        throw new UsageError(`--${name} must be one of ${spec.choices.join(', ')}, got '${s}'`, name);
       if (s === '') throw new UsageError(`--${name} needs a value`, name);
       out[name] = s;
     } else if (spec.type === 'int-list') {
@@ -105,10 +123,27 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
 /** Help text: usage line, then one aligned line per flag with its choices/default. */
 export function formatHelp(usage: string, description: string, specs: FlagSpecs): string {
   const rows = Object.entries(specs).map(([name, s]) => {
-    const arg = s.type === 'boolean' ? '' : s.type === 'string' ? ` ${s.choices ? s.choices.join('|') : (s.metavar ?? 'VALUE')}` : s.type === 'int-list' ? ' N,N,…' : ' N';
-    const def = 'default' in s && s.default !== undefined ? ` (default ${Array.isArray(s.default) ? s.default.join(',') : s.default})` : '';
+    const arg =
+      s.type === 'boolean'
+        ? ''
+        : s.type === 'string'
+          ? ` ${s.choices ? s.choices.join('|') : (s.metavar ?? 'VALUE')}`
+          : s.type === 'int-list'
+            ? ' N,N,…'
+            : ' N';
+    const def =
+      'default' in s && s.default !== undefined
+        ? ` (default ${Array.isArray(s.default) ? s.default.join(',') : s.default})`
+        : '';
     return [`  --${name}${arg}`, `${s.help}${def}`] as const;
   });
   const w = Math.min(40, Math.max(...rows.map(([a]) => a.length)) + 2);
-  return [`Usage: ${usage}`, '', description, '', 'Flags:', ...rows.map(([a, b]) => (a.length >= w ? `${a}\n${' '.repeat(w)}${b}` : a.padEnd(w) + b))].join('\n');
+  return [
+    `Usage: ${usage}`,
+    '',
+    description,
+    '',
+    'Flags:',
+    ...rows.map(([a, b]) => (a.length >= w ? `${a}\n${' '.repeat(w)}${b}` : a.padEnd(w) + b)),
+  ].join('\n');
 }

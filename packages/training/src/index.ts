@@ -2,7 +2,13 @@
 export { AdamW, defaultDecayFilter, type AdamWOptions, type AdamWState, type NamedVariable } from './adamw.js';
 export { warmupCosineLr, type WarmupCosineOptions } from './lr-schedule.js';
 export { clipByGlobalNorm } from './clip.js';
-export { trainStep, NonFiniteLossError, type StepLoss, type TrainStepOptions, type TrainStepResult } from './train-step.js';
+export {
+  trainStep,
+  NonFiniteLossError,
+  type StepLoss,
+  type TrainStepOptions,
+  type TrainStepResult,
+} from './train-step.js';
 export { TrainingRng, withSeededRandom } from './rng.js';
 export { namedParameters } from './named-params.js';
 export { ParamStore, type Init } from './param-store.js';
@@ -22,7 +28,14 @@ export {
 export { RunFolder, gitCommit, writeJsonAtomic, type MetricRecord } from './run-folder.js';
 export { StopSignal } from './stop-signal.js';
 export { Progress, formatDuration, type ProgressUpdate } from './progress.js';
-export { runTraining, runExitCode, describeRunEnd, type TrainTask, type TrainLoopOptions, type TrainLoopResult } from './train-loop.js';
+export {
+  runTraining,
+  runExitCode,
+  describeRunEnd,
+  type TrainTask,
+  type TrainLoopOptions,
+  type TrainLoopResult,
+} from './train-loop.js';
 export { renderLineChart, lineChartSpec, type LineChart, type ChartSeries } from './charts.js';
 export {
   renderChartSpec,
@@ -63,7 +76,16 @@ export {
   type TrainRunOutcome,
   type RunOutcome,
 } from './run/lifecycle.js';
-export { summariseRun, metricCurve, metricOf, type RunSummary } from './run/summary.js';
+export {
+  summariseRun,
+  metricCurve,
+  metricOf,
+  trainingLossChart,
+  reportRun,
+  evalMetricChart,
+  type RunSummary,
+  type ReportChart,
+} from './run/summary.js';
 export { parseFlags, formatHelp, UsageError, type FlagSpec, type FlagSpecs, type ParsedFlags } from './flags.js';
 export {
   runCli,

@@ -23,7 +23,8 @@ export function warmupCosineLr(step: number, opts: WarmupCosineOptions): number 
   const { peakLr, warmupSteps: W, totalSteps: T } = opts;
   const minLr = opts.minLr ?? peakLr / 10;
   if (!Number.isInteger(step) || step < 0) throw new RangeError(`step must be an integer >= 0, got ${step}`);
-  if (!(peakLr > 0) || !Number.isFinite(peakLr)) throw new RangeError(`peakLr must be a finite number > 0, got ${peakLr}`);
+  if (!(peakLr > 0) || !Number.isFinite(peakLr))
+    throw new RangeError(`peakLr must be a finite number > 0, got ${peakLr}`);
   if (!Number.isInteger(W) || W < 0) throw new RangeError(`warmupSteps must be an integer >= 0, got ${W}`);
   if (!Number.isInteger(T) || T < 1) throw new RangeError(`totalSteps must be an integer >= 1, got ${T}`);
   if (!(minLr >= 0 && minLr <= peakLr)) throw new RangeError(`minLr must be in [0, peakLr = ${peakLr}], got ${minLr}`);

@@ -12,11 +12,15 @@ export function namedParameters(model: LanguageModel): NamedVariable[] {
   const dict = model.stateDict();
   try {
     const names = [...dict.keys()];
-    if (names.length !== vars.length) throw new Error(`model has ${vars.length} variables but ${names.length} state-dict entries`);
+    if (names.length !== vars.length)
+      throw new Error(`model has ${vars.length} variables but ${names.length} state-dict entries`);
     return vars.map((variable, i) => {
       const name = names[i] as string;
       const t = dict.get(name) as tf.Tensor;
-      if (t.size !== variable.size) throw new Error(`state-dict entry '${name}' (${t.size} values) does not match variable ${i} (${variable.size} values)`);
+      if (t.size !== variable.size)
+        throw new Error(
+          `state-dict entry '${name}' (${t.size} values) does not match variable ${i} (${variable.size} values)`,
+        );
       return { name, variable };
     });
   } finally {

@@ -7,7 +7,10 @@ export class TrainingRng {
 
   /** From a seed (uint32) or a saved {@link TrainingRng.state}. */
   constructor(seedOrState: number | PrngState) {
-    if (typeof seedOrState === 'number' && (!Number.isInteger(seedOrState) || seedOrState < 0 || seedOrState > 0xffffffff)) {
+    if (
+      typeof seedOrState === 'number' &&
+      (!Number.isInteger(seedOrState) || seedOrState < 0 || seedOrState > 0xffffffff)
+    ) {
       throw new RangeError(`seed must be an integer in [0, 2^32), got ${seedOrState}`);
     }
     this.prng = new Prng(seedOrState);

@@ -9,7 +9,9 @@ export class StopSignal {
       process.exit(signal === 'SIGINT' ? 130 : 143);
     }
     this.requested = signal;
-    process.stderr.write(`\n${signal} received: writing a checkpoint after this step, then exiting (send it again to exit at once)\n`);
+    process.stderr.write(
+      `\n${signal} received: writing a checkpoint after this step, then exiting (send it again to exit at once)\n`,
+    );
   };
 
   /** Start listening (idempotent until {@link StopSignal.uninstall}). */

@@ -70,13 +70,26 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
   const ckptEvery = o.checkpointEvery ?? (o.evalEvery > 0 ? o.evalEvery : 0);
   const state: TrainerState = o.start
     ? { ...o.start }
-    : { step: 0, tokensSeen: 0, trainSeconds: 0, rng: o.rng.state, data: task.dataState(), optimizer: o.optimizer.state, best: null };
+    : {
+        step: 0,
+        tokensSeen: 0,
+        trainSeconds: 0,
+        rng: o.rng.state,
+        data: task.dataState(),
+        optimizer: o.optimizer.state,
+        best: null,
+      };
   let lastEval: Record<string, number> | null = null;
   const startStep = state.step;
   let runSec = 0; // this process's training seconds (ETA)
   let windowTokens = 0; // since the last metrics record (tokens/s)
   let windowSec = 0;
-  const snapshot = (): TrainerState => ({ ...state, rng: o.rng.state, data: task.dataState(), optimizer: o.optimizer.state });
+  const snapshot = (): TrainerState => ({
+    ...state,
+    rng: o.rng.state,
+    data: task.dataState(),
+    optimizer: o.optimizer.state,
+  });
   const saveLatest = async (): Promise<void> => o.save(o.run.latestCheckpoint, snapshot());
 
   const evaluate = async (): Promise<void> => {
@@ -87,9 +100,16 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     if (value === undefined) throw new Error(`evaluate() did not return the best-checkpoint metric '${o.bestMetric}'`);
     const improved = Number.isFinite(value) && (state.best === null || value < state.best.value);
     if (improved) state.best = { value, step: state.step };
-    const record: MetricRecord = { type: 'eval', step: state.step, ...metrics, eval_seconds: (performance.now() - t0) / 1000 };
+    const record: MetricRecord = {
+      type: 'eval',
+      step: state.step,
+      ...metrics,
+      eval_seconds: (performance.now() - t0) / 1000,
+    };
     await o.run.appendMetric(record);
-    const shown = Object.entries(metrics).map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(4)}`).join(' ');
+    const shown = Object.entries(metrics)
+      .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(4)}`)
+      .join(' ');
     o.progress.log(`step ${state.step}/${o.totalSteps} eval ${shown}${improved ? ' (best)' : ''}`);
     if (improved) await o.save(o.run.bestCheckpoint, snapshot());
   };
@@ -99,7 +119,12 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     const lr = o.lr(s);
     const t0 = performance.now();
     const batch = task.nextBatch();
-    const { loss, gradNorm } = await trainStep(batch.microLosses ?? batch.loss, o.optimizer, { lr, clipNorm: o.clipNorm ?? 1.0, randomSeed: o.rng.nextUint32(), step: s + 1 });
+    const { loss, gradNorm } = await trainStep(batch.microLosses ?? batch.loss, o.optimizer, {
+      lr,
+      clipNorm: o.clipNorm ?? 1.0,
+      randomSeed: o.rng.nextUint32(),
+      step: s + 1,
+    });
     const dt = (performance.now() - t0) / 1000;
     state.step = s + 1;
     state.tokensSeen += batch.tokens;
@@ -112,7 +137,15 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     const etaSec = stepsDone > 0 ? ((o.totalSteps - state.step) * runSec) / stepsDone : null;
     o.progress.update({ step: state.step, loss, lr, tokensPerSec, etaSec });
     if (state.step % logEvery === 0 || state.step === o.totalSteps || state.step === startStep + 1) {
-      await o.run.appendMetric({ type: 'train', step: state.step, loss, lr, grad_norm: gradNorm, tokens: state.tokensSeen, tokens_per_s: tokensPerSec });
+      await o.run.appendMetric({
+        type: 'train',
+        step: state.step,
+        loss,
+        lr,
+        grad_norm: gradNorm,
+        tokens: state.tokensSeen,
+        tokens_per_s: tokensPerSec,
+      });
       windowTokens = 0;
       windowSec = 0;
       if (o.progress.quiet && o.evalEvery === 0 && state.step % (logEvery * 10) === 0) {
@@ -123,7 +156,8 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     if (last || (o.evalEvery > 0 && state.step % o.evalEvery === 0)) await evaluate();
     await yieldToEventLoop(); // lets SIGINT/SIGTERM handlers run
     const sig = o.signal?.requested ?? null;
-    if (last || sig !== null || state.step === o.stopAtStep || (ckptEvery > 0 && state.step % ckptEvery === 0)) await saveLatest();
+    if (last || sig !== null || state.step === o.stopAtStep || (ckptEvery > 0 && state.step % ckptEvery === 0))
+      await saveLatest();
     if (sig !== null) {
       o.progress.done();
       return { status: 'interrupted', state: snapshot(), signal: sig, lastEval };
@@ -152,8 +186,10 @@ export function describeRunEnd(
   done: { metric: string; format: (value: number) => string; reportPath: string | null },
 ): string {
   const s = result.state;
-  if (result.status === 'interrupted') return `interrupted by ${result.signal} at step ${s.step}: checkpoint ${run.latestCheckpoint}; continue with --resume ${run.dir}`;
-  if (result.status === 'stopped') return `stopped at step ${s.step} (--stop-at-step): checkpoint ${run.latestCheckpoint}; continue with --resume ${run.dir}`;
+  if (result.status === 'interrupted')
+    return `interrupted by ${result.signal} at step ${s.step}: checkpoint ${run.latestCheckpoint}; continue with --resume ${run.dir}`;
+  if (result.status === 'stopped')
+    return `stopped at step ${s.step} (--stop-at-step): checkpoint ${run.latestCheckpoint}; continue with --resume ${run.dir}`;
   const best = s.best === null ? '?' : done.format(s.best.value);
   return `done: ${s.step} steps, best ${done.metric} ${best} at step ${s.best?.step ?? '?'}; report ${done.reportPath}`;
 }

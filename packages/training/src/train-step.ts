@@ -47,7 +47,11 @@ export type StepLoss = (() => tf.Scalar) | readonly (() => tf.Scalar)[];
  * ℓ = (1/K) Σ_k ℓ_k and ∇ℓ = (1/K) Σ_k ∇ℓ_k — the mean over all K·B tokens, as if one batch — but only one
  * micro-batch's activations are held at a time. Micro-batch k's dropout uses seed randomSeed + k.
  */
-function lossAndGrads(loss: StepLoss, variables: tf.Variable[], randomSeed: number | undefined): { value: tf.Scalar; grads: tf.NamedTensorMap } {
+function lossAndGrads(
+  loss: StepLoss,
+  variables: tf.Variable[],
+  randomSeed: number | undefined,
+): { value: tf.Scalar; grads: tf.NamedTensorMap } {
   const fns = typeof loss === 'function' ? [loss] : loss;
   if (fns.length === 0) throw new RangeError('trainStep needs at least one loss function');
   let value: tf.Scalar | null = null;
@@ -64,14 +68,19 @@ function lossAndGrads(loss: StepLoss, variables: tf.Variable[], randomSeed: numb
     const sum = tf.add(value, r.value) as tf.Scalar;
     tf.dispose([value, r.value]);
     value = sum;
-    grads = Object.fromEntries(Object.keys(prev).map((n) => [n, tf.add(prev[n] as tf.Tensor, r.grads[n] as tf.Tensor)]));
+    grads = Object.fromEntries(
+      Object.keys(prev).map((n) => [n, tf.add(prev[n] as tf.Tensor, r.grads[n] as tf.Tensor)]),
+    );
     tf.dispose([...Object.values(prev), ...Object.values(r.grads)]);
   });
   const v = value as unknown as tf.Scalar;
   const g = grads as unknown as tf.NamedTensorMap;
   if (fns.length === 1) return { value: v, grads: g };
   const inv = 1 / fns.length;
-  const out = { value: tf.mul(v, inv) as tf.Scalar, grads: Object.fromEntries(Object.entries(g).map(([n, t]) => [n, tf.mul(t, inv)])) };
+  const out = {
+    value: tf.mul(v, inv) as tf.Scalar,
+    grads: Object.fromEntries(Object.entries(g).map(([n, t]) => [n, tf.mul(t, inv)])),
+  };
   tf.dispose([v, ...Object.values(g)]);
   return out;
 }
@@ -93,7 +102,8 @@ export async function trainStep(lossFn: StepLoss, optimizer: AdamW, opts: TrainS
     const [lossData, normData] = await Promise.all([value.data(), clipped.norm.data()]);
     const loss = lossData[0] as number;
     const gradNorm = normData[0] as number;
-    if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) throw new NonFiniteLossError(opts.step ?? optimizer.step, loss, gradNorm);
+    if (!Number.isFinite(loss) || !Number.isFinite(gradNorm))
+      throw new NonFiniteLossError(opts.step ?? optimizer.step, loss, gradNorm);
     optimizer.apply(clipped.grads, opts.lr);
     return { loss, gradNorm };
   } finally {

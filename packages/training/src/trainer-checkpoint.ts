@@ -9,7 +9,13 @@ import {
   type CheckpointTensor,
   type SafetensorsTensorInput,
 } from '@grassflow/checkpoints';
-import { loadCheckpoint, saveCheckpoint, type CheckpointJson, type LanguageModel, type ModelConfig } from '@grassflow/gpu-layers';
+import {
+  loadCheckpoint,
+  saveCheckpoint,
+  type CheckpointJson,
+  type LanguageModel,
+  type ModelConfig,
+} from '@grassflow/gpu-layers';
 import type { PrngState } from '@grassflow/datasets';
 import type { AdamW, AdamWState, NamedVariable } from './adamw.js';
 
@@ -78,7 +84,8 @@ export class TrainerCheckpointError extends Error {
 
 async function float32Inputs(tensors: Iterable<[string, tf.Tensor]>): Promise<Map<string, SafetensorsTensorInput>> {
   const out = new Map<string, SafetensorsTensorInput>();
-  for (const [name, t] of tensors) out.set(name, { dtype: 'F32', shape: t.shape, data: (await t.data()) as Float32Array });
+  for (const [name, t] of tensors)
+    out.set(name, { dtype: 'F32', shape: t.shape, data: (await t.data()) as Float32Array });
   return out;
 }
 
@@ -124,7 +131,8 @@ export async function loadModelCheckpoint<M extends Checkpointable, C>(
       },
     });
     const built = model as M | null;
-    if (built === null) throw new CheckpointError('INVALID_CONFIG', `${dir}: the model could not be built from config.json`);
+    if (built === null)
+      throw new CheckpointError('INVALID_CONFIG', `${dir}: the model could not be built from config.json`);
     for (const p of built.namedParams()) {
       const t = toTensor(loaded.tensors.get(p.name) as CheckpointTensor);
       p.variable.assign(t);

@@ -15,8 +15,21 @@ function setup() {
   const x = tf.randomNormal([12, 5], 0, 1, 'float32', 3);
   const t = tf.randomNormal([12, 1], 0, 1, 'float32', 4);
   const loss = (from: number, to: number) => () =>
-    tf.mean(tf.square(tf.sub(tf.matMul(tf.tanh(tf.matMul(tf.slice(x, [from, 0], [to - from, 5]), W)), u), tf.slice(t, [from, 0], [to - from, 1])))) as tf.Scalar;
-  const opt = new AdamW([{ name: 'W', variable: W }, { name: 'u', variable: u }], { weightDecay: 0.01 });
+    tf.mean(
+      tf.square(
+        tf.sub(
+          tf.matMul(tf.tanh(tf.matMul(tf.slice(x, [from, 0], [to - from, 5]), W)), u),
+          tf.slice(t, [from, 0], [to - from, 1]),
+        ),
+      ),
+    ) as tf.Scalar;
+  const opt = new AdamW(
+    [
+      { name: 'W', variable: W },
+      { name: 'u', variable: u },
+    ],
+    { weightDecay: 0.01 },
+  );
   return { W, u, loss, opt, dispose: () => tf.dispose([W, u, x, t]) };
 }
 
@@ -30,13 +43,18 @@ describe('trainStep with micro-batches', () => {
       expect(micro.loss).toBeCloseTo(full.loss, 6);
       expect(micro.gradNorm).toBeCloseTo(full.gradNorm, 6);
     }
-    for (const [p, q] of [[a.W, b.W], [a.u, b.u]] as const) {
+    for (const [p, q] of [
+      [a.W, b.W],
+      [a.u, b.u],
+    ] as const) {
       const pv = p.dataSync();
       const qv = q.dataSync();
       for (let i = 0; i < pv.length; i++) expect(qv[i] as number).toBeCloseTo(pv[i] as number, 5);
     }
     // and the parameters did move (the comparison is not between two untouched models)
-    expect(Math.abs((a.u.dataSync()[0] as number) - (tf.randomNormal([4, 1], 0, 1, 'float32', 2).dataSync()[0] as number))).toBeGreaterThan(1e-3);
+    expect(
+      Math.abs((a.u.dataSync()[0] as number) - (tf.randomNormal([4, 1], 0, 1, 'float32', 2).dataSync()[0] as number)),
+    ).toBeGreaterThan(1e-3);
     a.dispose();
     b.dispose();
   });

@@ -32,7 +32,9 @@ describe('lineChartSpec axis scales', () => {
     const plain = lineChartSpec(chart()) as { encoding: { x: Record<string, unknown>; y: Record<string, unknown> } };
     expect(plain.encoding.x['scale']).toBeUndefined();
     expect(plain.encoding.y['scale']).toEqual({ zero: false });
-    const logLog = lineChartSpec(chart({ logX: true, logY: true })) as { encoding: { x: Record<string, unknown>; y: Record<string, unknown> } };
+    const logLog = lineChartSpec(chart({ logX: true, logY: true })) as {
+      encoding: { x: Record<string, unknown>; y: Record<string, unknown> };
+    };
     expect(logLog.encoding.x['scale']).toEqual({ type: 'log' });
     expect(logLog.encoding.y['scale']).toEqual({ type: 'log' });
   });

@@ -54,7 +54,15 @@ describe('trainer checkpoint of a Checkpointable model', () => {
     const g = Object.fromEntries(model.namedParams().map((p) => [p.variable.name, tf.onesLike(p.variable)]));
     opt.apply(g, 0.1);
     tf.dispose(Object.values(g));
-    const state: TrainerState = { step: 1, tokensSeen: 8, trainSeconds: 0.5, rng: new TrainingRng(3).state, data: { position: 1 }, optimizer: opt.state, best: null };
+    const state: TrainerState = {
+      step: 1,
+      tokensSeen: 8,
+      trainSeconds: 0.5,
+      rng: new TrainingRng(3).state,
+      data: { position: 1 },
+      optimizer: opt.state,
+      best: null,
+    };
     await saveTrainerCheckpoint(dir, model, opt, state, { run: { note: 'x' } });
     expect(readdirSync(dir).sort()).toEqual(['config.json', 'extra.safetensors', 'model.safetensors']);
     const ck = await loadTrainerCheckpoint(dir, build);
@@ -64,7 +72,8 @@ describe('trainer checkpoint of a Checkpointable model', () => {
     expect(ck.extra).toEqual({ run: { note: 'x' } });
     const moments = opt.stateTensors();
     expect([...ck.optimizerTensors.keys()].sort()).toEqual([...moments.keys()].sort());
-    for (const [k, t] of moments) expect(Array.from(ck.optimizerTensors.get(k)!.dataSync())).toEqual(Array.from(t.dataSync()));
+    for (const [k, t] of moments)
+      expect(Array.from(ck.optimizerTensors.get(k)!.dataSync())).toEqual(Array.from(t.dataSync()));
     tf.dispose([...moments.values(), ...ck.optimizerTensors.values()]);
     ck.model.dispose();
     opt.dispose();
@@ -76,7 +85,9 @@ describe('trainer checkpoint of a Checkpointable model', () => {
     const model = new Affine({ inDim: 3, outDim: 2 }, 1);
     await saveModelCheckpoint(dir, model);
     const n0 = tf.memory().numTensors;
-    await expect(loadModelCheckpoint(dir, { build: () => new Affine({ inDim: 4, outDim: 2 }, 0) })).rejects.toThrow(/fc\.weight/);
+    await expect(loadModelCheckpoint(dir, { build: () => new Affine({ inDim: 4, outDim: 2 }, 0) })).rejects.toThrow(
+      /fc\.weight/,
+    );
     expect(tf.memory().numTensors).toBe(n0); // the model built for the check is freed
     await expect(loadTrainerCheckpoint(dir, build)).rejects.toThrow(TrainerCheckpointError);
     const ok = await loadModelCheckpoint(dir, build);

@@ -14,10 +14,32 @@ const options: CliOptions = {
   knownErrors: ['AppError'],
   commands: {
     ok: { help: 'succeeds', run: async (argv) => (argv.length === 0 ? 0 : 3) },
-    usage: { help: 'bad flag', run: async () => { throw new UsageError('unknown flag --x'); } },
-    data: { help: 'known failure', run: async () => { throw new DataDirError('no data in /nowhere: set GRASSFLOW_DATA_DIR'); } },
-    app: { help: 'app failure', run: async () => { const e = new Error('app says what to do'); e.name = 'AppError'; throw e; } },
-    crash: { help: 'bug', run: async () => { throw new WeirdError('unexpected'); } },
+    usage: {
+      help: 'bad flag',
+      run: async () => {
+        throw new UsageError('unknown flag --x');
+      },
+    },
+    data: {
+      help: 'known failure',
+      run: async () => {
+        throw new DataDirError('no data in /nowhere: set GRASSFLOW_DATA_DIR');
+      },
+    },
+    app: {
+      help: 'app failure',
+      run: async () => {
+        const e = new Error('app says what to do');
+        e.name = 'AppError';
+        throw e;
+      },
+    },
+    crash: {
+      help: 'bug',
+      run: async () => {
+        throw new WeirdError('unexpected');
+      },
+    },
   },
 };
 

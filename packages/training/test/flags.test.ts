@@ -21,12 +21,30 @@ function usage(argv: string[]): UsageError {
 
 describe('parseFlags', () => {
   it('parses typed values with defaults', () => {
-    expect(parseFlags(['--steps', '5', '--offsets=1,2,4', '--quiet', '--model', 'b'], specs)).toEqual({ model: 'b', steps: 5, lr: 0.001, offsets: [1, 2, 4], quiet: true });
-    expect(parseFlags([], specs)).toEqual({ model: 'a', steps: undefined, lr: 0.001, offsets: undefined, quiet: false });
+    expect(parseFlags(['--steps', '5', '--offsets=1,2,4', '--quiet', '--model', 'b'], specs)).toEqual({
+      model: 'b',
+      steps: 5,
+      lr: 0.001,
+      offsets: [1, 2, 4],
+      quiet: true,
+    });
+    expect(parseFlags([], specs)).toEqual({
+      model: 'a',
+      steps: undefined,
+      lr: 0.001,
+      offsets: undefined,
+      quiet: false,
+    });
   });
   it('names the flag in every error', () => {
-    expect(usage(['--stepz', '3'])).toMatchObject({ flag: 'stepz', message: expect.stringMatching(/unknown flag --stepz/) });
-    expect(usage(['--steps', '2.5'])).toMatchObject({ flag: 'steps', message: '--steps must be an integer, got \'2.5\'' });
+    expect(usage(['--stepz', '3'])).toMatchObject({
+      flag: 'stepz',
+      message: expect.stringMatching(/unknown flag --stepz/),
+    });
+    expect(usage(['--steps', '2.5'])).toMatchObject({
+      flag: 'steps',
+      message: "--steps must be an integer, got '2.5'",
+    });
     expect(usage(['--steps', '0'])).toMatchObject({ flag: 'steps', message: '--steps must be >= 1, got 0' });
     expect(usage(['--steps', '-2'])).toMatchObject({ flag: 'steps', message: '--steps must be >= 1, got -2' });
     expect(usage(['--lr', '0'])).toMatchObject({ flag: 'lr', message: '--lr must be > 0, got 0' });

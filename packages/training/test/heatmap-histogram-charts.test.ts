@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { heatmapChartSpec, histogramBins, histogramChartSpec, renderHeatmapChart, renderHistogramChart } from '../src/index';
+import {
+  heatmapChartSpec,
+  histogramBins,
+  histogramChartSpec,
+  renderHeatmapChart,
+  renderHistogramChart,
+} from '../src/index';
 
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47];
 
@@ -22,7 +28,16 @@ describe('histogramBins', () => {
 
 describe('histogramChartSpec', () => {
   it('draws each sample as fractions over shared bins, one row per sample when there are several', () => {
-    const spec = histogramChartSpec({ title: 't', xLabel: 'x', bins: 2, domain: [0, 2], series: [{ name: 'a', values: [0.5, 1.5, 1.7, 1.9] }, { name: 'b', values: [0.1] }] });
+    const spec = histogramChartSpec({
+      title: 't',
+      xLabel: 'x',
+      bins: 2,
+      domain: [0, 2],
+      series: [
+        { name: 'a', values: [0.5, 1.5, 1.7, 1.9] },
+        { name: 'b', values: [0.1] },
+      ],
+    });
     const data = (spec['data'] as { values: Array<{ x0: number; x1: number; y: number; series: string }> }).values;
     expect(data).toEqual([
       { x0: 0, x1: 1, y: 0.25, series: 'a' },
@@ -31,7 +46,12 @@ describe('histogramChartSpec', () => {
       { x0: 1, x1: 2, y: 0, series: 'b' },
     ]);
     expect((spec['encoding'] as Record<string, unknown>)['row']).toBeDefined();
-    const one = histogramChartSpec({ title: 't', xLabel: 'x', normalize: false, series: [{ name: 'a', values: [1, 2] }] });
+    const one = histogramChartSpec({
+      title: 't',
+      xLabel: 'x',
+      normalize: false,
+      series: [{ name: 'a', values: [1, 2] }],
+    });
     expect((one['encoding'] as Record<string, unknown>)['row']).toBeUndefined();
     expect((one['data'] as { values: Array<{ y: number }> }).values.reduce((s, v) => s + v.y, 0)).toBe(2);
   });
@@ -39,7 +59,18 @@ describe('histogramChartSpec', () => {
 
 describe('heatmapChartSpec', () => {
   it('keeps repeated column labels as separate columns and skips empty cells', () => {
-    const spec = heatmapChartSpec({ title: 'α', xLabel: 'token', yLabel: 'layer', xLabels: ['the', 'the', '"q\\'], yLabels: ['layer 0', 'layer 1'], values: [[0.1, null, 0.3], [0.4, 0.5, NaN]], colorLabel: 'α' });
+    const spec = heatmapChartSpec({
+      title: 'α',
+      xLabel: 'token',
+      yLabel: 'layer',
+      xLabels: ['the', 'the', '"q\\'],
+      yLabels: ['layer 0', 'layer 1'],
+      values: [
+        [0.1, null, 0.3],
+        [0.4, 0.5, NaN],
+      ],
+      colorLabel: 'α',
+    });
     const data = (spec['data'] as { values: Array<{ x: number; y: number; v: number }> }).values;
     expect(data).toEqual([
       { x: 0, y: 0, v: 0.1 },
@@ -47,9 +78,32 @@ describe('heatmapChartSpec', () => {
       { x: 0, y: 1, v: 0.4 },
       { x: 1, y: 1, v: 0.5 },
     ]);
-    const mid = heatmapChartSpec({ title: 'g', xLabel: '', yLabel: '', xLabels: ['a'], yLabels: ['r'], values: [[0.4]], colorLabel: 'α', scheme: 'blueorange', domainMid: 0.5 });
-    expect((mid['encoding'] as { color: { scale: unknown } }).color.scale).toEqual({ scheme: 'blueorange', domainMid: 0.5 });
-    expect(() => heatmapChartSpec({ title: 'bad', xLabel: '', yLabel: '', xLabels: ['a'], yLabels: ['r'], values: [[1, 2]], colorLabel: '' })).toThrow(/1 rows of 1/);
+    const mid = heatmapChartSpec({
+      title: 'g',
+      xLabel: '',
+      yLabel: '',
+      xLabels: ['a'],
+      yLabels: ['r'],
+      values: [[0.4]],
+      colorLabel: 'α',
+      scheme: 'blueorange',
+      domainMid: 0.5,
+    });
+    expect((mid['encoding'] as { color: { scale: unknown } }).color.scale).toEqual({
+      scheme: 'blueorange',
+      domainMid: 0.5,
+    });
+    expect(() =>
+      heatmapChartSpec({
+        title: 'bad',
+        xLabel: '',
+        yLabel: '',
+        xLabels: ['a'],
+        yLabels: ['r'],
+        values: [[1, 2]],
+        colorLabel: '',
+      }),
+    ).toThrow(/1 rows of 1/);
   });
 
   it('renders SVG with every token on the axis (quotes and backslashes intact) and a PNG', async () => {
@@ -59,7 +113,10 @@ describe('heatmapChartSpec', () => {
       yLabel: 'layer',
       xLabels: ['the', 'cat', 'the', 'say"s', 'a\\b'],
       yLabels: ['layer 0', 'layer 1'],
-      values: [[0, 0.25, 0.5, 0.75, 1], [1, 0.75, 0.5, 0.25, 0]],
+      values: [
+        [0, 0.25, 0.5, 0.75, 1],
+        [1, 0.75, 0.5, 0.25, 0],
+      ],
       colorLabel: 'mean α',
       domain: [0, 1],
     });
@@ -71,7 +128,16 @@ describe('heatmapChartSpec', () => {
   });
 
   it('renders a histogram with one row per sample', async () => {
-    const { svg, png } = await renderHistogramChart({ title: 'angles', xLabel: 'degrees', bins: 6, domain: [0, 180], series: [{ name: 'layer 0', values: [10, 20, 100] }, { name: 'layer 1', values: [170] }] });
+    const { svg, png } = await renderHistogramChart({
+      title: 'angles',
+      xLabel: 'degrees',
+      bins: 6,
+      domain: [0, 180],
+      series: [
+        { name: 'layer 0', values: [10, 20, 100] },
+        { name: 'layer 1', values: [170] },
+      ],
+    });
     expect(svg).toContain('>layer 0<');
     expect(svg).toContain('>layer 1<');
     expect(Array.from(png.slice(0, 4))).toEqual(PNG_MAGIC);

@@ -26,7 +26,9 @@ beforeAll(async () => {
   await initBackend({ backend: 'wasm' });
 });
 
-const optimizer = optimizerConfigFrom(parseFlags(['--lr', '0.01', '--warmup', '2'], optimizerFlagSpecs({ lr: 1, warmup: 0 })));
+const optimizer = optimizerConfigFrom(
+  parseFlags(['--lr', '0.01', '--warmup', '2'], optimizerFlagSpecs({ lr: 1, warmup: 0 })),
+);
 
 async function train(dir: string, opts: { stopAtStep?: number; resume?: boolean }) {
   let model: LanguageModel;
@@ -87,7 +89,9 @@ describe('trainRun', () => {
   it('refuses a folder that holds a run, and a resume of another kind of run', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'grassflow-lifecycle-')), 'r');
     await createRun(dir, { format: 'toy-run' });
-    await expect(createRun(dir, { format: 'toy-run' })).rejects.toThrow(/already holds a run: continue it with --resume/);
+    await expect(createRun(dir, { format: 'toy-run' })).rejects.toThrow(
+      /already holds a run: continue it with --resume/,
+    );
     await expect(openRunToResume(dir, 'other-run')).rejects.toThrow(/config.json is not a other run/);
     await expect(openRunToResume(join(dir, 'nothing'), 'toy-run')).rejects.toThrow(/no config.json there/);
   });
@@ -96,8 +100,18 @@ describe('trainRun', () => {
 describe('optimizer flags and --resume', () => {
   it('defaults min-lr to lr/10, refuses min-lr above lr, keeps the app defaults', () => {
     const specs = optimizerFlagSpecs({ lr: 1e-3, warmup: 50 });
-    expect(optimizerConfigFrom(parseFlags([], specs))).toEqual({ lr: 1e-3, minLr: 1e-4, warmup: 50, weightDecay: 0.01, clip: 1, beta1: 0.9, beta2: 0.98 });
-    expect(() => optimizerConfigFrom(parseFlags(['--min-lr', '1'], specs))).toThrow(/--min-lr 1 must not exceed --lr 0.001/);
+    expect(optimizerConfigFrom(parseFlags([], specs))).toEqual({
+      lr: 1e-3,
+      minLr: 1e-4,
+      warmup: 50,
+      weightDecay: 0.01,
+      clip: 1,
+      beta1: 0.9,
+      beta2: 0.98,
+    });
+    expect(() => optimizerConfigFrom(parseFlags(['--min-lr', '1'], specs))).toThrow(
+      /--min-lr 1 must not exceed --lr 0.001/,
+    );
   });
 
   it('lets only the resume flags accompany --resume', () => {

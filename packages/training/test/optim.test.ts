@@ -1,7 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AdamW, clipByGlobalNorm, defaultDecayFilter, NonFiniteLossError, trainStep, warmupCosineLr } from '../src/index';
+import {
+  AdamW,
+  clipByGlobalNorm,
+  defaultDecayFilter,
+  NonFiniteLossError,
+  trainStep,
+  warmupCosineLr,
+} from '../src/index';
 
 beforeAll(async () => {
   await initBackend({ backend: 'cpu' });
@@ -10,7 +17,12 @@ beforeAll(async () => {
 describe('AdamW', () => {
   it('matches a hand-computed update on a 2-element example (two steps, decay on)', () => {
     const w = tf.variable(tf.tensor2d([[1, -2]]), true, 'w');
-    const opt = new AdamW([{ name: 'layer.weight', variable: w }], { beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0.1 });
+    const opt = new AdamW([{ name: 'layer.weight', variable: w }], {
+      beta1: 0.9,
+      beta2: 0.999,
+      epsilon: 1e-8,
+      weightDecay: 0.1,
+    });
     const lr = 0.01;
     // step 1, g = [0.5, -1]: m = 0.1g, v = 0.001g², m̂ = g, v̂ = g², update = g/(|g| + ε) ≈ sign(g)
     opt.apply({ w: tf.tensor2d([[0.5, -1]]) }, lr);
@@ -37,9 +49,17 @@ describe('AdamW', () => {
 
   it('does not decay biases, LayerNorm or embeddings by default, but does when asked', () => {
     const mk = (name: string, shape: number[]) => ({ name, variable: tf.variable(tf.ones(shape)) });
-    const params = [mk('tok_emb.weight', [4, 2]), mk('blocks.0.ffn.fc1.weight', [2, 3]), mk('blocks.0.ffn.fc1.bias', [3]), mk('blocks.0.ln1.weight', [2])];
+    const params = [
+      mk('tok_emb.weight', [4, 2]),
+      mk('blocks.0.ffn.fc1.weight', [2, 3]),
+      mk('blocks.0.ffn.fc1.bias', [3]),
+      mk('blocks.0.ln1.weight', [2]),
+    ];
     expect(new AdamW(params).decayedNames()).toEqual(['blocks.0.ffn.fc1.weight']);
-    expect(new AdamW(params, { decay: defaultDecayFilter({ decayEmbeddings: true }) }).decayedNames()).toEqual(['tok_emb.weight', 'blocks.0.ffn.fc1.weight']);
+    expect(new AdamW(params, { decay: defaultDecayFilter({ decayEmbeddings: true }) }).decayedNames()).toEqual([
+      'tok_emb.weight',
+      'blocks.0.ffn.fc1.weight',
+    ]);
     // a zero gradient leaves undecayed parameters exactly where they are
     const opt = new AdamW(params, { weightDecay: 0.5 });
     opt.apply(Object.fromEntries(params.map((p) => [p.variable.name, tf.zerosLike(p.variable)])), 0.1);
@@ -74,7 +94,10 @@ describe('warmupCosineLr', () => {
     expect(warmupCosineLr(60, o)).toBeCloseTo((1e-3 + 1e-4) / 2, 12);
     expect(warmupCosineLr(110, o)).toBeCloseTo(1e-4, 12);
     expect(warmupCosineLr(500, o)).toBe(1e-4);
-    expect(warmupCosineLr(10, { peakLr: 1e-3, warmupSteps: 0, totalSteps: 100 })).toBeCloseTo(1e-4 + 0.5 * (1 + Math.cos(Math.PI * 0.1)) * 9e-4, 12);
+    expect(warmupCosineLr(10, { peakLr: 1e-3, warmupSteps: 0, totalSteps: 100 })).toBeCloseTo(
+      1e-4 + 0.5 * (1 + Math.cos(Math.PI * 0.1)) * 9e-4,
+      12,
+    );
   });
   it('decreases monotonically after warmup and rejects bad input', () => {
     for (let s = 10; s < 110; s++) expect(warmupCosineLr(s + 1, o)).toBeLessThanOrEqual(warmupCosineLr(s, o));
@@ -106,8 +129,12 @@ describe('trainStep', () => {
     expect(last).toBeLessThan(first / 2);
     const before = Array.from(w.dataSync());
     const tensorsBefore = tf.memory().numTensors;
-    await expect(trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).rejects.toThrow(NonFiniteLossError);
-    await expect(trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).rejects.toThrow(/at step 22/);
+    await expect(trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).rejects.toThrow(
+      NonFiniteLossError,
+    );
+    await expect(trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).rejects.toThrow(
+      /at step 22/,
+    );
     expect(Array.from(w.dataSync())).toEqual(before);
     expect(tf.memory().numTensors).toBe(tensorsBefore);
   });
@@ -117,7 +144,10 @@ describe('trainStep', () => {
     const run = async (seed: number) => {
       const w = tf.variable(tf.ones([64]));
       const opt = new AdamW([{ name: 'w', variable: w }]);
-      const r = await trainStep(() => tf.sum(tf.dropout(tf.mul(w, x), 0.5)) as tf.Scalar, opt, { lr: 0.1, randomSeed: seed });
+      const r = await trainStep(() => tf.sum(tf.dropout(tf.mul(w, x), 0.5)) as tf.Scalar, opt, {
+        lr: 0.1,
+        randomSeed: seed,
+      });
       return r.loss;
     };
     expect(await run(7)).toBe(await run(7));

@@ -43,7 +43,15 @@ describe('trainer checkpoint', () => {
     const rng = new TrainingRng(5);
     rng.nextUint32();
     const dir = join(tmp(), 'ck');
-    const state = { step: 1, tokensSeen: 32, trainSeconds: 0.5, rng: rng.state, data: { epoch: 0, position: 4, seed: 1 }, optimizer: opt.state, best: null };
+    const state = {
+      step: 1,
+      tokensSeen: 32,
+      trainSeconds: 0.5,
+      rng: rng.state,
+      data: { epoch: 0, position: 4, seed: 1 },
+      optimizer: opt.state,
+      best: null,
+    };
     await saveTrainerCheckpoint(dir, model, opt, state, { note: 'x' });
     const ck = await loadTrainerCheckpoint(dir);
     expect(ck.state).toEqual(state);
@@ -54,7 +62,9 @@ describe('trainer checkpoint', () => {
     const b = opt2.stateTensors();
     for (const [k, t] of a) expect(Array.from((b.get(k) as tf.Tensor).dataSync())).toEqual(Array.from(t.dataSync()));
     expect(new TrainingRng(ck.state.rng).nextUint32()).toBe(rng.nextUint32());
-    expect(Array.from(ck.model.trainableVariables()[0]!.dataSync())).toEqual(Array.from(model.trainableVariables()[0]!.dataSync()));
+    expect(Array.from(ck.model.trainableVariables()[0]!.dataSync())).toEqual(
+      Array.from(model.trainableVariables()[0]!.dataSync()),
+    );
   });
 
   it('refuses a model-only checkpoint and reports a corrupt one', async () => {
@@ -73,8 +83,32 @@ describe('report', () => {
     const dir = tmp();
     const path = await writeReport(dir, {
       title: 'T',
-      table: { columns: ['model', 'ppl'], rows: [['a', 12.3456], ['b', 1234567]] },
-      charts: [{ file: 'loss', chart: { title: 'Loss', xLabel: 'step', yLabel: 'loss', series: [{ name: 'a', points: [[1, 3], [2, 2]] }] } }],
+      table: {
+        columns: ['model', 'ppl'],
+        rows: [
+          ['a', 12.3456],
+          ['b', 1234567],
+        ],
+      },
+      charts: [
+        {
+          file: 'loss',
+          chart: {
+            title: 'Loss',
+            xLabel: 'step',
+            yLabel: 'loss',
+            series: [
+              {
+                name: 'a',
+                points: [
+                  [1, 3],
+                  [2, 2],
+                ],
+              },
+            ],
+          },
+        },
+      ],
     });
     const md = readFileSync(path, 'utf8');
     expect(md).toContain('| model | ppl |\n|---|---:|\n| a | 12.35 |\n| b | 1,234,567 |');

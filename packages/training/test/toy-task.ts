@@ -12,7 +12,8 @@ export class ToyTask implements ResumableTask<{ position: number }> {
     const ids = Array.from({ length: 4 * 9 }, () => rng.nextUint32() % 64);
     const x = ids.filter((_, i) => i % 9 !== 8);
     const y = ids.filter((_, i) => i % 9 !== 0);
-    const loss = () => lmLoss(this.model.apply(tf.tensor2d(x, [4, 8], 'int32'), { training: true }), tf.tensor2d(y, [4, 8], 'int32'));
+    const loss = () =>
+      lmLoss(this.model.apply(tf.tensor2d(x, [4, 8], 'int32'), { training: true }), tf.tensor2d(y, [4, 8], 'int32'));
     return { tokens: 32, loss };
   }
   dataState() {

@@ -6,7 +6,8 @@ import { trainBenchCommand } from './train.js';
 
 /** Dispatch on --scaling / --generate (the flag stays in argv; each command's flag spec accepts it). */
 export async function benchCommand(argv: readonly string[]): Promise<number> {
-  if (argv.includes('--scaling') && argv.includes('--generate')) throw new UsageError('give --scaling or --generate, not both', 'generate');
+  if (argv.includes('--scaling') && argv.includes('--generate'))
+    throw new UsageError('give --scaling or --generate, not both', 'generate');
   if (argv.includes('--scaling')) return scalingBenchCommand(argv);
   if (argv.includes('--generate')) return generateBenchCommand(argv);
   return trainBenchCommand(argv);

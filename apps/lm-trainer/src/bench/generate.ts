@@ -1,28 +1,71 @@
 // `grassflow-lm bench --generate`: decoding speed and state memory against context length, with the full-forward baseline.
 import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
-import { createDecoder, createModel, initBackend, type BackendName, type GrassmannLM, type TransformerLM } from '@grassflow/gpu-layers';
-import { markdownTable, parseFlags, UsageError, type FlagSpecs, type ParsedFlags, wantsHelp } from '@grassflow/training';
-import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from '../shared/model-options.js';
+import {
+  createDecoder,
+  createModel,
+  initBackend,
+  type BackendName,
+  type GrassmannLM,
+  type TransformerLM,
+} from '@grassflow/gpu-layers';
+import {
+  markdownTable,
+  parseFlags,
+  UsageError,
+  type FlagSpecs,
+  type ParsedFlags,
+  wantsHelp,
+} from '@grassflow/training';
+import {
+  COMMON_TRAIN_FLAGS,
+  MODEL_KINDS,
+  modelConfigFrom,
+  type CommonTrainFlags,
+  type ModelKind,
+} from '../shared/model-options.js';
 
 const GENERATE_BENCH_FLAGS = {
   generate: { type: 'boolean', help: 'select this benchmark (required; bench dispatches on it)' },
-  models: { type: 'string', metavar: 'M,M', default: 'grassmann,transformer-dpa', help: `model kinds, comma-separated (${MODEL_KINDS.join(', ')})` },
+  models: {
+    type: 'string',
+    metavar: 'M,M',
+    default: 'grassmann,transformer-dpa',
+    help: `model kinds, comma-separated (${MODEL_KINDS.join(', ')})`,
+  },
   preset: COMMON_TRAIN_FLAGS.preset,
   layers: COMMON_TRAIN_FLAGS.layers,
   'd-model': COMMON_TRAIN_FLAGS['d-model'],
   r: COMMON_TRAIN_FLAGS.r,
   offsets: COMMON_TRAIN_FLAGS.offsets,
-  block: { type: 'int', min: 2, help: "override: the positional table's length maxLen (raise it to see the trend at long contexts)" },
+  block: {
+    type: 'int',
+    min: 2,
+    help: "override: the positional table's length maxLen (raise it to see the trend at long contexts)",
+  },
   norm: COMMON_TRAIN_FLAGS.norm,
-  vocab: { type: 'int', min: 2, default: 30_522, help: 'vocabulary size V (default: BERT WordPiece, so the head costs what it costs in generate)' },
+  vocab: {
+    type: 'int',
+    min: 2,
+    default: 30_522,
+    help: 'vocabulary size V (default: BERT WordPiece, so the head costs what it costs in generate)',
+  },
   contexts: { type: 'int-list', min: 3, help: 'context lengths (default: 16, 32, 64, … up to maxLen, and maxLen)' },
   batch: { type: 'int', min: 1, default: 1, help: 'sequences decoded side by side' },
   steps: { type: 'int', min: 1, default: 16, help: 'timed decoding steps, ending at the context length' },
-  'baseline-runs': { type: 'int', min: 0, default: 3, help: 'timed full forward passes per context for the baseline (0: no baseline)' },
+  'baseline-runs': {
+    type: 'int',
+    min: 0,
+    default: 3,
+    help: 'timed full forward passes per context for the baseline (0: no baseline)',
+  },
   seed: COMMON_TRAIN_FLAGS.seed,
   backend: COMMON_TRAIN_FLAGS.backend,
-  threads: { type: 'int', min: 1, help: 'wasm: threads of its thread pool (default: every core; 1 is faster for one-token steps on a busy machine)' },
+  threads: {
+    type: 'int',
+    min: 1,
+    help: 'wasm: threads of its thread pool (default: every core; 1 is faster for one-token steps on a busy machine)',
+  },
   json: { type: 'boolean', help: 'one JSON line per row instead of a table' },
   scaling: { type: 'boolean', help: 'the other benchmark (not with --generate)' },
 } as const satisfies FlagSpecs;
@@ -124,7 +167,13 @@ function medians(ts: Array<{ wall: number; cpu: number }>): { wall: number; cpu:
  * reads its logits back); then the baseline, a full forward pass over the `context` tokens (median of `runs`
  * after one untimed pass).
  */
-function measure(model: GrassmannLM | TransformerLM, ids: number[][], context: number, stepsWanted: number, runs: number): Measurement {
+function measure(
+  model: GrassmannLM | TransformerLM,
+  ids: number[][],
+  context: number,
+  stepsWanted: number,
+  runs: number,
+): Measurement {
   const B = ids.length;
   const steps = Math.min(stepsWanted, context - 2);
   const primeLen = context - steps - 1;
@@ -133,7 +182,17 @@ function measure(model: GrassmannLM | TransformerLM, ids: number[][], context: n
   const stepSeconds: Array<{ wall: number; cpu: number }> = [];
   let stateBytes = 0;
   try {
-    tf.tidy(() => decoder.prime(tf.tensor2d(ids.map((row) => row.slice(0, primeLen)), [B, primeLen], 'int32')).dataSync());
+    tf.tidy(() =>
+      decoder
+        .prime(
+          tf.tensor2d(
+            ids.map((row) => row.slice(0, primeLen)),
+            [B, primeLen],
+            'int32',
+          ),
+        )
+        .dataSync(),
+    );
     const warm = decoder.step(column(primeLen));
     warm.dataSync();
     warm.dispose();
@@ -153,7 +212,11 @@ function measure(model: GrassmannLM | TransformerLM, ids: number[][], context: n
   }
   let fullForward: { wall: number; cpu: number } | null = null;
   if (runs > 0) {
-    const ctx = tf.tensor2d(ids.map((row) => row.slice(0, context)), [B, context], 'int32');
+    const ctx = tf.tensor2d(
+      ids.map((row) => row.slice(0, context)),
+      [B, context],
+      'int32',
+    );
     const d = model.config.dModel;
     const pass = () =>
       tf.tidy(() => {
@@ -171,20 +234,33 @@ function measure(model: GrassmannLM | TransformerLM, ids: number[][], context: n
 }
 
 /** Measure every (model, context) row; `onRow` sees each row as soon as it is measured. */
-export async function runGenerateBench(f: GenerateBenchFlags, onRow: (row: GenerateBenchRow) => void = () => {}): Promise<GenerateBenchRow[]> {
+export async function runGenerateBench(
+  f: GenerateBenchFlags,
+  onRow: (row: GenerateBenchRow) => void = () => {},
+): Promise<GenerateBenchRow[]> {
   const kinds = f.models.split(',').map((m) => m.trim());
   for (const k of kinds) {
-    if (!(MODEL_KINDS as readonly string[]).includes(k)) throw new UsageError(`--models: unknown model kind '${k}'; choose from ${MODEL_KINDS.join(', ')}`, 'models');
+    if (!(MODEL_KINDS as readonly string[]).includes(k))
+      throw new UsageError(`--models: unknown model kind '${k}'; choose from ${MODEL_KINDS.join(', ')}`, 'models');
   }
   const common = { ...f, dropout: undefined, tokenizer: 'wordpiece' } as unknown as CommonTrainFlags;
   const configs = kinds.map((k) => modelConfigFrom(k as ModelKind, common, f.vocab));
   const maxLen = (configs[0] as (typeof configs)[number]).maxLen;
   const contexts = f.contexts ?? defaultContexts(maxLen);
   for (const c of contexts) {
-    if (c > maxLen) throw new UsageError(`--contexts ${c} exceeds the positional table (maxLen = ${maxLen}); raise it with --block ${c}`, 'contexts');
+    if (c > maxLen)
+      throw new UsageError(
+        `--contexts ${c} exceeds the positional table (maxLen = ${maxLen}); raise it with --block ${c}`,
+        'contexts',
+      );
   }
-  const backend = await initBackend({ ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }), ...(f.threads === undefined ? {} : { threads: f.threads }) });
-  process.stderr.write(`backend: ${backend.name}${backend.name === 'wasm' ? ` (${backend.simd === true ? 'SIMD' : 'no SIMD'}, ${backend.threads ?? 1} thread(s))` : ''}, tfjs-core ${backend.tfjsCore}\n`);
+  const backend = await initBackend({
+    ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }),
+    ...(f.threads === undefined ? {} : { threads: f.threads }),
+  });
+  process.stderr.write(
+    `backend: ${backend.name}${backend.name === 'wasm' ? ` (${backend.simd === true ? 'SIMD' : 'no SIMD'}, ${backend.threads ?? 1} thread(s))` : ''}, tfjs-core ${backend.tfjsCore}\n`,
+  );
   const ids = Array.from({ length: f.batch }, (_, b) => syntheticIds(maxLen, f.vocab, f.seed * 7919 + b));
   const rows: GenerateBenchRow[] = [];
   for (const [i, config] of configs.entries()) {
@@ -231,7 +307,17 @@ export async function runGenerateBench(f: GenerateBenchFlags, onRow: (row: Gener
 export function formatGenerateBench(rows: readonly GenerateBenchRow[]): string {
   const r1 = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
   return markdownTable({
-    columns: ['model', 'context', 'decode tokens/s', 'ms/token', 'CPU ms/token', 'state bytes', 'full forward tokens/s', 'full forward CPU ms/token', 'speedup'],
+    columns: [
+      'model',
+      'context',
+      'decode tokens/s',
+      'ms/token',
+      'CPU ms/token',
+      'state bytes',
+      'full forward tokens/s',
+      'full forward CPU ms/token',
+      'speedup',
+    ],
     rows: rows.map((r) => [
       r.model,
       r.context,
@@ -262,11 +348,17 @@ export async function generateBenchCommand(argv: readonly string[]): Promise<num
   if (f.scaling) throw new UsageError('give --scaling or --generate, not both', 'scaling');
   const rows = await runGenerateBench(f, (row) => {
     if (f.json) process.stdout.write(`${JSON.stringify(row)}\n`);
-    else process.stderr.write(`${row.model} context ${row.context}: ${row.decode_tokens_per_s.toFixed(1)} tokens/s, ${row.state_bytes} state bytes\n`);
+    else
+      process.stderr.write(
+        `${row.model} context ${row.context}: ${row.decode_tokens_per_s.toFixed(1)} tokens/s, ${row.state_bytes} state bytes\n`,
+      );
   });
   if (!f.json) {
     const first = rows[0];
-    if (first !== undefined) process.stdout.write(`${first.preset}, maxLen ${first.block}, V ${first.vocab}, batch ${first.batch}, ${first.backend} (${first.threads} thread${first.threads === 1 ? '' : 's'})\n\n`);
+    if (first !== undefined)
+      process.stdout.write(
+        `${first.preset}, maxLen ${first.block}, V ${first.vocab}, batch ${first.batch}, ${first.backend} (${first.threads} thread${first.threads === 1 ? '' : 's'})\n\n`,
+      );
     process.stdout.write(`${formatGenerateBench(rows)}\n`);
   }
   return 0;

@@ -60,7 +60,13 @@ export function median(xs: readonly number[]): number {
  * random cotangent c [B, L, d], gradients of every block weight and of x (as below an embedding).
  * One warm-up pass, then `repeats` timed passes; each waits for every gradient's values.
  */
-export async function timePoint(model: ModelKind, L: number, tokens: number, repeats: number, stack: ScalingStack): Promise<PointTiming> {
+export async function timePoint(
+  model: ModelKind,
+  L: number,
+  tokens: number,
+  repeats: number,
+  stack: ScalingStack,
+): Promise<PointTiming> {
   if (tokens % L !== 0) throw new RangeError(`tokens per batch (${tokens}) must be a multiple of L (${L})`);
   const B = tokens / L;
   const blocks = buildStack(model, stack);

@@ -44,7 +44,16 @@ export interface ScalingResult {
   backend: string;
   simd: boolean | null;
   threads: number | null;
-  stack: { d: number; d_ff: number; layers: number; r: number; offsets: number[]; heads: number; norm: 'post'; dropout: 0 };
+  stack: {
+    d: number;
+    d_ff: number;
+    layers: number;
+    r: number;
+    offsets: number[];
+    heads: number;
+    norm: 'post';
+    dropout: 0;
+  };
   tokens_per_batch: number;
   repeats: number;
   command: string;
@@ -60,11 +69,24 @@ export interface ScalingResult {
 
 /** The stack fields of the JSON. */
 export function stackJson(s: ScalingStack): ScalingResult['stack'] {
-  return { d: s.d, d_ff: s.dFF, layers: s.layers, r: s.r, offsets: [...s.offsets], heads: s.nHeads, norm: 'post', dropout: 0 };
+  return {
+    d: s.d,
+    d_ff: s.dFF,
+    layers: s.layers,
+    r: s.r,
+    offsets: [...s.offsets],
+    heads: s.nHeads,
+    norm: 'post',
+    dropout: 0,
+  };
 }
 
 function timed(points: readonly ScalingPoint[], model: ModelKind): Map<number, number> {
-  return new Map(points.filter((p) => p.model === model && p.status === 'ok' && p.us_per_token !== null).map((p) => [p.L, p.us_per_token as number]));
+  return new Map(
+    points
+      .filter((p) => p.model === model && p.status === 'ok' && p.us_per_token !== null)
+      .map((p) => [p.L, p.us_per_token as number]),
+  );
 }
 
 /**
@@ -84,13 +106,22 @@ export function crossoverOf(points: readonly ScalingPoint[], attention: ModelKin
   const longestG = Math.max(...g.keys());
   const longestA = Math.max(...a.keys());
   const beyond =
-    longestG > longestA ? ` ${attention} ran up to L ${longestA.toLocaleString('en-US')}; grassmann ran up to L ${longestG.toLocaleString('en-US')}.` : '';
+    longestG > longestA
+      ? ` ${attention} ran up to L ${longestA.toLocaleString('en-US')}; grassmann ran up to L ${longestG.toLocaleString('en-US')}.`
+      : '';
   if (k === Ls.length) {
-    return none(`grassmann is not faster per token than ${attention} at any L where both ran (up to L ${(Ls[Ls.length - 1] as number).toLocaleString('en-US')}).${beyond}`);
+    return none(
+      `grassmann is not faster per token than ${attention} at any L where both ran (up to L ${(Ls[Ls.length - 1] as number).toLocaleString('en-US')}).${beyond}`,
+    );
   }
   const measured = Ls[k] as number;
   if (k === 0) {
-    return { attention, measured_l: measured, interpolated_l: null, summary: `grassmann is faster per token than ${attention} at every L measured (from L ${measured.toLocaleString('en-US')}).${beyond}` };
+    return {
+      attention,
+      measured_l: measured,
+      interpolated_l: null,
+      summary: `grassmann is faster per token than ${attention} at every L measured (from L ${measured.toLocaleString('en-US')}).${beyond}`,
+    };
   }
   const prev = Ls[k - 1] as number;
   const [r0, r1] = [ratio(prev), ratio(measured)]; // r0 ≥ 0 > r1
@@ -106,8 +137,15 @@ export function crossoverOf(points: readonly ScalingPoint[], attention: ModelKin
 }
 
 /** Longest L that ran per model (null: none did). */
-export function lastLRan(points: readonly ScalingPoint[], models: readonly ModelKind[]): Partial<Record<ModelKind, number | null>> {
-  return Object.fromEntries(models.map((m) => [m, Math.max(...timed(points, m).keys(), -Infinity)]).map(([m, L]) => [m, L === -Infinity ? null : L]));
+export function lastLRan(
+  points: readonly ScalingPoint[],
+  models: readonly ModelKind[],
+): Partial<Record<ModelKind, number | null>> {
+  return Object.fromEntries(
+    models
+      .map((m) => [m, Math.max(...timed(points, m).keys(), -Infinity)])
+      .map(([m, L]) => [m, L === -Infinity ? null : L]),
+  );
 }
 
 function cell(p: ScalingPoint | undefined): string | number | null {
@@ -117,17 +155,36 @@ function cell(p: ScalingPoint | undefined): string | number | null {
 }
 
 /** The table: one row per L; µs per token of each model, attention ÷ Grassmann, peak RSS of each point, the highest load average. */
-export function scalingTable(points: readonly ScalingPoint[], models: readonly ModelKind[]): { columns: string[]; rows: Array<Array<string | number | null>> } {
+export function scalingTable(
+  points: readonly ScalingPoint[],
+  models: readonly ModelKind[],
+): { columns: string[]; rows: Array<Array<string | number | null>> } {
   const Ls = [...new Set(points.map((p) => p.L))].sort((x, y) => x - y);
   const at = (m: ModelKind, L: number) => points.find((p) => p.model === m && p.L === L);
   const attention = models.includes('grassmann') ? models.filter((m) => m !== 'grassmann') : [];
-  const columns = ['L', 'B', ...models.map((m) => `${m} µs/token`), ...attention.map((m) => `${m} ÷ grassmann`), ...models.map((m) => `${m} peak RSS MB`), 'load 1m'];
+  const columns = [
+    'L',
+    'B',
+    ...models.map((m) => `${m} µs/token`),
+    ...attention.map((m) => `${m} ÷ grassmann`),
+    ...models.map((m) => `${m} peak RSS MB`),
+    'load 1m',
+  ];
   const rows = Ls.map((L) => {
     const ratio = (m: ModelKind): number | null => {
       const [g, a] = [at('grassmann', L), at(m, L)];
-      return g?.status === 'ok' && a?.status === 'ok' ? Number(((a.us_per_token as number) / (g.us_per_token as number)).toFixed(2)) : null;
+      return g?.status === 'ok' && a?.status === 'ok'
+        ? Number(((a.us_per_token as number) / (g.us_per_token as number)).toFixed(2))
+        : null;
     };
-    return [L, points.find((p) => p.L === L)?.B ?? null, ...models.map((m) => cell(at(m, L))), ...attention.map(ratio), ...models.map((m) => at(m, L)?.peak_rss_mb ?? null), Number(Math.max(...points.filter((p) => p.L === L).map((p) => p.load_1m)).toFixed(2))];
+    return [
+      L,
+      points.find((p) => p.L === L)?.B ?? null,
+      ...models.map((m) => cell(at(m, L))),
+      ...attention.map(ratio),
+      ...models.map((m) => at(m, L)?.peak_rss_mb ?? null),
+      Number(Math.max(...points.filter((p) => p.L === L).map((p) => p.load_1m)).toFixed(2)),
+    ];
   });
   return { columns, rows };
 }
@@ -147,7 +204,10 @@ export function scalingChart(r: ScalingResult, models: readonly ModelKind[]): Li
 /** scaling.md: setup, command, table, crossover, last L per model, plot. */
 export function scalingMarkdown(r: ScalingResult, models: readonly ModelKind[]): string {
   const s = r.stack;
-  const backend = r.backend === 'wasm' ? `wasm (${r.simd === true ? 'SIMD' : 'no SIMD'}, ${r.threads ?? 1} thread${r.threads === 1 ? '' : 's'})` : r.backend;
+  const backend =
+    r.backend === 'wasm'
+      ? `wasm (${r.simd === true ? 'SIMD' : 'no SIMD'}, ${r.threads ?? 1} thread${r.threads === 1 ? '' : 's'})`
+      : r.backend;
   const oomNotRun = r.points.some((p) => p.status === 'oom-skipped');
   const lines = [
     '# Time per token against sequence length',
@@ -156,7 +216,9 @@ export function scalingMarkdown(r: ScalingResult, models: readonly ModelKind[]):
     '',
     `Backend ${backend}; ${r.cpus} CPUs; 1-minute load average ${r.load_avg.start.toFixed(2)} at the start, ${r.load_avg.end.toFixed(2)} at the end` +
       // The benchmark's own thread pool accounts for up to `threads` of the load; more than that is other jobs.
-      (Math.max(r.load_avg.start, r.load_avg.end) > Math.min(r.cpus, r.threads ?? 1) + 0.75 ? ' (other jobs shared the machine: absolute times are inflated and noisy).' : '.'),
+      (Math.max(r.load_avg.start, r.load_avg.end) > Math.min(r.cpus, r.threads ?? 1) + 0.75
+        ? ' (other jobs shared the machine: absolute times are inflated and noisy).'
+        : '.'),
     '',
     `Each point times forward + backward (gradients of every weight and of the input) of a stack of ${s.layers} block${s.layers === 1 ? '' : 's'} ` +
       `(d ${s.d}, d_ff ${s.d_ff}, post-LN, dropout 0; Grassmann r ${s.r}, offsets ${s.offsets.join(',')} one per layer; attention ${s.heads} heads) ` +
@@ -171,10 +233,19 @@ export function scalingMarkdown(r: ScalingResult, models: readonly ModelKind[]):
       ? [
           `- OOM: the process ran out of memory${r.backend === 'wasm' ? ' (the wasm heap is at most 4 GB)' : ''}; attention holds B·H scores of L × L, ` +
             `${r.tokens_per_batch.toLocaleString('en-US')}·H·L floats at fixed tokens per batch.` +
-            (oomNotRun ? ' OOM (not run): a shorter L of the same model was already out of memory, so this one was recorded without running (--keep-after-oom runs it).' : ''),
+            (oomNotRun
+              ? ' OOM (not run): a shorter L of the same model was already out of memory, so this one was recorded without running (--keep-after-oom runs it).'
+              : ''),
         ]
       : []),
-    ...(r.points.some((p) => p.status === 'error') ? [`- error: ${r.points.filter((p) => p.status === 'error').map((p) => `${p.model} L ${p.L}: ${p.error ?? ''}`).join('; ')}`] : []),
+    ...(r.points.some((p) => p.status === 'error')
+      ? [
+          `- error: ${r.points
+            .filter((p) => p.status === 'error')
+            .map((p) => `${p.model} L ${p.L}: ${p.error ?? ''}`)
+            .join('; ')}`,
+        ]
+      : []),
     '',
     '![time per token against L, log-log](scaling.png)',
     '',

@@ -5,25 +5,65 @@ import { join, resolve } from 'node:path';
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
 import { markdownTable, parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp } from '@grassflow/training';
 import { timePoint, type ScalingStack } from './scaling-point.js';
-import { crossoverOf, lastLRan, scalingTable, stackJson, writeScalingFiles, type ScalingPoint, type ScalingResult } from './scaling-report.js';
+import {
+  crossoverOf,
+  lastLRan,
+  scalingTable,
+  stackJson,
+  writeScalingFiles,
+  type ScalingPoint,
+  type ScalingResult,
+} from './scaling-report.js';
 import { MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
 
 export const SCALING_FLAGS = {
   scaling: { type: 'boolean', help: 'this benchmark (time per token against L)' },
-  models: { type: 'string', metavar: 'M,M,…', default: MODEL_KINDS.join(','), help: `model kinds to time, from ${MODEL_KINDS.join(', ')}` },
+  models: {
+    type: 'string',
+    metavar: 'M,M,…',
+    default: MODEL_KINDS.join(','),
+    help: `model kinds to time, from ${MODEL_KINDS.join(', ')}`,
+  },
   lengths: { type: 'int-list', min: 2, default: [128, 256, 512, 1024, 2048, 4096, 8192], help: 'sequence lengths L' },
-  tokens: { type: 'int', min: 2, default: 8192, help: 'tokens per batch B·L, the same at every L (a multiple of every L)' },
-  repeats: { type: 'int', min: 1, default: 3, help: 'timed passes per point (the median is reported), after one warm-up pass' },
+  tokens: {
+    type: 'int',
+    min: 2,
+    default: 8192,
+    help: 'tokens per batch B·L, the same at every L (a multiple of every L)',
+  },
+  repeats: {
+    type: 'int',
+    min: 1,
+    default: 3,
+    help: 'timed passes per point (the median is reported), after one warm-up pass',
+  },
   layers: { type: 'int', min: 1, default: 1, help: 'blocks in the timed stack (the same for every model)' },
   'd-model': { type: 'int', min: 4, default: 256, help: 'width d (d_ff = 4d)' },
   r: { type: 'int', min: 2, default: 32, help: 'Grassmann reduced width r' },
-  offsets: { type: 'int-list', min: 1, default: [1], help: 'Grassmann offsets, one per layer, cycling (as train --offsets)' },
+  offsets: {
+    type: 'int-list',
+    min: 1,
+    default: [1],
+    help: 'Grassmann offsets, one per layer, cycling (as train --offsets)',
+  },
   heads: { type: 'int', min: 1, default: 4, help: 'attention heads H (d divisible by H)' },
-  'keep-after-oom': { type: 'boolean', help: 'run longer L of a model after it ran out of memory (default: record them as OOM without running)' },
+  'keep-after-oom': {
+    type: 'boolean',
+    help: 'run longer L of a model after it ran out of memory (default: record them as OOM without running)',
+  },
   backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default: the first that loads)' },
   json: { type: 'boolean', help: 'print the result as one JSON line instead of the table' },
-  out: { type: 'string', metavar: 'DIR', default: 'runs/bench-scaling', help: 'folder for scaling.md, scaling.json, scaling.png, scaling.svg' },
-  point: { type: 'string', metavar: 'MODEL:L', help: 'internal: time one point in this process and print it as one JSON line' },
+  out: {
+    type: 'string',
+    metavar: 'DIR',
+    default: 'runs/bench-scaling',
+    help: 'folder for scaling.md, scaling.json, scaling.png, scaling.svg',
+  },
+  point: {
+    type: 'string',
+    metavar: 'MODEL:L',
+    help: 'internal: time one point in this process and print it as one JSON line',
+  },
 } as const satisfies FlagSpecs;
 
 /** What a `--point` process prints: its timing plus the backend it ran on (the parent adds the load average). */
@@ -36,7 +76,8 @@ interface PointLine extends Omit<ScalingPoint, 'load_1m'> {
 function parseModels(s: string): ModelKind[] {
   const names = s.split(',').map((x) => x.trim());
   for (const n of names) {
-    if (!(MODEL_KINDS as readonly string[]).includes(n)) throw new UsageError(`--models: unknown model '${n}'; choose from ${MODEL_KINDS.join(', ')}`, 'models');
+    if (!(MODEL_KINDS as readonly string[]).includes(n))
+      throw new UsageError(`--models: unknown model '${n}'; choose from ${MODEL_KINDS.join(', ')}`, 'models');
   }
   if (new Set(names).size !== names.length) throw new UsageError(`--models lists a model twice: ${s}`, 'models');
   return names as ModelKind[];
@@ -44,13 +85,20 @@ function parseModels(s: string): ModelKind[] {
 
 /** A failed point's stderr → 'oom' when it says the process (or the wasm heap) ran out of memory. */
 export function isOutOfMemory(stderr: string): boolean {
-  return /memory access out of bounds|out of memory|Cannot enlarge memory|Aborted\(OOM\)|WebAssembly\.Memory\.grow|Array buffer allocation failed|Invalid typed array length|allocation failed/i.test(stderr);
+  return /memory access out of bounds|out of memory|Cannot enlarge memory|Aborted\(OOM\)|WebAssembly\.Memory\.grow|Array buffer allocation failed|Invalid typed array length|allocation failed/i.test(
+    stderr,
+  );
 }
 
 /** Run one point in a child process (same Node flags and CLI script), so an out-of-memory abort ends only that point. */
-function runPointProcess(argv: readonly string[], model: ModelKind, L: number): Promise<{ line?: PointLine; stderr: string; code: number | null; signal: NodeJS.Signals | null }> {
+function runPointProcess(
+  argv: readonly string[],
+  model: ModelKind,
+  L: number,
+): Promise<{ line?: PointLine; stderr: string; code: number | null; signal: NodeJS.Signals | null }> {
   const script = process.argv[1];
-  if (script === undefined) throw new Error('bench --scaling: cannot find the CLI script to run each point in (process.argv[1] is empty)');
+  if (script === undefined)
+    throw new Error('bench --scaling: cannot find the CLI script to run each point in (process.argv[1] is empty)');
   const args = [...process.execArgv, script, 'bench', ...argv, '--point', `${model}:${L}`];
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -60,21 +108,39 @@ function runPointProcess(argv: readonly string[], model: ModelKind, L: number): 
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-20_000)));
     child.on('error', fail);
     child.on('close', (code, signal) => {
-      const json = stdout.split('\n').reverse().find((l) => l.startsWith('{'));
-      done({ line: code === 0 && json !== undefined ? (JSON.parse(json) as PointLine) : undefined, stderr, code, signal });
+      const json = stdout
+        .split('\n')
+        .reverse()
+        .find((l) => l.startsWith('{'));
+      done({
+        line: code === 0 && json !== undefined ? (JSON.parse(json) as PointLine) : undefined,
+        stderr,
+        code,
+        signal,
+      });
     });
   });
 }
 
 function lastErrorLine(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => /error|abort|memory/i.test(l) && l.length < 300);
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /error|abort|memory/i.test(l) && l.length < 300);
   return lines[lines.length - 1] ?? stderr.trim().split('\n').pop()?.slice(0, 300) ?? '';
 }
 
 /** `--point MODEL:L`: time one point here and print it as one JSON line. */
-async function pointCommand(spec: string, stack: ScalingStack, tokens: number, repeats: number, backendFlag: string | undefined): Promise<number> {
+async function pointCommand(
+  spec: string,
+  stack: ScalingStack,
+  tokens: number,
+  repeats: number,
+  backendFlag: string | undefined,
+): Promise<number> {
   const m = /^([\w-]+):(\d+)$/.exec(spec);
-  if (m === null || !(MODEL_KINDS as readonly string[]).includes(m[1] as string)) throw new UsageError(`--point must be MODEL:L with MODEL one of ${MODEL_KINDS.join(', ')}, got '${spec}'`, 'point');
+  if (m === null || !(MODEL_KINDS as readonly string[]).includes(m[1] as string))
+    throw new UsageError(`--point must be MODEL:L with MODEL one of ${MODEL_KINDS.join(', ')}, got '${spec}'`, 'point');
   const info = await startBackend(backendFlag);
   const t = await timePoint(m[1] as ModelKind, Number(m[2]), tokens, repeats, stack);
   const line: PointLine = {
@@ -116,7 +182,10 @@ export async function scalingBenchCommand(argv: readonly string[]): Promise<numb
   const lengths = [...new Set(f.lengths)].sort((a, b) => a - b);
   for (const L of lengths) {
     if (f.tokens % L !== 0) {
-      throw new UsageError(`--tokens ${f.tokens} must be a multiple of every L (B = tokens / L sequences per batch), but L ${L} does not divide it; e.g. --tokens ${Math.max(...lengths)}`, 'tokens');
+      throw new UsageError(
+        `--tokens ${f.tokens} must be a multiple of every L (B = tokens / L sequences per batch), but L ${L} does not divide it; e.g. --tokens ${Math.max(...lengths)}`,
+        'tokens',
+      );
     }
   }
   const out = resolve(f.out);
@@ -138,8 +207,15 @@ export async function scalingBenchCommand(argv: readonly string[]): Promise<numb
     load_avg: { start: loadStart, end: loadavg()[0] as number },
     points,
     last_l_ran: lastLRan(points, models),
-    crossover: models.includes('grassmann') ? models.filter((m) => m !== 'grassmann').map((m) => crossoverOf(points, m)) : [],
-    files: { table: join(out, 'scaling.md'), json: join(out, 'scaling.json'), png: join(out, 'scaling.png'), svg: join(out, 'scaling.svg') },
+    crossover: models.includes('grassmann')
+      ? models.filter((m) => m !== 'grassmann').map((m) => crossoverOf(points, m))
+      : [],
+    files: {
+      table: join(out, 'scaling.md'),
+      json: join(out, 'scaling.json'),
+      png: join(out, 'scaling.png'),
+      svg: join(out, 'scaling.svg'),
+    },
   });
   // L-major order: a change in the machine's load during the run hits all models at nearby L alike.
   for (const L of lengths) {
@@ -148,13 +224,26 @@ export async function scalingBenchCommand(argv: readonly string[]): Promise<numb
       const n = points.length + 1;
       const firstOom = oomAt.get(model);
       if (firstOom !== undefined && !f['keep-after-oom']) {
-        points.push({ model, L, B, status: 'oom-skipped', us_per_token: null, median_s: null, seconds: [], peak_rss_mb: null, load_1m: loadavg()[0] as number, error: `L ${firstOom} ran out of memory` });
+        points.push({
+          model,
+          L,
+          B,
+          status: 'oom-skipped',
+          us_per_token: null,
+          median_s: null,
+          seconds: [],
+          peak_rss_mb: null,
+          load_1m: loadavg()[0] as number,
+          error: `L ${firstOom} ran out of memory`,
+        });
         process.stderr.write(`[${n}/${total}] ${model} L ${L}: OOM (not run: L ${firstOom} ran out of memory)\n`);
         continue;
       }
       const r = await runPointProcess(argv, model, L);
       if (r.signal === 'SIGINT' || r.signal === 'SIGTERM') {
-        process.stderr.write(`bench --scaling interrupted at ${model} L ${L}; ${out} holds the ${points.length} points before it\n`);
+        process.stderr.write(
+          `bench --scaling interrupted at ${model} L ${L}; ${out} holds the ${points.length} points before it\n`,
+        );
         return r.signal === 'SIGTERM' ? 143 : 130;
       }
       if (r.line !== undefined) {
@@ -168,7 +257,18 @@ export async function scalingBenchCommand(argv: readonly string[]): Promise<numb
         const oom = isOutOfMemory(r.stderr);
         if (oom) oomAt.set(model, L);
         const error = lastErrorLine(r.stderr) || `exit ${r.code ?? r.signal}`;
-        points.push({ model, L, B, status: oom ? 'oom' : 'error', us_per_token: null, median_s: null, seconds: [], peak_rss_mb: null, load_1m: loadavg()[0] as number, error });
+        points.push({
+          model,
+          L,
+          B,
+          status: oom ? 'oom' : 'error',
+          us_per_token: null,
+          median_s: null,
+          seconds: [],
+          peak_rss_mb: null,
+          load_1m: loadavg()[0] as number,
+          error,
+        });
         process.stderr.write(`[${n}/${total}] ${model} L ${L} (B ${B}): ${oom ? 'OOM' : 'failed'}: ${error}\n`);
       }
       await writeScalingFiles(out, resultNow(), models); // after every measured point: an interrupted run keeps what it measured

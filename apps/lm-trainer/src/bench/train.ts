@@ -2,10 +2,23 @@
 import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { countParams, createModel, initBackend, type BackendName } from '@grassflow/gpu-layers';
-import { createOptimizer, namedParameters, OPTIMIZER_FLAG_SPECS, optimizerConfigFrom, parseFlags } from '@grassflow/training';
+import {
+  createOptimizer,
+  namedParameters,
+  OPTIMIZER_FLAG_SPECS,
+  optimizerConfigFrom,
+  parseFlags,
+} from '@grassflow/training';
 import { trainStep, UsageError, wantsHelp, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import { LmTrainTask } from '../lm-task.js';
-import { COMMON_TRAIN_FLAGS, microBatchOf, MODEL_KINDS, modelConfigFrom, type CommonTrainFlags, type ModelKind } from '../shared/model-options.js';
+import {
+  COMMON_TRAIN_FLAGS,
+  microBatchOf,
+  MODEL_KINDS,
+  modelConfigFrom,
+  type CommonTrainFlags,
+  type ModelKind,
+} from '../shared/model-options.js';
 
 /** BERT WordPiece vocabulary size: the benchmark's default V, so the head costs what it costs in `train`. */
 const WORDPIECE_V = 30_522;
@@ -20,16 +33,30 @@ const BENCH_FLAGS = {
   'seq-len': COMMON_TRAIN_FLAGS['seq-len'],
   block: COMMON_TRAIN_FLAGS.block,
   batch: { type: 'int', min: 1, default: 8, help: 'batch size B (sequences per step)' },
-  'micro-batch': { type: 'int', min: 1, help: 'sequences per forward/backward pass; gradients accumulate over B / this (default: B)' },
+  'micro-batch': {
+    type: 'int',
+    min: 1,
+    help: 'sequences per forward/backward pass; gradients accumulate over B / this (default: B)',
+  },
   vocab: { type: 'int', min: 2, default: WORDPIECE_V, help: 'vocabulary size V (default: BERT WordPiece)' },
   dropout: COMMON_TRAIN_FLAGS.dropout,
   norm: COMMON_TRAIN_FLAGS.norm,
   steps: { type: 'int', min: 1, default: 5, help: 'timed optimizer steps' },
-  warmup: { type: 'int', min: 0, default: 1, help: 'untimed steps first (wasm compiles and grows its heap on the first)' },
+  warmup: {
+    type: 'int',
+    min: 0,
+    default: 1,
+    help: 'untimed steps first (wasm compiles and grows its heap on the first)',
+  },
   seed: COMMON_TRAIN_FLAGS.seed,
   backend: COMMON_TRAIN_FLAGS.backend,
   threads: { type: 'int', min: 1, help: 'wasm: threads of its thread pool (default: every core)' },
-  loss: { type: 'string', choices: ['chunked', 'full'], default: 'chunked', help: "LM head + loss: in row chunks (train's path) or on full [B·L, V] logits" },
+  loss: {
+    type: 'string',
+    choices: ['chunked', 'full'],
+    default: 'chunked',
+    help: "LM head + loss: in row chunks (train's path) or on full [B·L, V] logits",
+  },
   json: { type: 'boolean', help: 'print one JSON line instead of a table' },
   // Accepted so that `bench` can dispatch on them (bench.ts); they select the other benchmarks.
   scaling: { type: 'boolean', help: 'time per token against L instead (see --scaling --help)' },
@@ -106,9 +133,22 @@ const BENCH_OPTIMIZER = optimizerConfigFrom(parseFlags([], OPTIMIZER_FLAG_SPECS)
 /** Run the benchmark and return its result (no printing). */
 export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise<TrainBenchResult> {
   const kind = f.model as ModelKind;
-  const common = { ...f, lr: 5e-4, warmup: 0, 'weight-decay': 0.01, clip: 1, 'eval-every': 0, 'log-every': 1, quiet: true, tokenizer: 'wordpiece' } as unknown as CommonTrainFlags;
+  const common = {
+    ...f,
+    lr: 5e-4,
+    warmup: 0,
+    'weight-decay': 0.01,
+    clip: 1,
+    'eval-every': 0,
+    'log-every': 1,
+    quiet: true,
+    tokenizer: 'wordpiece',
+  } as unknown as CommonTrainFlags;
   const config = modelConfigFrom(kind, common, f.vocab);
-  const backend = await initBackend({ ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }), ...(f.threads === undefined ? {} : { threads: f.threads }) });
+  const backend = await initBackend({
+    ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }),
+    ...(f.threads === undefined ? {} : { threads: f.threads }),
+  });
   const { maxLen: L } = config;
   const B = f.batch;
   const total = f.warmup + f.steps;
@@ -116,7 +156,13 @@ export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise
   const trainIds = syntheticIds((total + 2) * B * (L + 1), config.vocabSize, f.seed);
   const model = createModel(config, { seed: f.seed });
   const optimizer = createOptimizer(namedParameters(model), BENCH_OPTIMIZER);
-  const task = new LmTrainTask(model, trainIds, new Int32Array(0), { seqLen: L, batch: B, seed: f.seed, loss: f.loss as 'chunked' | 'full', ...(f['micro-batch'] === undefined ? {} : { microBatch: f['micro-batch'] }) });
+  const task = new LmTrainTask(model, trainIds, new Int32Array(0), {
+    seqLen: L,
+    batch: B,
+    seed: f.seed,
+    loss: f.loss as 'chunked' | 'full',
+    ...(f['micro-batch'] === undefined ? {} : { microBatch: f['micro-batch'] }),
+  });
   const times: number[] = [];
   let lastLoss = NaN;
   let load0 = 0;
@@ -173,11 +219,20 @@ export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise
 export function formatTrainBench(r: TrainBenchResult): string {
   const rows: Array<[string, string]> = [
     ['model', `${r.model} (${r.preset}, ${r.params.toLocaleString('en-US')} params)`],
-    ['batch × block', `${r.batch} × ${r.block} = ${r.batch * r.block} tokens/step${r.micro_batch < r.batch ? ` (micro-batches of ${r.micro_batch})` : ''}, V ${r.vocab}`],
-    ['backend', `${r.backend}${r.simd === null ? '' : r.simd ? ' SIMD' : ' no SIMD'}, ${r.threads} thread${r.threads === 1 ? '' : 's'}`],
+    [
+      'batch × block',
+      `${r.batch} × ${r.block} = ${r.batch * r.block} tokens/step${r.micro_batch < r.batch ? ` (micro-batches of ${r.micro_batch})` : ''}, V ${r.vocab}`,
+    ],
+    [
+      'backend',
+      `${r.backend}${r.simd === null ? '' : r.simd ? ' SIMD' : ' no SIMD'}, ${r.threads} thread${r.threads === 1 ? '' : 's'}`,
+    ],
     ['steps', `${r.steps} timed after ${r.warmup_steps} warm-up, ${r.loss} loss`],
     ['train tokens/s', r.train_tokens_per_s.toFixed(1)],
-    ['s/step', `${r.sec_per_step.toFixed(3)} (min ${r.sec_per_step_min.toFixed(3)}, max ${r.sec_per_step_max.toFixed(3)})`],
+    [
+      's/step',
+      `${r.sec_per_step.toFixed(3)} (min ${r.sec_per_step_min.toFixed(3)}, max ${r.sec_per_step_max.toFixed(3)})`,
+    ],
     ['CPU s/step', `${r.cpu_sec_per_step.toFixed(3)} (all threads)`],
     ['last loss', r.last_loss.toFixed(4)],
     ['peak RSS', `${r.peak_rss_mb.toFixed(0)} MB`],
@@ -200,7 +255,11 @@ export async function trainBenchCommand(argv: readonly string[]): Promise<number
   )
     return 0;
   const f = parseFlags(argv, BENCH_FLAGS);
-  if (f.scaling || f.generate) throw new UsageError('--scaling and --generate select the other benchmarks (bench dispatches them)', f.scaling ? 'scaling' : 'generate');
+  if (f.scaling || f.generate)
+    throw new UsageError(
+      '--scaling and --generate select the other benchmarks (bench dispatches them)',
+      f.scaling ? 'scaling' : 'generate',
+    );
   microBatchOf(f.batch, f['micro-batch']); // the one check of --micro-batch against --batch (train's)
   const r = await runTrainBench(f);
   process.stdout.write(f.json ? `${JSON.stringify(r)}\n` : `${formatTrainBench(r)}\n`);

@@ -2,10 +2,27 @@
 import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { countParams, loadCheckpoint } from '@grassflow/gpu-layers';
-import { parseFlags, summariseRun, writeReport, type FlagSpecs, type MetricRecord, startBackend, wantsHelp, type CliCommand } from '@grassflow/training';
+import {
+  evalMetricChart,
+  parseFlags,
+  summariseRun,
+  trainingLossChart,
+  writeReport,
+  type FlagSpecs,
+  type MetricRecord,
+  startBackend,
+  wantsHelp,
+  type CliCommand,
+} from '@grassflow/training';
 import { dataDirOrThrow, loadRunData, loadSplitIds, loadTokenizer, type TokenizerKind } from '../shared/corpus.js';
 import { evaluatePerplexity } from '../lm-task.js';
-import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, seqLenFlag, trainingConfigFrom } from '../shared/model-options.js';
+import {
+  COMMON_TRAIN_FLAGS,
+  MODEL_KINDS,
+  modelConfigFrom,
+  seqLenFlag,
+  trainingConfigFrom,
+} from '../shared/model-options.js';
 import { startRun } from '../train/run.js';
 
 /** Sequence length of the compare runs unless --seq-len (or --block) says otherwise. */
@@ -16,7 +33,10 @@ export const COMPARE_FLAGS = {
   ...COMMON_TRAIN_FLAGS,
   preset: { ...COMMON_TRAIN_FLAGS.preset, default: 'tiny' },
   'd-model': { ...COMMON_TRAIN_FLAGS['d-model'], default: 64 },
-  'seq-len': { ...COMMON_TRAIN_FLAGS['seq-len'], help: `${COMMON_TRAIN_FLAGS['seq-len'].help} (default ${COMPARE_SEQ_LEN})` },
+  'seq-len': {
+    ...COMMON_TRAIN_FLAGS['seq-len'],
+    help: `${COMMON_TRAIN_FLAGS['seq-len'].help} (default ${COMPARE_SEQ_LEN})`,
+  },
   batch: { ...COMMON_TRAIN_FLAGS.batch, default: 8 },
   lr: { ...COMMON_TRAIN_FLAGS.lr, default: 2e-3 },
   warmup: { ...COMMON_TRAIN_FLAGS.warmup, default: 10 },
@@ -29,7 +49,15 @@ export const COMPARE_FLAGS = {
 
 /** `grassflow-lm compare`: returns the exit code; prints where the report is. */
 export async function compareCommand(argv: readonly string[]): Promise<number> {
-  if (wantsHelp(argv, 'grassflow-lm compare [--preset P --tokens T --seed S …]', 'Train grassmann, transformer-dpa and transformer-ea with one token budget, seed and data order; evaluate each best checkpoint on the first --eval-tokens tokens of wiki.valid and wiki.test; write one report.', COMPARE_FLAGS)) return 0;
+  if (
+    wantsHelp(
+      argv,
+      'grassflow-lm compare [--preset P --tokens T --seed S …]',
+      'Train grassmann, transformer-dpa and transformer-ea with one token budget, seed and data order; evaluate each best checkpoint on the first --eval-tokens tokens of wiki.valid and wiki.test; write one report.',
+      COMPARE_FLAGS,
+    )
+  )
+    return 0;
   const f = parseFlags(argv, COMPARE_FLAGS);
   // --tokens has a default here: another length flag replaces it
   const lengthGiven = argv.some((a) => /^--(epochs|steps)(=|$)/.test(a));
@@ -50,10 +78,20 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
   const rows: Array<Array<string | number | null>> = [];
   const curves: Array<{ name: string; records: MetricRecord[] }> = [];
   for (const { kind, model } of models) {
-    const run = { out: join(out, kind), modelKind: kind, preset: f.preset, model, training, command, control: { quiet: f.quiet } };
+    const run = {
+      out: join(out, kind),
+      modelKind: kind,
+      preset: f.preset,
+      model,
+      training,
+      command,
+      control: { quiet: f.quiet },
+    };
     const o = await startRun(run, data, backend);
     if (o.result.status !== 'finished') {
-      process.stderr.write(`compare stopped during ${kind} (${o.result.status}); its checkpoint: ${o.run.latestCheckpoint}\n`);
+      process.stderr.write(
+        `compare stopped during ${kind} (${o.result.status}); its checkpoint: ${o.run.latestCheckpoint}\n`,
+      );
       return o.result.signal === 'SIGTERM' ? 143 : 130;
     }
     const best = await loadCheckpoint(o.run.bestCheckpoint);
@@ -64,14 +102,34 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     best.model.dispose();
     const records = await o.run.readMetrics();
     const s = summariseRun(records, 'val_ppl');
-    rows.push([kind, countParams(model), s.tokens, s.lastLoss, v.ppl, te.ppl, s.best?.step ?? null, Math.round(o.result.state.tokensSeen / o.result.state.trainSeconds), Math.round(o.result.state.trainSeconds)]);
+    rows.push([
+      kind,
+      countParams(model),
+      s.tokens,
+      s.lastLoss,
+      v.ppl,
+      te.ppl,
+      s.best?.step ?? null,
+      Math.round(o.result.state.tokensSeen / o.result.state.trainSeconds),
+      Math.round(o.result.state.trainSeconds),
+    ]);
     curves.push({ name: kind, records });
-    process.stderr.write(`${kind}: val PPL ${v.ppl.toFixed(2)}, test PPL ${te.ppl.toFixed(2)} (${v.tokens} / ${te.tokens} tokens)\n`);
+    process.stderr.write(
+      `${kind}: val PPL ${v.ppl.toFixed(2)}, test PPL ${te.ppl.toFixed(2)} (${v.tokens} / ${te.tokens} tokens)\n`,
+    );
   }
   const cfg = modelConfigFrom('grassmann', withSeqLen, data.tok.vocabSize);
   const series = (type: string, key: string, x: string): Array<{ name: string; points: Array<[number, number]> }> =>
-    curves.map((c) => ({ name: c.name, points: c.records.filter((r) => r.type === type && typeof r[key] === 'number').map((r) => [x === 'tokens' ? (r['tokens'] as number) : r.step, r[key] as number]) }));
-  const evalNote = evalN === undefined ? 'every token of wiki.valid and wiki.test' : `the first ${evalN.toLocaleString('en-US')} tokens of wiki.valid and of wiki.test`;
+    curves.map((c) => ({
+      name: c.name,
+      points: c.records
+        .filter((r) => r.type === type && typeof r[key] === 'number')
+        .map((r) => [x === 'tokens' ? (r['tokens'] as number) : r.step, r[key] as number]),
+    }));
+  const evalNote =
+    evalN === undefined
+      ? 'every token of wiki.valid and wiki.test'
+      : `the first ${evalN.toLocaleString('en-US')} tokens of wiki.valid and of wiki.test`;
   const path = await writeReport(out, {
     title: 'Grassmann vs Transformer (DPA, EA) on WikiText-2',
     intro: [
@@ -83,12 +141,29 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
         `This is a short, small run for comparing the three kinds on one machine, not the paper's setting (6 layers, d 256, 30 epochs). ` +
         'With a budget of a few tens of thousands of tokens the models learn mostly token frequencies, and one seed gives no error bars: read small PPL differences as noise.',
     ],
-    table: { columns: ['model', 'params', 'train tokens', 'last train loss', 'val PPL', 'test PPL', 'best at step', 'train tokens/s', 'train s'], rows },
+    table: {
+      columns: [
+        'model',
+        'params',
+        'train tokens',
+        'last train loss',
+        'val PPL',
+        'test PPL',
+        'best at step',
+        'train tokens/s',
+        'train s',
+      ],
+      rows,
+    },
     charts: [
-      { file: 'loss', chart: { title: 'Training loss', xLabel: 'training tokens', yLabel: 'cross-entropy (nats)', series: series('train', 'loss', 'tokens') } },
-      { file: 'val-ppl', chart: { title: 'Validation perplexity', xLabel: 'step', yLabel: 'PPL', logY: true, series: series('eval', 'val_ppl', 'step') } },
+      trainingLossChart(series('train', 'loss', 'tokens'), 'training tokens'),
+      evalMetricChart('val-ppl', 'Validation perplexity', 'PPL', series('eval', 'val_ppl', 'step'), true),
     ],
-    notes: [MODEL_KINDS.map((k) => `- ${k}: run folder [${k}/](${k}/) (config.json, metrics.jsonl, checkpoints/, report.md)`).join('\n')],
+    notes: [
+      MODEL_KINDS.map(
+        (k) => `- ${k}: run folder [${k}/](${k}/) (config.json, metrics.jsonl, checkpoints/, report.md)`,
+      ).join('\n'),
+    ],
   });
   process.stdout.write(`report: ${path}\n`);
   return 0;

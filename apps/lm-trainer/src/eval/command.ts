@@ -1,6 +1,11 @@
 // `grassflow-lm eval`: perplexity of a checkpoint over every token of a split, as one JSON line.
 import { parseFlags, startBackend, planCommand, type FlagSpecs, type CliCommand } from '@grassflow/training';
-import { checkpointSourceOf, CHECKPOINT_FLAGS, loadModelAndTokenizer, type CheckpointSource } from '../shared/checkpoint-dir.js';
+import {
+  checkpointSourceOf,
+  CHECKPOINT_FLAGS,
+  loadModelAndTokenizer,
+  type CheckpointSource,
+} from '../shared/checkpoint-dir.js';
 import { loadSplitIds } from '../shared/corpus.js';
 import { evaluatePerplexity } from '../lm-task.js';
 

@@ -1,6 +1,11 @@
 // `grassflow-lm generate`: sample a continuation of a prompt from a checkpoint.
 import { parseFlags, startBackend, planCommand, type FlagSpecs, type CliCommand } from '@grassflow/training';
-import { checkpointSourceOf, CHECKPOINT_FLAGS, loadModelAndTokenizer, type CheckpointSource } from '../shared/checkpoint-dir.js';
+import {
+  checkpointSourceOf,
+  CHECKPOINT_FLAGS,
+  loadModelAndTokenizer,
+  type CheckpointSource,
+} from '../shared/checkpoint-dir.js';
 import { generateIds, type SampleOptions } from './generate.js';
 
 const GENERATE_FLAGS = {
@@ -48,7 +53,11 @@ export function planGenerate(argv: readonly string[]): GeneratePlan {
 /** Print the prompt and its continuation. */
 export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
   await startBackend(plan.source.backend);
-  const { model, tok } = await loadModelAndTokenizer(plan.source.checkpoint, plan.source.dataDir, plan.source.tokenizer);
+  const { model, tok } = await loadModelAndTokenizer(
+    plan.source.checkpoint,
+    plan.source.dataDir,
+    plan.source.tokenizer,
+  );
   try {
     const prompt = await tok.encodePrompt(plan.prompt);
     const out = generateIds(model, prompt, plan.sampling);
@@ -59,7 +68,8 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
   }
 }
 
-const USAGE = 'grassflow-lm generate --checkpoint DIR --prompt TEXT [--max-tokens N --temperature T --top-k K --seed S --slide-keep N]';
+const USAGE =
+  'grassflow-lm generate --checkpoint DIR --prompt TEXT [--max-tokens N --temperature T --top-k K --seed S --slide-keep N]';
 const DESCRIPTION =
   'Sample a continuation of the prompt; deterministic for a seed. The prompt is read in one pass, then each token is ' +
   'one incremental decoding step (Grassmann: a constant-size state of the last max(offset) reduced states per layer; ' +

@@ -19,7 +19,11 @@ export interface SampleOptions {
 }
 
 /** Pick one token from logits [V] (float64 softmax over the top k of logits/T; ties broken by lower id). */
-export function sampleToken(logits: Float32Array, opts: Pick<SampleOptions, 'temperature' | 'topK'>, rng: TrainingRng): number {
+export function sampleToken(
+  logits: Float32Array,
+  opts: Pick<SampleOptions, 'temperature' | 'topK'>,
+  rng: TrainingRng,
+): number {
   const V = logits.length;
   if (opts.temperature === 0) {
     let best = 0;
@@ -93,7 +97,8 @@ export function generateIds(model: LanguageModel, prompt: Int32Array, opts: Samp
   const rng = new TrainingRng(opts.seed);
   const ids = Array.from(prompt);
   const decoder = createDecoder(model, { batch: 1 });
-  const prime = (ctx: number[]): tf.Tensor2D => tf.tidy(() => decoder.prime(tf.tensor2d(ctx, [1, ctx.length], 'int32'))); // [1, V]
+  const prime = (ctx: number[]): tf.Tensor2D =>
+    tf.tidy(() => decoder.prime(tf.tensor2d(ctx, [1, ctx.length], 'int32'))); // [1, V]
   try {
     let logits = prime(ids.slice(-maxLen));
     for (let n = 0; ; n++) {

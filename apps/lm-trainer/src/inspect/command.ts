@@ -1,7 +1,12 @@
 // `grassflow-lm inspect`: the geometry inside a trained model — gates, Plücker pairs, subspace flow, attention entropy.
 import { resolve } from 'node:path';
 import { parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp, type CliCommand } from '@grassflow/training';
-import { checkpointSourceOf, CHECKPOINT_FLAGS, loadModelAndTokenizer, type CheckpointSource } from '../shared/checkpoint-dir.js';
+import {
+  checkpointSourceOf,
+  CHECKPOINT_FLAGS,
+  loadModelAndTokenizer,
+  type CheckpointSource,
+} from '../shared/checkpoint-dir.js';
 import { loadSplitIds, type CorpusTokenizer } from '../shared/corpus.js';
 import { inspectModel, type InspectResult, type InspectSample } from './model.js';
 import { writeInspectReport } from './report.js';
@@ -9,7 +14,11 @@ import { writeInspectReport } from './report.js';
 const INSPECT_FLAGS = {
   checkpoint: CHECKPOINT_FLAGS.checkpoint,
   text: { type: 'string', metavar: 'TEXT', help: 'inspect this text (its first L tokens)' },
-  split: { type: 'string', choices: ['valid', 'test'], help: 'or inspect windows of L tokens from this WikiText-2 split' },
+  split: {
+    type: 'string',
+    choices: ['valid', 'test'],
+    help: 'or inspect windows of L tokens from this WikiText-2 split',
+  },
   samples: { type: 'int', min: 1, default: 8, help: 'with --split: number of windows, evenly spaced over the split' },
   top: { type: 'int', min: 1, default: 5, help: 'largest subspace steps listed per layer and offset' },
   out: { type: 'string', metavar: 'DIR', help: 'output folder for inspect.json, report.md and the charts' },
@@ -28,7 +37,9 @@ function tokenLabel(tok: CorpusTokenizer, id: number): string {
 export function splitWindows(ids: Int32Array, L: number, samples: number): Array<{ start: number; ids: Int32Array }> {
   if (ids.length <= L) return [{ start: 0, ids: ids.slice() }];
   const last = ids.length - L;
-  const starts = [...new Set(Array.from({ length: samples }, (_, k) => (samples === 1 ? 0 : Math.floor((k * last) / (samples - 1)))))];
+  const starts = [
+    ...new Set(Array.from({ length: samples }, (_, k) => (samples === 1 ? 0 : Math.floor((k * last) / (samples - 1))))),
+  ];
   return starts.map((start) => ({ start, ids: ids.slice(start, start + L) }));
 }
 
@@ -85,10 +96,17 @@ export interface InspectPlan {
 export function planInspect(argv: readonly string[]): InspectPlan {
   const f = parseFlags(argv, INSPECT_FLAGS);
   if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
-  if (f.out === undefined) throw new UsageError('--out DIR is required (inspect.json, report.md and the charts go there)', 'out');
-  if ((f.text === undefined) === (f.split === undefined)) throw new UsageError('give exactly one of --text "…" or --split valid|test', f.text === undefined ? 'text' : 'split');
-  if (f.text !== undefined && f.text.trim() === '') throw new UsageError('--text is empty: give the text to inspect, e.g. --text "the game was released"', 'text');
-  if (f.split === undefined && argv.some((a) => a === '--samples' || a.startsWith('--samples='))) throw new UsageError('--samples goes with --split', 'samples');
+  if (f.out === undefined)
+    throw new UsageError('--out DIR is required (inspect.json, report.md and the charts go there)', 'out');
+  if ((f.text === undefined) === (f.split === undefined))
+    throw new UsageError(
+      'give exactly one of --text "…" or --split valid|test',
+      f.text === undefined ? 'text' : 'split',
+    );
+  if (f.text !== undefined && f.text.trim() === '')
+    throw new UsageError('--text is empty: give the text to inspect, e.g. --text "the game was released"', 'text');
+  if (f.split === undefined && argv.some((a) => a === '--samples' || a.startsWith('--samples=')))
+    throw new UsageError('--samples goes with --split', 'samples');
   return {
     source: checkpointSourceOf(f),
     input: f.text !== undefined ? { text: f.text } : { split: f.split as 'valid' | 'test', samples: f.samples },
@@ -110,9 +128,16 @@ export async function runInspectPlan(plan: InspectPlan): Promise<number> {
     if ('text' in plan.input) {
       const { text } = plan.input;
       const ids = await tok.encodePrompt(text);
-      if (ids.length === 0) throw new UsageError(`--text ${JSON.stringify(text)} encodes to no tokens: give a text with words in it`, 'text');
+      if (ids.length === 0)
+        throw new UsageError(
+          `--text ${JSON.stringify(text)} encodes to no tokens: give a text with words in it`,
+          'text',
+        );
       const kept = ids.subarray(0, L);
-      if (ids.length > L) process.stderr.write(`inspect: the text has ${ids.length} tokens; the model's L is ${L}, so the first ${L} are inspected\n`);
+      if (ids.length > L)
+        process.stderr.write(
+          `inspect: the text has ${ids.length} tokens; the model's L is ${L}, so the first ${L} are inspected\n`,
+        );
       samples = [{ ids: kept, tokens: Array.from(kept, (id) => tokenLabel(tok, id)) }];
       input = `the text given with --text (${ids.length} tokens${ids.length > L ? `, the first ${L} inspected` : ''})`;
     } else {

@@ -35,14 +35,22 @@ export interface InspectOptions {
  * antiparallel weight per head for a Transformer. Each layer also reports a consistency check (check.maxAbsDiff):
  * p̂ against grassmann-math's plucker of the same z, or the attention weight on future keys.
  */
-export function inspectModel(model: LanguageModel, samples: readonly InspectSample[], options: InspectOptions = {}): InspectResult {
+export function inspectModel(
+  model: LanguageModel,
+  samples: readonly InspectSample[],
+  options: InspectOptions = {},
+): InspectResult {
   const lm = inspectableModel(model);
   const top = options.top ?? 5;
   if (samples.length === 0) throw new RangeError('inspect: no samples to inspect');
   for (const [k, s] of samples.entries()) {
     if (s.ids.length === 0) throw new RangeError(`inspect: sample ${k} has no tokens`);
-    if (s.ids.length > lm.config.maxLen) throw new RangeError(`inspect: sample ${k} has ${s.ids.length} tokens, more than the model's maxLen ${lm.config.maxLen}`);
-    if (s.tokens.length !== s.ids.length) throw new RangeError(`inspect: sample ${k} has ${s.ids.length} ids but ${s.tokens.length} token labels`);
+    if (s.ids.length > lm.config.maxLen)
+      throw new RangeError(
+        `inspect: sample ${k} has ${s.ids.length} tokens, more than the model's maxLen ${lm.config.maxLen}`,
+      );
+    if (s.tokens.length !== s.ids.length)
+      throw new RangeError(`inspect: sample ${k} has ${s.ids.length} ids but ${s.tokens.length} token labels`);
   }
   const inputs: Mat[][] = samples.map((s) => blockInputs(lm, s.ids)); // [sample][layer]
   const perLayer = (i: number) => inputs.map((x) => x[i] as Mat);
@@ -54,12 +62,20 @@ export function inspectModel(model: LanguageModel, samples: readonly InspectSamp
   };
   if (lm.config.kind === 'grassmann') {
     result.grassmann = lm.blocks.map((block, i) => {
-      if (!(block instanceof GrassmannBlock)) throw new TypeError(`inspect: block ${i} of a Grassmann model is a ${block.getClassName()}`);
-      return inspectGrassmannLayer(block, i, perLayer(i), samples.map((s) => s.tokens), top);
+      if (!(block instanceof GrassmannBlock))
+        throw new TypeError(`inspect: block ${i} of a Grassmann model is a ${block.getClassName()}`);
+      return inspectGrassmannLayer(
+        block,
+        i,
+        perLayer(i),
+        samples.map((s) => s.tokens),
+        top,
+      );
     });
   } else {
     result.attention = lm.blocks.map((block, i) => {
-      if (!(block instanceof TransformerBlock)) throw new TypeError(`inspect: block ${i} of a Transformer model is a ${block.getClassName()}`);
+      if (!(block instanceof TransformerBlock))
+        throw new TypeError(`inspect: block ${i} of a Transformer model is a ${block.getClassName()}`);
       return inspectAttentionLayer(block, i, perLayer(i));
     });
   }

@@ -23,10 +23,18 @@ export interface InspectReportMeta {
   input: string;
 }
 
-type Chart = { kind: 'heatmap'; chart: HeatmapChart } | { kind: 'histogram'; chart: HistogramChart } | { kind: 'line'; chart: LineChart };
+type Chart =
+  | { kind: 'heatmap'; chart: HeatmapChart }
+  | { kind: 'histogram'; chart: HistogramChart }
+  | { kind: 'line'; chart: LineChart };
 
 async function writeChart(dir: string, file: string, c: Chart): Promise<string> {
-  const { svg, png } = c.kind === 'heatmap' ? await renderHeatmapChart(c.chart) : c.kind === 'histogram' ? await renderHistogramChart(c.chart) : await renderLineChart(c.chart);
+  const { svg, png } =
+    c.kind === 'heatmap'
+      ? await renderHeatmapChart(c.chart)
+      : c.kind === 'histogram'
+        ? await renderHistogramChart(c.chart)
+        : await renderLineChart(c.chart);
   await writeFileAtomic(join(dir, `${file}.svg`), new TextEncoder().encode(svg));
   await writeFileAtomic(join(dir, `${file}.png`), png);
   return `![${c.chart.title}](${file}.png)\n\n(vector: [${file}.svg](${file}.svg))`;
@@ -57,7 +65,11 @@ function layerLabel(l: GrassmannLayerReport, delta: number): string {
   return l.offsets.length === 1 ? `layer ${l.layer} (Δ ${delta})` : `layer ${l.layer} Δ ${delta}`;
 }
 
-async function grassmannSections(dir: string, layers: readonly GrassmannLayerReport[], tokens: readonly string[]): Promise<string[]> {
+async function grassmannSections(
+  dir: string,
+  layers: readonly GrassmannLayerReport[],
+  tokens: readonly string[],
+): Promise<string[]> {
   const rows = layers.flatMap((l) => l.geometry.map((g) => ({ l, g })));
   const out: string[] = [];
   out.push(
@@ -65,10 +77,25 @@ async function grassmannSections(dir: string, layers: readonly GrassmannLayerRep
     '',
     'α is the gate (1: the state keeps itself, 0: it is replaced by the geometric path g); geometric share: mean of ‖(1−α)⊙g‖ / (‖α⊙h‖ + ‖(1−α)⊙g‖) over positions; angles between z_{t−Δ} and z_t in degrees; ' +
       '‖p‖ the parallelogram area before normalisation; step: the geodesic distance sqrt(θ1² + θ2²) between consecutive pair-planes on Gr(2, r), in degrees. ' +
-      'Ranges are 5th–95th percentiles over every position of every sample; h is the mixer\'s input (LN1(h) in pre-LN blocks).',
+      "Ranges are 5th–95th percentiles over every position of every sample; h is the mixer's input (LN1(h) in pre-LN blocks).",
     '',
     markdownTable({
-      columns: ['layer', 'Δ', 'mixer input', 'α mean', 'α std', 'α 5–95%', 'geometric share', 'angle median', 'angle 5–95%', '‖p‖ median', '‖p‖ 5–95%', 'step median', 'step 95%', 'degenerate planes'],
+      columns: [
+        'layer',
+        'Δ',
+        'mixer input',
+        'α mean',
+        'α std',
+        'α 5–95%',
+        'geometric share',
+        'angle median',
+        'angle 5–95%',
+        '‖p‖ median',
+        '‖p‖ 5–95%',
+        'step median',
+        'step 95%',
+        'degenerate planes',
+      ],
       rows: rows.map(({ l, g }) => [
         l.layer,
         g.delta,
@@ -128,7 +155,16 @@ async function grassmannSections(dir: string, layers: readonly GrassmannLayerRep
   out.push(
     await writeChart(dir, 'flow', {
       kind: 'heatmap',
-      chart: { title: 'Step of the pair-plane on Gr(2, r) when each token arrives (degrees)', xLabel: 'token (sample 0)', yLabel: 'layer', xLabels: tokens, yLabels: flowLabels, values: rows.map(({ g }) => g.stepDeg[0] ?? []), colorLabel: 'step (°)', scheme: 'inferno' },
+      chart: {
+        title: 'Step of the pair-plane on Gr(2, r) when each token arrives (degrees)',
+        xLabel: 'token (sample 0)',
+        yLabel: 'layer',
+        xLabels: tokens,
+        yLabels: flowLabels,
+        values: rows.map(({ g }) => g.stepDeg[0] ?? []),
+        colorLabel: 'step (°)',
+        scheme: 'inferno',
+      },
     }),
     '',
     'The trajectory: the length of the path the pair-plane has travelled on Gr(2, r) (the sum of the steps above); a steeper curve is a layer whose subspace moves faster.',
@@ -144,11 +180,27 @@ async function grassmannSections(dir: string, layers: readonly GrassmannLayerRep
     }),
     '',
   );
-  out.push('### Tokens that move the subspace most', '', 'The largest steps over all samples: the token t that arrived, the new pair (z_{t−Δ}, z_t), the principal angles θ1 ≤ θ2 and the step.', '');
+  out.push(
+    '### Tokens that move the subspace most',
+    '',
+    'The largest steps over all samples: the token t that arrived, the new pair (z_{t−Δ}, z_t), the principal angles θ1 ≤ θ2 and the step.',
+    '',
+  );
   out.push(
     markdownTable({
       columns: ['layer', 'Δ', 'token', 'pair (t−Δ, t)', 'sample:t', 'θ1 (°)', 'θ2 (°)', 'step (°)'],
-      rows: rows.flatMap(({ l, g }) => g.largestSteps.map((s) => [l.layer, g.delta, s.token, `${s.pair[0]}${g.delta === 1 ? ' ' : ' ⋯ '}${s.pair[1]}`, `${s.sample}:${s.position}`, round(s.theta1Deg, 2), round(s.theta2Deg, 2), round(s.stepDeg, 2)])),
+      rows: rows.flatMap(({ l, g }) =>
+        g.largestSteps.map((s) => [
+          l.layer,
+          g.delta,
+          s.token,
+          `${s.pair[0]}${g.delta === 1 ? ' ' : ' ⋯ '}${s.pair[1]}`,
+          `${s.sample}:${s.position}`,
+          round(s.theta1Deg, 2),
+          round(s.theta2Deg, 2),
+          round(s.stepDeg, 2),
+        ]),
+      ),
     }),
     '',
   );
@@ -157,7 +209,17 @@ async function grassmannSections(dir: string, layers: readonly GrassmannLayerRep
   out.push(
     await writeChart(dir, 'angles', {
       kind: 'histogram',
-      chart: { title: 'Angle between z_{t−Δ} and z_t', xLabel: 'angle (degrees)', bins: 36, domain: [0, 180], height: many ? 50 : 90, series: rows.map(({ l, g }) => ({ name: layerLabel(l, g.delta), values: g.angleDeg.flat().filter((v): v is number => v !== null) })) },
+      chart: {
+        title: 'Angle between z_{t−Δ} and z_t',
+        xLabel: 'angle (degrees)',
+        bins: 36,
+        domain: [0, 180],
+        height: many ? 50 : 90,
+        series: rows.map(({ l, g }) => ({
+          name: layerLabel(l, g.delta),
+          values: g.angleDeg.flat().filter((v): v is number => v !== null),
+        })),
+      },
     }),
     '',
     await writeChart(dir, 'areas', {
@@ -167,17 +229,30 @@ async function grassmannSections(dir: string, layers: readonly GrassmannLayerRep
         xLabel: 'log10 ‖p‖',
         bins: 40,
         height: many ? 50 : 90,
-        series: rows.map(({ l, g }) => ({ name: layerLabel(l, g.delta), values: g.area.flat().filter((v): v is number => v !== null && v > 0).map(Math.log10) })),
+        series: rows.map(({ l, g }) => ({
+          name: layerLabel(l, g.delta),
+          values: g.area
+            .flat()
+            .filter((v): v is number => v !== null && v > 0)
+            .map(Math.log10),
+        })),
       },
     }),
     '',
   );
   const worst = Math.max(...layers.map((l) => l.check.maxAbsDiff));
-  out.push(`Check: the model's own \`grassmannMixing\` (traced, float32) gives Plücker coordinates p̂ that match grassmann-math's \`plucker\` of the same z (float64) within ${worst.toExponential(2)} (max abs).`, '');
+  out.push(
+    `Check: the model's own \`grassmannMixing\` (traced, float32) gives Plücker coordinates p̂ that match grassmann-math's \`plucker\` of the same z (float64) within ${worst.toExponential(2)} (max abs).`,
+    '',
+  );
   return out;
 }
 
-async function attentionSections(dir: string, layers: readonly AttentionLayerReport[], tokens: readonly string[]): Promise<string[]> {
+async function attentionSections(
+  dir: string,
+  layers: readonly AttentionLayerReport[],
+  tokens: readonly string[],
+): Promise<string[]> {
   const kind = layers[0]?.kind ?? 'dpa';
   const out: string[] = [];
   out.push(
@@ -187,8 +262,26 @@ async function attentionSections(dir: string, layers: readonly AttentionLayerRep
       `and the share of attention weight on antiparallel pairs (q·k < 0) next to the share of such pairs. ${kind === 'ea' ? 'Expressive attention weighs s²/(1 + s²): antiparallel pairs attend as much as parallel ones.' : 'Softmax attention gives antiparallel pairs small weights.'}`,
     '',
     markdownTable({
-      columns: ['layer', 'head', 'entropy mean', 'entropy 5–95%', 'normalised entropy', 'weight on q·k < 0', 'pairs with q·k < 0'],
-      rows: layers.flatMap((l) => l.heads.map((h) => [l.layer, h.head, round(h.entropy.mean), `${fix(h.entropy.p05)}–${fix(h.entropy.p95)}`, round(h.normalizedEntropy.mean), round(h.antiparallelWeight), round(h.antiparallelPairs)])),
+      columns: [
+        'layer',
+        'head',
+        'entropy mean',
+        'entropy 5–95%',
+        'normalised entropy',
+        'weight on q·k < 0',
+        'pairs with q·k < 0',
+      ],
+      rows: layers.flatMap((l) =>
+        l.heads.map((h) => [
+          l.layer,
+          h.head,
+          round(h.entropy.mean),
+          `${fix(h.entropy.p05)}–${fix(h.entropy.p95)}`,
+          round(h.normalizedEntropy.mean),
+          round(h.antiparallelWeight),
+          round(h.antiparallelPairs),
+        ]),
+      ),
     }),
     '',
   );
@@ -196,7 +289,17 @@ async function attentionSections(dir: string, layers: readonly AttentionLayerRep
   out.push(
     await writeChart(dir, 'entropy-heads', {
       kind: 'heatmap',
-      chart: { title: 'Mean normalised attention entropy', xLabel: 'head', yLabel: 'layer', xLabels: Array.from({ length: heads }, (_, h) => `head ${h}`), yLabels: layers.map((l) => `layer ${l.layer}`), values: layers.map((l) => l.heads.map((h) => h.normalizedEntropy.mean)), colorLabel: 'H / ln(i+1)', domain: [0, 1], cell: 40 },
+      chart: {
+        title: 'Mean normalised attention entropy',
+        xLabel: 'head',
+        yLabel: 'layer',
+        xLabels: Array.from({ length: heads }, (_, h) => `head ${h}`),
+        yLabels: layers.map((l) => `layer ${l.layer}`),
+        values: layers.map((l) => l.heads.map((h) => h.normalizedEntropy.mean)),
+        colorLabel: 'H / ln(i+1)',
+        domain: [0, 1],
+        cell: 40,
+      },
     }),
     '',
     await writeChart(dir, 'entropy', {
@@ -215,13 +318,21 @@ async function attentionSections(dir: string, layers: readonly AttentionLayerRep
     '',
   );
   const worst = Math.max(...layers.map((l) => l.check.maxAbsDiff));
-  out.push(`Check: the model's own \`causalAttention\` (traced) puts at most ${worst.toExponential(2)} of weight on a future key (causality: 0).`, '');
+  out.push(
+    `Check: the model's own \`causalAttention\` (traced) puts at most ${worst.toExponential(2)} of weight on a future key (causality: 0).`,
+    '',
+  );
   return out;
 }
 
 /** Write inspect.json (every number) and report.md with its charts (SVG + PNG) into `dir`; returns the report's path. */
 export async function writeInspectReport(dir: string, result: InspectResult, meta: InspectReportMeta): Promise<string> {
-  await writeJsonAtomic(join(dir, 'inspect.json'), { ...result, command: meta.command, checkpoint: meta.checkpoint, input: meta.input });
+  await writeJsonAtomic(join(dir, 'inspect.json'), {
+    ...result,
+    command: meta.command,
+    checkpoint: meta.checkpoint,
+    input: meta.input,
+  });
   const m = result.model;
   const tokens = result.samples[0]?.tokens ?? [];
   const parts: string[] = [

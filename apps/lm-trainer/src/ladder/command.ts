@@ -4,10 +4,28 @@ import { mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SyntheticTask } from '@grassflow/datasets';
-import { gitCommit, parseFlags, startBackend, StopSignal, UsageError, writeJsonAtomic, formatDuration, wantsHelp, type CliCommand } from '@grassflow/training';
+import {
+  gitCommit,
+  parseFlags,
+  startBackend,
+  StopSignal,
+  UsageError,
+  writeJsonAtomic,
+  formatDuration,
+  wantsHelp,
+  type CliCommand,
+} from '@grassflow/training';
 import { ladderConfigFrom, LADDER_FLAGS, type LadderConfig } from './options.js';
 import { grassmannReach, reachableFraction, receptiveField } from './reach.js';
-import { cellsOf, chanceAccuracy, ruleOf, writeLadderReport, writeLadderResults, type LadderResults, type LevelInfo } from './report.js';
+import {
+  cellsOf,
+  chanceAccuracy,
+  ruleOf,
+  writeLadderReport,
+  writeLadderResults,
+  type LadderResults,
+  type LevelInfo,
+} from './report.js';
 import { runRung, type RungResult } from '../ladder-task.js';
 
 /** config.json of a ladder run folder. */
@@ -28,13 +46,27 @@ function levelInfos(cfg: LadderConfig): { levels: LevelInfo[]; grassmann: Ladder
   const g = c?.kind === 'grassmann' ? c : undefined;
   const reach = g === undefined ? null : grassmannReach(g.offsets);
   const levels = cfg.levels.map((level) => {
-    const task = new SyntheticTask({ family: cfg.family, level, blockSize: cfg.seqLen, vocabSize: cfg.vocabSize, seed: cfg.evalSeed });
-    return { level, rule: ruleOf(cfg.family, level), grassmannReachable: reach === null ? null : reachableFraction(task, reach, cfg.evalSeqs) };
+    const task = new SyntheticTask({
+      family: cfg.family,
+      level,
+      blockSize: cfg.seqLen,
+      vocabSize: cfg.vocabSize,
+      seed: cfg.evalSeed,
+    });
+    return {
+      level,
+      rule: ruleOf(cfg.family, level),
+      grassmannReachable: reach === null ? null : reachableFraction(task, reach, cfg.evalSeqs),
+    };
   });
-  return { levels, grassmann: g === undefined || reach === null ? null : { reach, receptiveField: receptiveField(g.offsets) } };
+  return {
+    levels,
+    grassmann: g === undefined || reach === null ? null : { reach, receptiveField: receptiveField(g.offsets) },
+  };
 }
 
-const USAGE = 'grassflow-lm ladder [--quick] [--family lagged-sum|recall] [--levels 1..K] [--models M,M] [--seeds N] [--steps S] [--out DIR]';
+const USAGE =
+  'grassflow-lm ladder [--quick] [--family lagged-sum|recall] [--levels 1..K] [--models M,M] [--seeds N] [--steps S] [--out DIR]';
 const DESCRIPTION =
   'Train every model kind from scratch on each level of a synthetic task family (same steps, seeds and data order), ' +
   'score greedy next-token accuracy on held-out sequences at the positions the rule determines, and write ' +
@@ -47,7 +79,8 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
   const f = parseFlags(argv, LADDER_FLAGS);
   const cfg = ladderConfigFrom(f);
   const out = resolve(f.out ?? `runs/ladder-${cfg.family}`);
-  if (existsSync(join(out, 'config.json'))) throw new UsageError(`${out} already holds a ladder run: choose another --out`, 'out');
+  if (existsSync(join(out, 'config.json')))
+    throw new UsageError(`${out} already holds a ladder run: choose another --out`, 'out');
   const command = ['grassflow-lm', 'ladder', ...argv].join(' ');
   // The ladder's models are tiny (d 32–64): a wasm thread pool only adds synchronisation (measured: 1 thread is
   // faster on 2 loaded cores). GRASSFLOW_WASM_THREADS, when set, still decides.
@@ -91,7 +124,24 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
           const modelConfig = cfg.modelConfigs[model];
           if (modelConfig === undefined) throw new Error(`internal: no model config for ${model}`);
           const r = await runRung(
-            { family: cfg.family, level, model, modelConfig, seed, steps: cfg.steps, batch: cfg.batch, lr: cfg.lr, minLr: cfg.minLr, warmup: cfg.warmup, weightDecay: cfg.weightDecay, clip: cfg.clip, beta1: cfg.beta1, beta2: cfg.beta2, evalSeqs: cfg.evalSeqs, evalSeed: cfg.evalSeed },
+            {
+              family: cfg.family,
+              level,
+              model,
+              modelConfig,
+              seed,
+              steps: cfg.steps,
+              batch: cfg.batch,
+              lr: cfg.lr,
+              minLr: cfg.minLr,
+              warmup: cfg.warmup,
+              weightDecay: cfg.weightDecay,
+              clip: cfg.clip,
+              beta1: cfg.beta1,
+              beta2: cfg.beta2,
+              evalSeqs: cfg.evalSeqs,
+              evalSeed: cfg.evalSeed,
+            },
             { shouldStop: () => signal.requested !== null },
           );
           if (r === null) {
@@ -114,9 +164,18 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
   const final = results(!stopped);
   await writeLadderResults(out, final);
   const seconds = (performance.now() - t0) / 1000;
-  const path = await writeLadderReport(out, cfg, final, { command, backend: backend.name, loadavg: loadavg().map((x) => x.toFixed(2)).join(' '), seconds });
+  const path = await writeLadderReport(out, cfg, final, {
+    command,
+    backend: backend.name,
+    loadavg: loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
+    seconds,
+  });
   if (stopped) {
-    process.stderr.write(`ladder stopped by ${signal.requested} after ${runs.length} of ${total} runs; partial report: ${path}\n`);
+    process.stderr.write(
+      `ladder stopped by ${signal.requested} after ${runs.length} of ${total} runs; partial report: ${path}\n`,
+    );
     return StopSignal.exitCode(signal.requested ?? 'SIGINT');
   }
   process.stderr.write(`ladder finished: ${total} runs in ${formatDuration(seconds)}\n`);

@@ -10,25 +10,52 @@ export const LADDER_FAMILIES = ['lagged-sum', 'recall'] as const;
 /** Flags of `grassflow-lm ladder`. Sizes have no default here: they come from the profile (see {@link LADDER_PROFILES}). */
 export const LADDER_FLAGS = {
   levels: { type: 'string', metavar: 'A..B|A,B,…', help: 'task levels: a range 1..4, a list 1,2,5 or one level' },
-  family: { type: 'string', choices: LADDER_FAMILIES, default: 'lagged-sum', help: "task family: 'lagged-sum' (x_t = 1 + Σ x_{t−a} mod V, lags 1,3,7,17,33,…) or 'recall' (2^level key→value pairs)" },
-  models: { type: 'string', metavar: 'M,M,…', default: MODEL_KINDS.join(','), help: `model kinds, comma separated (${MODEL_KINDS.join(', ')})` },
+  family: {
+    type: 'string',
+    choices: LADDER_FAMILIES,
+    default: 'lagged-sum',
+    help: "task family: 'lagged-sum' (x_t = 1 + Σ x_{t−a} mod V, lags 1,3,7,17,33,…) or 'recall' (2^level key→value pairs)",
+  },
+  models: {
+    type: 'string',
+    metavar: 'M,M,…',
+    default: MODEL_KINDS.join(','),
+    help: `model kinds, comma separated (${MODEL_KINDS.join(', ')})`,
+  },
   layers: { type: 'int', min: 1, help: 'blocks per model' },
   'd-model': { type: 'int', min: 2, help: 'model width d (d_ff = 4d)' },
   heads: { type: 'int', min: 1, help: 'attention heads H (d divisible by H)' },
   r: { type: 'int', min: 2, help: 'Grassmann reduced width r' },
   offsets: { type: 'int-list', min: 1, help: 'Grassmann offsets, one per layer (cycled over the layers)' },
-  'seq-len': { type: 'int', min: 2, help: 'sequence length L (inputs per row; the models\' maxLen = L)' },
+  'seq-len': { type: 'int', min: 2, help: "sequence length L (inputs per row; the models' maxLen = L)" },
   block: BLOCK_ALIAS_FLAG,
-  vocab: { type: 'int', min: 2, help: 'vocabulary size V of the task (default: lagged-sum 4, so that sums of 3–5 terms are learnable in minutes; recall 64)' },
+  vocab: {
+    type: 'int',
+    min: 2,
+    help: 'vocabulary size V of the task (default: lagged-sum 4, so that sums of 3–5 terms are learnable in minutes; recall 64)',
+  },
   steps: { type: 'int', min: 1, help: 'optimizer steps per run (same budget for every level, model and seed)' },
   batch: { type: 'int', min: 1, help: 'sequences per step B' },
   lr: { type: 'float', min: 0, exclusiveMin: true, help: 'peak learning rate (warmup, then cosine to lr/10)' },
   warmup: { type: 'int', min: 0, help: 'linear warmup steps (default: 10% of --steps)' },
   'weight-decay': { type: 'float', min: 0, default: 0.01, help: 'AdamW decoupled weight decay (matrices only)' },
-  norm: { type: 'string', choices: ['post', 'pre'], default: 'pre', help: 'LayerNorm placement (pre-LN trains small models more reliably)' },
-  seeds: { type: 'int', min: 1, help: 'seeds per level and model: S, S+1, … (init and data order; the same for every model)' },
+  norm: {
+    type: 'string',
+    choices: ['post', 'pre'],
+    default: 'pre',
+    help: 'LayerNorm placement (pre-LN trains small models more reliably)',
+  },
+  seeds: {
+    type: 'int',
+    min: 1,
+    help: 'seeds per level and model: S, S+1, … (init and data order; the same for every model)',
+  },
   seed: { type: 'int', min: 0, max: 0x7ffffffe, default: 1, help: 'first seed S' },
-  'eval-seqs': { type: 'int', min: 1, help: 'held-out sequences scored per run (the same ones for every model and seed)' },
+  'eval-seqs': {
+    type: 'int',
+    min: 1,
+    help: 'held-out sequences scored per run (the same ones for every model and seed)',
+  },
   out: { type: 'string', metavar: 'DIR', help: 'run folder (default runs/ladder-<family>)' },
   quick: { type: 'boolean', help: 'the small profile: 3 levels × 3 models × 2 seeds in well under 15 min on 2 cores' },
   backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default: the first that loads)' },
@@ -61,8 +88,36 @@ export interface LadderProfile {
  * levels 1..5, so levels 4 and 5 (lags 17, 33) lie beyond it. V = 4 keeps sums of several terms learnable.
  */
 export const LADDER_PROFILES: Record<'quick' | 'full', LadderProfile> = {
-  quick: { levels: '1..3', layers: 2, dModel: 32, heads: 2, r: 8, offsets: [1, 2], seqLen: 32, steps: 400, batch: 32, lr: 3e-3, seeds: 2, evalSeqs: 256, vocab: 4 },
-  full: { levels: '1..5', layers: 3, dModel: 64, heads: 4, r: 16, offsets: [1, 2, 4], seqLen: 64, steps: 1000, batch: 32, lr: 2e-3, seeds: 3, evalSeqs: 512, vocab: 4 },
+  quick: {
+    levels: '1..3',
+    layers: 2,
+    dModel: 32,
+    heads: 2,
+    r: 8,
+    offsets: [1, 2],
+    seqLen: 32,
+    steps: 400,
+    batch: 32,
+    lr: 3e-3,
+    seeds: 2,
+    evalSeqs: 256,
+    vocab: 4,
+  },
+  full: {
+    levels: '1..5',
+    layers: 3,
+    dModel: 64,
+    heads: 4,
+    r: 16,
+    offsets: [1, 2, 4],
+    seqLen: 64,
+    steps: 1000,
+    batch: 32,
+    lr: 2e-3,
+    seeds: 3,
+    evalSeqs: 512,
+    vocab: 4,
+  },
 };
 
 /** Everything a ladder run needs, validated (config.json's `ladder`). */
@@ -90,7 +145,8 @@ export const EVAL_SEED = 0x80000001;
 /** Levels from '1..4', '1,3,5' or '2' (ascending, distinct, integers ≥ 1). */
 export function parseLevels(spec: string): number[] {
   const s = spec.trim();
-  const bad = (why: string): UsageError => new UsageError(`--levels '${spec}': ${why}; write a range 1..4, a list 1,2,5 or one level`, 'levels');
+  const bad = (why: string): UsageError =>
+    new UsageError(`--levels '${spec}': ${why}; write a range 1..4, a list 1,2,5 or one level`, 'levels');
   let levels: number[];
   const range = /^(\d+)\s*\.\.\s*(\d+)$/.exec(s);
   if (range !== null) {
@@ -109,10 +165,14 @@ export function parseLevels(spec: string): number[] {
 
 /** Model kinds from 'grassmann,transformer-ea' (known, distinct, in the order given). */
 export function parseModels(spec: string): ModelKind[] {
-  const parts = spec.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const parts = spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
   if (parts.length === 0) throw new UsageError(`--models needs at least one of ${MODEL_KINDS.join(', ')}`, 'models');
   for (const p of parts) {
-    if (!(MODEL_KINDS as readonly string[]).includes(p)) throw new UsageError(`--models: unknown model kind '${p}'; choose from ${MODEL_KINDS.join(', ')}`, 'models');
+    if (!(MODEL_KINDS as readonly string[]).includes(p))
+      throw new UsageError(`--models: unknown model kind '${p}'; choose from ${MODEL_KINDS.join(', ')}`, 'models');
   }
   if (new Set(parts).size !== parts.length) throw new UsageError(`--models '${spec}' names a model twice`, 'models');
   return parts as ModelKind[];
@@ -137,13 +197,21 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
   const vocabSize = f.vocab ?? (family === 'lagged-sum' ? p.vocab : 64);
   if (family === 'lagged-sum') {
     const top = levels[levels.length - 1] as number;
-    if (top > LAGGED_SUM_LAGS.length) throw new UsageError(`--levels: lagged-sum has levels 1..${LAGGED_SUM_LAGS.length} (lags ${LAGGED_SUM_LAGS.join(', ')}), got ${top}`, 'levels');
+    if (top > LAGGED_SUM_LAGS.length)
+      throw new UsageError(
+        `--levels: lagged-sum has levels 1..${LAGGED_SUM_LAGS.length} (lags ${LAGGED_SUM_LAGS.join(', ')}), got ${top}`,
+        'levels',
+      );
   }
   for (const level of levels) {
     try {
       new SyntheticTask({ family, level, blockSize: seqLen, vocabSize, seed: 0 });
     } catch (err) {
-      if (err instanceof DatasetError) throw new UsageError(`--levels ${level} with --${seqLenName} ${seqLen}, --vocab ${vocabSize}: ${err.message}`, taskFlag(err.message, seqLenName));
+      if (err instanceof DatasetError)
+        throw new UsageError(
+          `--levels ${level} with --${seqLenName} ${seqLen}, --vocab ${vocabSize}: ${err.message}`,
+          taskFlag(err.message, seqLenName),
+        );
       throw err;
     }
   }
@@ -153,7 +221,11 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
   const layers = f.layers ?? p.layers;
   const dModel = f['d-model'] ?? p.dModel;
   const heads = f.heads ?? p.heads;
-  if (dModel % heads !== 0) throw new UsageError(`--d-model ${dModel} must be divisible by --heads ${heads}`, dModel === p.dModel ? 'heads' : 'd-model');
+  if (dModel % heads !== 0)
+    throw new UsageError(
+      `--d-model ${dModel} must be divisible by --heads ${heads}`,
+      dModel === p.dModel ? 'heads' : 'd-model',
+    );
   const r = f.r ?? p.r;
   const base: Partial<ModelConfig> = {
     vocabSize,
@@ -169,10 +241,18 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
   };
   const modelConfigs: Record<string, ModelConfig> = {};
   for (const kind of models) {
-    modelConfigs[kind] = preset('tiny', { ...base, kind: kind === 'grassmann' ? 'grassmann' : 'transformer', attention: kind === 'transformer-ea' ? 'ea' : 'dpa' });
+    modelConfigs[kind] = preset('tiny', {
+      ...base,
+      kind: kind === 'grassmann' ? 'grassmann' : 'transformer',
+      attention: kind === 'transformer-ea' ? 'ea' : 'dpa',
+    });
   }
   const nSeeds = f.seeds ?? p.seeds;
-  if (f.seed + nSeeds - 1 > 0x7fffffff) throw new UsageError(`--seed ${f.seed} + --seeds ${nSeeds} passes 2^31 − 1 (held-out data uses the seeds above)`, 'seed');
+  if (f.seed + nSeeds - 1 > 0x7fffffff)
+    throw new UsageError(
+      `--seed ${f.seed} + --seeds ${nSeeds} passes 2^31 − 1 (held-out data uses the seeds above)`,
+      'seed',
+    );
   const lr = f.lr ?? p.lr;
   return {
     profile: profileName,

@@ -71,7 +71,13 @@ export function cellsOf(cfg: Pick<LadderConfig, 'levels' | 'models'>, runs: read
     for (const model of cfg.models) {
       const mine = runs.filter((r) => r.level === level && r.model === model);
       if (mine.length === 0) continue;
-      cells.push({ level, model, seeds: mine.map((r) => r.seed), accuracy: spreadOf(mine.map((r) => r.accuracy)), solved: spreadOf(mine.map((r) => r.solvedFraction)) });
+      cells.push({
+        level,
+        model,
+        seeds: mine.map((r) => r.seed),
+        accuracy: spreadOf(mine.map((r) => r.accuracy)),
+        solved: spreadOf(mine.map((r) => r.solvedFraction)),
+      });
     }
   }
   return cells;
@@ -82,13 +88,24 @@ export async function writeLadderResults(dir: string, results: LadderResults): P
   await writeJsonAtomic(join(dir, 'results.json'), results);
 }
 
-const pm = (s: Spread | undefined, digits = 3): string | null => (s === undefined ? null : s.values.length < 2 ? s.mean.toFixed(digits) : `${s.mean.toFixed(digits)} ± ${s.std.toFixed(digits)}`);
+const pm = (s: Spread | undefined, digits = 3): string | null =>
+  s === undefined
+    ? null
+    : s.values.length < 2
+      ? s.mean.toFixed(digits)
+      : `${s.mean.toFixed(digits)} ± ${s.std.toFixed(digits)}`;
 
 /** The level × model table of one metric ('accuracy' or 'solved'), with EA − DPA and Grassmann's reachable share. */
 function metricTable(cfg: LadderConfig, r: LadderResults, metric: 'accuracy' | 'solved'): string {
   const hasMargin = cfg.models.includes('transformer-ea') && cfg.models.includes('transformer-dpa');
   const hasGrassmann = cfg.models.includes('grassmann');
-  const columns = ['level', 'rule', ...cfg.models, ...(hasMargin ? ['EA − DPA'] : []), ...(hasGrassmann && metric === 'accuracy' ? ['Grassmann can see'] : [])];
+  const columns = [
+    'level',
+    'rule',
+    ...cfg.models,
+    ...(hasMargin ? ['EA − DPA'] : []),
+    ...(hasGrassmann && metric === 'accuracy' ? ['Grassmann can see'] : []),
+  ];
   const rows = cfg.levels.map((level) => {
     const cell = (m: string): LadderCell | undefined => r.cells.find((c) => c.level === level && c.model === m);
     const margin = ((): string | null => {
@@ -105,7 +122,9 @@ function metricTable(cfg: LadderConfig, r: LadderResults, metric: 'accuracy' | '
       info?.rule ?? '',
       ...cfg.models.map((m) => pm(cell(m)?.[metric])),
       ...(hasMargin ? [margin] : []),
-      ...(hasGrassmann && metric === 'accuracy' ? [reach === null || reach === undefined ? null : `${(100 * reach).toFixed(0)}% of targets`] : []),
+      ...(hasGrassmann && metric === 'accuracy'
+        ? [reach === null || reach === undefined ? null : `${(100 * reach).toFixed(0)}% of targets`]
+        : []),
     ];
   });
   return markdownTable({ columns, rows });
@@ -122,7 +141,12 @@ function levelSeries(cfg: LadderConfig, r: LadderResults, metric: 'accuracy' | '
 }
 
 /** Write report.md (+ accuracy.{svg,png}, solved.{svg,png}) in `dir`; returns its path. */
-export async function writeLadderReport(dir: string, cfg: LadderConfig, r: LadderResults, meta: { command: string; backend: string; loadavg: string; seconds: number }): Promise<string> {
+export async function writeLadderReport(
+  dir: string,
+  cfg: LadderConfig,
+  r: LadderResults,
+  meta: { command: string; backend: string; loadavg: string; seconds: number },
+): Promise<string> {
   const mc = cfg.modelConfigs[cfg.models[0] as string];
   const g = r.grassmann;
   const famLine =
@@ -141,7 +165,9 @@ export async function writeLadderReport(dir: string, cfg: LadderConfig, r: Ladde
       `only at positions the rule determines. *accuracy* = correct / determined positions; *solved* = share of sequences with every determined position right. ` +
       `Cells: mean ± sample standard deviation over ${cfg.seeds.length} seed${cfg.seeds.length === 1 ? '' : 's'}; chance accuracy ${r.chance.toFixed(3)}. ` +
       '"Grassmann can see": the share of held-out targets whose rule inputs lie at lags the Grassmann stack reaches; elsewhere its expected accuracy is chance by construction.',
-    ...(r.complete ? [] : ['**Incomplete: the ladder was stopped before every run finished; the table holds the runs that did.**']),
+    ...(r.complete
+      ? []
+      : ['**Incomplete: the ladder was stopped before every run finished; the table holds the runs that did.**']),
     '### Accuracy on determined positions',
     metricTable(cfg, r, 'accuracy'),
     '### Sequences solved perfectly',
@@ -151,9 +177,27 @@ export async function writeLadderReport(dir: string, cfg: LadderConfig, r: Ladde
     title: `Attention-geometry ladder: ${cfg.models.join(' vs ')} on ${cfg.family}`,
     intro,
     charts: [
-      { file: 'accuracy', chart: { title: `Held-out accuracy against level (${cfg.family})`, xLabel: 'level', yLabel: 'accuracy (determined positions)', series: levelSeries(cfg, r, 'accuracy') } },
-      { file: 'solved', chart: { title: `Sequences solved perfectly (${cfg.family})`, xLabel: 'level', yLabel: 'fraction solved', series: levelSeries(cfg, r, 'solved') } },
+      {
+        file: 'accuracy',
+        chart: {
+          title: `Held-out accuracy against level (${cfg.family})`,
+          xLabel: 'level',
+          yLabel: 'accuracy (determined positions)',
+          series: levelSeries(cfg, r, 'accuracy'),
+        },
+      },
+      {
+        file: 'solved',
+        chart: {
+          title: `Sequences solved perfectly (${cfg.family})`,
+          xLabel: 'level',
+          yLabel: 'fraction solved',
+          series: levelSeries(cfg, r, 'solved'),
+        },
+      },
     ],
-    notes: ['Every number per level × model × seed (with loss curves and timings) is in [results.json](results.json); the settings are in [config.json](config.json).'],
+    notes: [
+      'Every number per level × model × seed (with loss curves and timings) is in [results.json](results.json); the settings are in [config.json](config.json).',
+    ],
   });
 }

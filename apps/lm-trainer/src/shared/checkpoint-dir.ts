@@ -16,16 +16,25 @@ export async function loadModelAndTokenizer(
   const kind = (tokenizerFlag ?? run?.tokenizer) as TokenizerKind | undefined;
   if (kind === undefined) {
     ck.model.dispose();
-    throw new UsageError(`${dir} does not record its tokenizer (not written by grassflow-lm): pass --tokenizer wordpiece|word`, 'tokenizer');
+    throw new UsageError(
+      `${dir} does not record its tokenizer (not written by grassflow-lm): pass --tokenizer wordpiece|word`,
+      'tokenizer',
+    );
   }
   const tok = await loadTokenizer(kind, dataDir);
   if (run?.tokenizerId !== undefined && tokenizerFlag === undefined && run.tokenizerId !== tok.id) {
     ck.model.dispose();
-    throw new UsageError(`${dir} was trained with tokenizer ${run.tokenizerId}, but the data folder gives ${tok.id}: use the same data folder`, 'data-dir');
+    throw new UsageError(
+      `${dir} was trained with tokenizer ${run.tokenizerId}, but the data folder gives ${tok.id}: use the same data folder`,
+      'data-dir',
+    );
   }
   if (tok.vocabSize !== ck.config.vocabSize) {
     ck.model.dispose();
-    throw new UsageError(`tokenizer ${kind} has ${tok.vocabSize} tokens but the model has vocabSize ${ck.config.vocabSize}`, 'tokenizer');
+    throw new UsageError(
+      `tokenizer ${kind} has ${tok.vocabSize} tokens but the model has vocabSize ${ck.config.vocabSize}`,
+      'tokenizer',
+    );
   }
   return { model: ck.model, tok, dir };
 }
@@ -33,8 +42,16 @@ export async function loadModelAndTokenizer(
 /** Flags that locate a checkpoint and its data (eval, generate and inspect). */
 export const CHECKPOINT_FLAGS = {
   checkpoint: { type: 'string', metavar: 'DIR', help: 'checkpoint folder, or a run folder (its best checkpoint)' },
-  tokenizer: { type: 'string', choices: ['wordpiece', 'word'], help: 'tokenizer (default: the one the checkpoint records)' },
-  'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },
+  tokenizer: {
+    type: 'string',
+    choices: ['wordpiece', 'word'],
+    help: 'tokenizer (default: the one the checkpoint records)',
+  },
+  'data-dir': {
+    type: 'string',
+    metavar: 'DIR',
+    help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)',
+  },
   backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default: the first that loads)' },
 } as const satisfies FlagSpecs;
 
@@ -54,5 +71,10 @@ export function checkpointSourceOf(f: {
   backend?: string | undefined;
 }): CheckpointSource {
   if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
-  return { checkpoint: f.checkpoint, tokenizer: f.tokenizer, dataDir: dataDirOrThrow(f['data-dir']), backend: f.backend };
+  return {
+    checkpoint: f.checkpoint,
+    tokenizer: f.tokenizer,
+    dataDir: dataDirOrThrow(f['data-dir']),
+    backend: f.backend,
+  };
 }

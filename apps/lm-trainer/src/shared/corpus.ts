@@ -1,5 +1,12 @@
 // Tokenizers and WikiText-2 token ids for the trainer: WordPiece (default) or word level, on the `.tokens` files.
-import { BERT_VOCAB_REL_PATH, ensureDataFile, existingDataDir, loadWikitextIds, wikitextRelPath, type WikitextSplit } from '@grassflow/datasets';
+import {
+  BERT_VOCAB_REL_PATH,
+  ensureDataFile,
+  existingDataDir,
+  loadWikitextIds,
+  wikitextRelPath,
+  type WikitextSplit,
+} from '@grassflow/datasets';
 import { WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 
 export type TokenizerKind = 'wordpiece' | 'word';
@@ -51,7 +58,8 @@ export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promi
       id: `${wp.id}:${WORDPIECE_PREP}`,
       vocabSize: wp.vocabSize,
       encodeCorpus: (text) => wp.encodeCorpus(wikitextForWordPiece(text), { lineEndId: SEP_ID }),
-      encodePrompt: async (text) => (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
+      encodePrompt: async (text) =>
+        (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
       decode: (ids) => wp.decode(ids, { skipSpecialTokens: false }).replace(/\s*\[SEP\]\s*/g, '\n'), // [SEP] ends a line
     };
   }
@@ -71,7 +79,11 @@ export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promi
 
 /** Token ids of a WikiText-2 split (`.tokens` file) under the tokenizer, through the datasets token-id cache. */
 export async function loadSplitIds(split: WikitextSplit, tok: CorpusTokenizer, dataDir: string): Promise<Int32Array> {
-  const r = await loadWikitextIds(split, { id: tok.id, encodeCorpus: (t: string) => tok.encodeCorpus(t) }, { variant: 'tokens', dataDir });
+  const r = await loadWikitextIds(
+    split,
+    { id: tok.id, encodeCorpus: (t: string) => tok.encodeCorpus(t) },
+    { variant: 'tokens', dataDir },
+  );
   return r.ids;
 }
 

@@ -1,6 +1,22 @@
 // Flags of `train`/`compare`/`bench` and how they become a ModelConfig and a training config (once, in a plan).
-import { BACKEND_NAMES, offsetSchedule, preset, PRESET_NAMES, PRESETS, type FullModelConfig, type ModelConfig, type PresetName } from '@grassflow/gpu-layers';
-import { OPTIMIZER_FLAG_SPECS, optimizerConfigFrom, UsageError, type FlagSpecs, type OptimizerConfig, type ParsedFlags } from '@grassflow/training';
+import {
+  BACKEND_NAMES,
+  offsetSchedule,
+  preset,
+  PRESET_NAMES,
+  PRESETS,
+  type FullModelConfig,
+  type ModelConfig,
+  type PresetName,
+} from '@grassflow/gpu-layers';
+import {
+  OPTIMIZER_FLAG_SPECS,
+  optimizerConfigFrom,
+  UsageError,
+  type FlagSpecs,
+  type OptimizerConfig,
+  type ParsedFlags,
+} from '@grassflow/training';
 
 export type { OptimizerConfig };
 
@@ -16,7 +32,11 @@ export const SEQ_LEN_FLAG = {
 } as const satisfies FlagSpecs[string];
 
 /** --block: the old name of --seq-len, kept for existing scripts. */
-export const BLOCK_ALIAS_FLAG = { type: 'int', min: 2, help: 'alias of --seq-len (the old name)' } as const satisfies FlagSpecs[string];
+export const BLOCK_ALIAS_FLAG = {
+  type: 'int',
+  min: 2,
+  help: 'alias of --seq-len (the old name)',
+} as const satisfies FlagSpecs[string];
 
 /** The sequence length given as --seq-len or its alias --block (both: they must agree); undefined when neither. */
 export function seqLenFlag(f: { 'seq-len'?: number | undefined; block?: number | undefined }): number | undefined {
@@ -35,7 +55,10 @@ export function seqLenFlag(f: { 'seq-len'?: number | undefined; block?: number |
 export function microBatchOf(batch: number, micro: number | undefined): number | undefined {
   if (micro === undefined || micro === batch) return undefined;
   if (micro > batch || batch % micro !== 0) {
-    throw new UsageError(`--micro-batch ${micro} must divide --batch ${batch} (each step accumulates B/M equal passes)`, 'micro-batch');
+    throw new UsageError(
+      `--micro-batch ${micro} must divide --batch ${batch} (each step accumulates B/M equal passes)`,
+      'micro-batch',
+    );
   }
   return micro;
 }
@@ -46,11 +69,19 @@ export const COMMON_TRAIN_FLAGS = {
   layers: { type: 'int', min: 1, help: 'override: number of blocks' },
   'd-model': { type: 'int', min: 2, help: 'override: model width d (d_ff becomes 4d)' },
   r: { type: 'int', min: 2, help: 'override: Grassmann reduced width r' },
-  offsets: { type: 'int-list', min: 1, help: 'override: Grassmann offsets, one per layer cycling (all in every layer for paper-6l-multi)' },
+  offsets: {
+    type: 'int-list',
+    min: 1,
+    help: 'override: Grassmann offsets, one per layer cycling (all in every layer for paper-6l-multi)',
+  },
   'seq-len': SEQ_LEN_FLAG,
   block: BLOCK_ALIAS_FLAG,
   batch: { type: 'int', min: 1, default: 32, help: 'batch size B (sequences per step)' },
-  'micro-batch': { type: 'int', min: 1, help: 'sequences per forward/backward pass, a divisor of B: gradients accumulate over B/M passes (same update, the memory of M)' },
+  'micro-batch': {
+    type: 'int',
+    min: 1,
+    help: 'sequences per forward/backward pass, a divisor of B: gradients accumulate over B/M passes (same update, the memory of M)',
+  },
   ...OPTIMIZER_FLAG_SPECS,
   dropout: { type: 'float', min: 0, max: 0.99, help: 'override: dropout rate (preset: 0.1)' },
   norm: { type: 'string', choices: ['post', 'pre'], help: 'override: post-LN (paper) or pre-LN' },
@@ -58,14 +89,31 @@ export const COMMON_TRAIN_FLAGS = {
   steps: { type: 'int', min: 1, help: 'training length in optimizer steps' },
   tokens: { type: 'int', min: 1, help: 'training length in training tokens (rounded up to whole steps)' },
   'eval-every': { type: 'int', min: 0, default: 200, help: 'validate every N steps (0: only at the end)' },
-  'eval-tokens': { type: 'int', min: 2, help: 'periodic validation on the first N tokens of wiki.valid (default: all)' },
+  'eval-tokens': {
+    type: 'int',
+    min: 2,
+    help: 'periodic validation on the first N tokens of wiki.valid (default: all)',
+  },
   'checkpoint-every': { type: 'int', min: 0, help: 'write checkpoints/latest every N steps (default: at each eval)' },
   'log-every': { type: 'int', min: 1, default: 10, help: 'metrics.jsonl train record every N steps' },
-  'stop-at-step': { type: 'int', min: 1, help: 'stop after step N with a checkpoint, as if interrupted (continue with --resume)' },
+  'stop-at-step': {
+    type: 'int',
+    min: 1,
+    help: 'stop after step N with a checkpoint, as if interrupted (continue with --resume)',
+  },
   seed: { type: 'int', min: 0, max: 0xffffffff, default: 1, help: 'seed of initialisation, data order and dropout' },
   backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default: the first that loads)' },
-  tokenizer: { type: 'string', choices: ['wordpiece', 'word'], default: 'wordpiece', help: 'BERT WordPiece or WikiText word level' },
-  'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },
+  tokenizer: {
+    type: 'string',
+    choices: ['wordpiece', 'word'],
+    default: 'wordpiece',
+    help: 'BERT WordPiece or WikiText word level',
+  },
+  'data-dir': {
+    type: 'string',
+    metavar: 'DIR',
+    help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)',
+  },
   quiet: { type: 'boolean', help: 'no progress bar: one line per eval (also when stderr is not a TTY)' },
 } as const satisfies FlagSpecs;
 
@@ -106,7 +154,11 @@ export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize:
   if (f['d-model'] !== undefined) {
     o.dModel = f['d-model'];
     o.dFF = 4 * f['d-model'];
-    if (f['d-model'] % base.nHeads !== 0) throw new UsageError(`--d-model ${f['d-model']} must be divisible by the ${base.nHeads} attention heads of preset ${name}`, 'd-model');
+    if (f['d-model'] % base.nHeads !== 0)
+      throw new UsageError(
+        `--d-model ${f['d-model']} must be divisible by the ${base.nHeads} attention heads of preset ${name}`,
+        'd-model',
+      );
   }
   if (f.r !== undefined && kind === 'grassmann') o.r = f.r;
   const seqLen = seqLenFlag(f);
@@ -119,8 +171,17 @@ export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize:
 /** Training config from the flags (exactly one of --epochs/--steps/--tokens, default 1 epoch). */
 export function trainingConfigFrom(f: CommonTrainFlags, seqLen: number): TrainingConfig {
   const given = (['epochs', 'steps', 'tokens'] as const).filter((k) => f[k] !== undefined);
-  if (given.length > 1) throw new UsageError(`give only one of --epochs, --steps, --tokens (got ${given.map((k) => `--${k}`).join(' and ')})`, given[1]);
-  const length = f.steps !== undefined ? { steps: f.steps } : f.tokens !== undefined ? { tokens: f.tokens } : { epochs: f.epochs ?? 1 };
+  if (given.length > 1)
+    throw new UsageError(
+      `give only one of --epochs, --steps, --tokens (got ${given.map((k) => `--${k}`).join(' and ')})`,
+      given[1],
+    );
+  const length =
+    f.steps !== undefined
+      ? { steps: f.steps }
+      : f.tokens !== undefined
+        ? { tokens: f.tokens }
+        : { epochs: f.epochs ?? 1 };
   const micro = microBatchOf(f.batch, f['micro-batch']);
   return {
     batch: f.batch,

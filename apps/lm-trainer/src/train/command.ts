@@ -2,9 +2,29 @@
 import { checkResumeFlags, describeRunEnd, openRunToResume, parseFlags, runExitCode } from '@grassflow/training';
 import { startBackend, planCommand } from '@grassflow/training';
 import type { CliCommand, FlagSpecs, OpenedRun, RunControl } from '@grassflow/training';
-import { dataDirOrThrow, loadRunData, loadTokenizer, type CorpusTokenizer, type TokenizerKind } from '../shared/corpus.js';
-import { COMMON_TRAIN_FLAGS, MODEL_KINDS, modelConfigFrom, trainingConfigFrom, type ModelKind } from '../shared/model-options.js';
-import { resumedConfig, resumeRun, startRun, type FreshRun, type RunConfig, type RunOutcome, type StoredRunConfig } from './run.js';
+import {
+  dataDirOrThrow,
+  loadRunData,
+  loadTokenizer,
+  type CorpusTokenizer,
+  type TokenizerKind,
+} from '../shared/corpus.js';
+import {
+  COMMON_TRAIN_FLAGS,
+  MODEL_KINDS,
+  modelConfigFrom,
+  trainingConfigFrom,
+  type ModelKind,
+} from '../shared/model-options.js';
+import {
+  resumedConfig,
+  resumeRun,
+  startRun,
+  type FreshRun,
+  type RunConfig,
+  type RunOutcome,
+  type StoredRunConfig,
+} from './run.js';
 
 const TRAIN_FLAGS = {
   model: { type: 'string', choices: MODEL_KINDS, default: 'grassmann', help: 'model kind' },
@@ -26,7 +46,14 @@ const DESCRIPTION =
 /** Everything `train` does, resolved once from its flags: every check that needs no data is done. */
 export type TrainPlan =
   | { kind: 'fresh'; run: FreshRun; tok: CorpusTokenizer; dataDir: string; backend: string | undefined }
-  | { kind: 'resume'; opened: OpenedRun<RunConfig>; tok: CorpusTokenizer; dataDir: string; backend: string | undefined; control: RunControl };
+  | {
+      kind: 'resume';
+      opened: OpenedRun<RunConfig>;
+      tok: CorpusTokenizer;
+      dataDir: string;
+      backend: string | undefined;
+      control: RunControl;
+    };
 
 /**
  * The plan of `grassflow-lm train ARGV`: flags parsed and checked once; on --resume config.json read once (it fixes the
@@ -41,7 +68,14 @@ export async function planTrain(argv: readonly string[]): Promise<TrainPlan> {
     checkResumeFlags(argv);
     const opened = await openRunToResume<StoredRunConfig>(f.resume, 'grassflow-lm-run'); // read once
     const tok = await loadTokenizer(opened.config.data.tokenizer as TokenizerKind, dataDir);
-    return { kind: 'resume', opened: { ...opened, config: resumedConfig(opened.config) }, tok, dataDir, backend: f.backend, control };
+    return {
+      kind: 'resume',
+      opened: { ...opened, config: resumedConfig(opened.config) },
+      tok,
+      dataDir,
+      backend: f.backend,
+      control,
+    };
   }
   const modelKind = f.model as ModelKind;
   const tok = await loadTokenizer(f.tokenizer as TokenizerKind, dataDir);
@@ -64,7 +98,11 @@ export async function runTrainPlan(plan: TrainPlan): Promise<number> {
   const data = await loadRunData(plan.tok, plan.dataDir);
   const o: RunOutcome =
     plan.kind === 'resume' ? await resumeRun(plan.opened, data, plan.control) : await startRun(plan.run, data, backend);
-  const end = describeRunEnd(o.result, o.run, { metric: 'val PPL', format: (v) => v.toFixed(2), reportPath: o.reportPath });
+  const end = describeRunEnd(o.result, o.run, {
+    metric: 'val PPL',
+    format: (v) => v.toFixed(2),
+    reportPath: o.reportPath,
+  });
   process.stderr.write(`${end}\n`);
   return runExitCode(o.result);
 }

@@ -1,12 +1,12 @@
 // report.md of one run: final numbers, training loss and validation perplexity curves.
-import { metricCurve, metricOf, summariseRun, writeReport, type RunFolder } from '@grassflow/training';
+import { evalMetricChart, metricCurve, metricOf, reportRun, trainingLossChart } from '@grassflow/training';
+import type { RunFolder } from '@grassflow/training';
 import type { RunConfig } from './run.js';
 
 /** Write report.md (+ loss.svg/png, val-ppl.svg/png) into the run folder. */
-export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
-  const s = summariseRun(await run.readMetrics(), 'val_ppl');
+export function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
   const m = cfg.model;
-  return writeReport(run.dir, {
+  return reportRun(run, 'val_ppl', (s) => ({
     title: `${cfg.modelKind} on WikiText-2 (${cfg.preset})`,
     intro: [
       `Command: \`${cfg.command}\``,
@@ -18,7 +18,15 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
         `${cfg.data.validTokens.toLocaleString('en-US')} wiki.valid tokens. Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
     ],
     table: {
-      columns: ['steps', 'train tokens', 'last train loss', 'last val PPL', 'best val PPL', 'best at step', 'train tokens/s (median)'],
+      columns: [
+        'steps',
+        'train tokens',
+        'last train loss',
+        'last val PPL',
+        'best val PPL',
+        'best at step',
+        'train tokens/s (median)',
+      ],
       rows: [
         [
           s.steps,
@@ -32,12 +40,15 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
       ],
     },
     charts: [
-      { file: 'loss', chart: { title: 'Training loss', xLabel: 'step', yLabel: 'cross-entropy (nats)', series: [{ name: cfg.modelKind, points: s.train }] } },
-      {
-        file: 'val-ppl',
-        chart: { title: 'Validation perplexity', xLabel: 'step', yLabel: 'PPL', logY: true, series: [{ name: cfg.modelKind, points: metricCurve(s.evals, 'val_ppl') }] },
-      },
+      trainingLossChart([{ name: cfg.modelKind, points: s.train }]),
+      evalMetricChart(
+        'val-ppl',
+        'Validation perplexity',
+        'PPL',
+        [{ name: cfg.modelKind, points: metricCurve(s.evals, 'val_ppl') }],
+        true,
+      ),
     ],
     notes: ['Test perplexity: `grassflow-lm eval --checkpoint ' + run.bestCheckpoint + ' --split test`.'],
-  });
+  }));
 }

@@ -1,9 +1,21 @@
 // One training run of a language model: fresh or resumed, in a run folder, with its report (lifecycle: @grassflow/training).
-import { countParams, createModel, type BackendInfo, type LanguageModel, type ModelConfig } from '@grassflow/gpu-layers';
+import {
+  countParams,
+  createModel,
+  type BackendInfo,
+  type LanguageModel,
+  type ModelConfig,
+} from '@grassflow/gpu-layers';
 import type { LmBatcherState } from '@grassflow/datasets';
 import { checkNewRunFolder, createRun, runProvenance, trainRun, UsageError } from '@grassflow/training';
 import { loadTrainerCheckpoint, namedParameters, saveTrainerCheckpoint } from '@grassflow/training';
-import type { OpenedRun, RunControl, RunProvenance, RunOutcome as GenericRunOutcome, RunStart } from '@grassflow/training';
+import type {
+  OpenedRun,
+  RunControl,
+  RunProvenance,
+  RunOutcome as GenericRunOutcome,
+  RunStart,
+} from '@grassflow/training';
 import type { RunData } from '../shared/corpus.js';
 import { LmTrainTask } from '../lm-task.js';
 import { readTrainingConfig, storedTrainingConfig, totalStepsOf } from '../shared/model-options.js';
@@ -21,11 +33,20 @@ export interface RunConfig extends RunProvenance {
   params: number;
   training: TrainingConfig;
   totalSteps: number;
-  data: { tokenizer: string; tokenizerId: string; dataDir: string; trainTokens: number; validTokens: number; evalTokens: number };
+  data: {
+    tokenizer: string;
+    tokenizerId: string;
+    dataDir: string;
+    trainTokens: number;
+    validTokens: number;
+    evalTokens: number;
+  };
 }
 
 /** JSON kept in every checkpoint so `eval` and `generate` can rebuild the tokenizer. */
-export function checkpointExtra(cfg: RunConfig): { run: { modelKind: string; tokenizer: string; tokenizerId: string; block: number } } {
+export function checkpointExtra(cfg: RunConfig): {
+  run: { modelKind: string; tokenizer: string; tokenizerId: string; block: number };
+} {
   const { modelKind, data, training } = cfg;
   return { run: { modelKind, tokenizer: data.tokenizer, tokenizerId: data.tokenizerId, block: training.seqLen } }; // stored key
 }
@@ -67,7 +88,10 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
   const chunks = Math.floor(data.train.length / (seqLen + 1)); // as LmTrainBatcher
   const batchesPerEpoch = Math.floor(chunks / batch); // full batches only (dropLastBatch)
   if (batchesPerEpoch < 1) {
-    throw new UsageError(`--batch ${batch} is more than the ${chunks} chunks of ${seqLen + 1} tokens in the training data`, 'batch');
+    throw new UsageError(
+      `--batch ${batch} is more than the ${chunks} chunks of ${seqLen + 1} tokens in the training data`,
+      'batch',
+    );
   }
   const valid = validSlice(data.valid, plan.training.evalTokens);
   const config: RunConfig = {
@@ -92,20 +116,29 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
   };
   const run = await createRun(plan.out, { ...config, training: storedTrainingConfig(config.training) });
   const model = createModel(plan.model, { seed: plan.training.seed });
-  return train({ run, config }, model, data, plan.control);
+  return train({ opened: { run, config }, model: model, data: data, start: plan.control });
 }
 
 /** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, optimizer moments, RNG and data position. */
-export async function resumeRun({ run, config }: OpenedRun<RunConfig>, data: RunData, opts: RunControl): Promise<RunOutcome> {
+export async function resumeRun(
+  { run, config }: OpenedRun<RunConfig>,
+  data: RunData,
+  opts: RunControl,
+): Promise<RunOutcome> {
   if (data.tok.id !== config.data.tokenizerId) {
-    throw new UsageError(`--resume ${run.dir}: the run used tokenizer ${config.data.tokenizerId}, the data folder gives ${data.tok.id}`, 'resume');
+    throw new UsageError(
+      `--resume ${run.dir}: the run used tokenizer ${config.data.tokenizerId}, the data folder gives ${data.tok.id}`,
+      'resume',
+    );
   }
   const ck = await loadTrainerCheckpoint(run.latestCheckpoint);
-  return train({ run, config }, ck.model, data, { ...opts, resume: ck });
+  return train({ opened: { run, config }, model: ck.model, data: data, start: { ...opts, resume: ck } });
 }
 
-async function train(opened: OpenedRun<RunConfig>, model: LanguageModel, data: RunData, start: RunStart): Promise<RunOutcome> {
-  const { run, config } = opened;
+/** One run's pieces: the folder and its config, the model, the data, and how it starts. */
+type RunParts = { opened: OpenedRun<RunConfig>; model: LanguageModel; data: RunData; start: RunStart };
+
+async function train({ opened: { run, config }, model, data, start }: RunParts): Promise<RunOutcome> {
   const t = config.training;
   const task = new LmTrainTask(model, data.train, validSlice(data.valid, t.evalTokens), {
     seqLen: t.seqLen,

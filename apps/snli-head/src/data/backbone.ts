@@ -23,10 +23,18 @@ export function featureBytes(data: EncodedSnli, dim: number): number {
  * then read from the on-disk feature cache by later runs), kept in memory as [len, D] per sentence: the training
  * loop asks for batches synchronously, so features must be at hand. `onProgress(done, total)` reports sentences.
  */
-export async function computeFeatures(encoder: DistilBertEncoder, data: EncodedSnli, onProgress?: (done: number, total: number) => void): Promise<FeatureTable> {
+export async function computeFeatures(
+  encoder: DistilBertEncoder,
+  data: EncodedSnli,
+  onProgress?: (done: number, total: number) => void,
+): Promise<FeatureTable> {
   const D = encoder.config.dim;
   const S = data.maxTokens;
-  const out: FeatureTable = { dim: D, premise: new Array<Float32Array>(data.count), hypothesis: new Array<Float32Array>(data.count) };
+  const out: FeatureTable = {
+    dim: D,
+    premise: new Array<Float32Array>(data.count),
+    hypothesis: new Array<Float32Array>(data.count),
+  };
   const B = 32;
   for (const which of ['premise', 'hypothesis'] as const) {
     const ids = which === 'premise' ? data.premise : data.hypothesis;

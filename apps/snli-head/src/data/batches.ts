@@ -27,7 +27,12 @@ export function batchLength(data: EncodedSnli, rows: ArrayLike<number>, multiple
 }
 
 /** Sentence inputs [B, T] (ids, or features [B, T, D] from `features`) and masks for `which` side of the rows. */
-export function sentenceInput(data: EncodedSnli, which: 'premise' | 'hypothesis', batch: BatchRows, features: FeatureTable | null): SentenceInput {
+export function sentenceInput(
+  data: EncodedSnli,
+  which: 'premise' | 'hypothesis',
+  batch: BatchRows,
+  features: FeatureTable | null,
+): SentenceInput {
   const { rows, T } = batch;
   const B = rows.length;
   const S = data.maxTokens;
@@ -57,12 +62,16 @@ export function sentenceInput(data: EncodedSnli, which: 'premise' | 'hypothesis'
 
 /** Gold labels of the rows, int32 [B]. */
 export function labelTensor(data: EncodedSnli, rows: ArrayLike<number>): tf.Tensor1D {
-  return tf.tensor1d(Int32Array.from(rows, (r) => data.labels[r] as number), 'int32');
+  return tf.tensor1d(
+    Int32Array.from(rows, (r) => data.labels[r] as number),
+    'int32',
+  );
 }
 
 /** Real tokens (both sentences) of the rows: the tokens/s counter. */
 export function tokenCount(data: EncodedSnli, rows: ArrayLike<number>): number {
   let n = 0;
-  for (let b = 0; b < rows.length; b++) n += (data.premiseLength[rows[b] as number] as number) + (data.hypothesisLength[rows[b] as number] as number);
+  for (let b = 0; b < rows.length; b++)
+    n += (data.premiseLength[rows[b] as number] as number) + (data.hypothesisLength[rows[b] as number] as number);
   return n;
 }

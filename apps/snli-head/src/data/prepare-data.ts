@@ -23,7 +23,10 @@ export async function featurizer(backbone: string, dataDir: string, seqLen: numb
   const encoder = await loadFrozenBackbone(backbone);
   if (seqLen > encoder.config.maxPositionEmbeddings) {
     encoder.dispose();
-    throw new UsageError(`--seq-len ${seqLen} exceeds the backbone's ${encoder.config.maxPositionEmbeddings} positions (seqLen ≤ maxLen)`, 'seq-len');
+    throw new UsageError(
+      `--seq-len ${seqLen} exceeds the backbone's ${encoder.config.maxPositionEmbeddings} positions (seqLen ≤ maxLen)`,
+      'seq-len',
+    );
   }
   return { backbone, tok: encoder.tokenizer, encoder, dim: encoder.config.dim };
 }
@@ -53,7 +56,15 @@ export interface PreparedSplit {
 }
 
 /** Load, encode and (DistilBERT) featurize a split or an explicit file; `limit` keeps the first N pairs. */
-export async function prepareSplit(f: Featurizer, split: 'train' | 'dev' | 'test', dataDir: string, file: string | undefined, seqLen: number, limit = 0, log?: (line: string) => void): Promise<PreparedSplit> {
+export async function prepareSplit(
+  f: Featurizer,
+  split: 'train' | 'dev' | 'test',
+  dataDir: string,
+  file: string | undefined,
+  seqLen: number,
+  limit = 0,
+  log?: (line: string) => void,
+): Promise<PreparedSplit> {
   const raw = await loadPairs(split, dataDir, file);
   const data = firstPairs(await encodePairs(raw, f.tok, seqLen), limit);
   let features: FeatureTable | null = null;
@@ -65,7 +76,9 @@ export async function prepareSplit(f: Featurizer, split: 'train' | 'dev' | 'test
         'train-file',
       );
     }
-    log?.(`features of ${data.count.toLocaleString('en-US')} pairs of ${raw.file} through ${f.backbone} (feature cache: computed once, read later)`);
+    log?.(
+      `features of ${data.count.toLocaleString('en-US')} pairs of ${raw.file} through ${f.backbone} (feature cache: computed once, read later)`,
+    );
     let last = 0;
     features = await computeFeatures(f.encoder, data, (done, total) => {
       if (done - last >= 2000 || done === total) {
@@ -75,5 +88,10 @@ export async function prepareSplit(f: Featurizer, split: 'train' | 'dev' | 'test
     });
   }
   // the 1% sample, whether picked by loadSnli or given by path
-  return { file: raw.file, isSample: raw.isSample || basename(raw.file) === 'snli_1.0_train_0.01.jsonl', data, features };
+  return {
+    file: raw.file,
+    isSample: raw.isSample || basename(raw.file) === 'snli_1.0_train_0.01.jsonl',
+    data,
+    features,
+  };
 }

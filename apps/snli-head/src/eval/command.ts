@@ -1,5 +1,13 @@
 // `grassflow-snli eval`: accuracy and the 3×3 confusion matrix of a checkpoint, as one JSON line.
-import { parseFlags, resolveCheckpointDir, startBackend, UsageError, planCommand, type FlagSpecs, type CliCommand } from '@grassflow/training';
+import {
+  parseFlags,
+  resolveCheckpointDir,
+  startBackend,
+  UsageError,
+  planCommand,
+  type FlagSpecs,
+  type CliCommand,
+} from '@grassflow/training';
 import { featurizer, prepareSplit } from '../data/prepare-data.js';
 import { dataDirOrThrow } from '../data/snli-data.js';
 import { loadHeadCheckpoint } from '../model/head-checkpoint.js';
@@ -8,7 +16,11 @@ import { evaluatePairs } from '../snli-task.js';
 import { COMMON, log } from '../train/command.js';
 
 const EVAL_FLAGS = {
-  checkpoint: { type: 'string', metavar: 'DIR', help: 'checkpoint folder, or a run folder (its checkpoints/best, else latest)' },
+  checkpoint: {
+    type: 'string',
+    metavar: 'DIR',
+    help: 'checkpoint folder, or a run folder (its checkpoints/best, else latest)',
+  },
   split: { type: 'string', choices: ['dev', 'test'], default: 'dev', help: 'SNLI split of the data folder' },
   file: { type: 'string', metavar: 'FILE', help: 'score this SNLI jsonl instead of the split' },
   batch: { type: 'int', min: 1, default: 128, help: 'pairs per forward pass' },
@@ -31,7 +43,14 @@ export function planEval(argv: readonly string[]): SnliEvalPlan {
   const f = parseFlags(argv, EVAL_FLAGS);
   if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
   const dir = resolveCheckpointDir(f.checkpoint, 'grassflow-snli-run');
-  return { dir, split: f.split as 'dev' | 'test', file: f.file, batch: f.batch, dataDir: dataDirOrThrow(f['data-dir']), backend: f.backend };
+  return {
+    dir,
+    split: f.split as 'dev' | 'test',
+    file: f.file,
+    batch: f.batch,
+    dataDir: dataDirOrThrow(f['data-dir']),
+    backend: f.backend,
+  };
 }
 
 /** Load the checkpoint (the model and how its features were made), featurize the split, print the JSON line. */

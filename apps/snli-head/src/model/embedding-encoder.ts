@@ -27,7 +27,8 @@ export class EmbeddingEncoder {
 
   constructor(config: EmbeddingEncoderConfig, params: ParamStore) {
     for (const k of ['vocabSize', 'dim', 'maxLen'] as const) {
-      if (!Number.isInteger(config[k]) || config[k] < 1) throw new RangeError(`embedding encoder: ${k} must be an integer >= 1, got ${config[k]}`);
+      if (!Number.isInteger(config[k]) || config[k] < 1)
+        throw new RangeError(`embedding encoder: ${k} must be an integer >= 1, got ${config[k]}`);
     }
     this.config = { ...config };
     this.tok = params.add('backbone.tok_emb.weight', [config.vocabSize, config.dim], 'normal');
@@ -38,7 +39,8 @@ export class EmbeddingEncoder {
   /** Features [B, T, D] of token ids [B, T] (T ≤ maxLen). */
   forward(ids: tf.Tensor2D): tf.Tensor3D {
     const T = ids.shape[1];
-    if (T > this.config.maxLen) throw new RangeError(`embedding encoder: T = ${T} exceeds the position table (${this.config.maxLen})`);
+    if (T > this.config.maxLen)
+      throw new RangeError(`embedding encoder: T = ${T} exceeds the position table (${this.config.maxLen})`);
     return tf.tidy(() => {
       const e = embeddingLookup(this.tok as tf.Tensor2D, ids); // [B, T, D]
       const p = tf.slice(this.pos, [0, 0], [T, this.config.dim]); // [T, D]

@@ -21,12 +21,18 @@ export function headCheckpointExtra(info: HeadRunInfo): { run: CheckpointJson } 
 function runInfo(extra: { readonly [key: string]: CheckpointJson }, dir: string): HeadRunInfo {
   const run = extra['run'] as Partial<HeadRunInfo> | undefined;
   if (typeof run?.backbone !== 'string' || typeof run.seqLen !== 'number') {
-    throw new CheckpointError('INVALID_CONFIG', `${dir}: config.json extra.run does not record the backbone and seqLen (not written by grassflow-snli train)`);
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${dir}: config.json extra.run does not record the backbone and seqLen (not written by grassflow-snli train)`,
+    );
   }
   return { backbone: run.backbone, seqLen: run.seqLen };
 }
 
-const build = (seed: number) => ({ build: (c: SnliModelConfig) => new SnliModel(c, seed), parse: parseSnliModelConfig });
+const build = (seed: number) => ({
+  build: (c: SnliModelConfig) => new SnliModel(c, seed),
+  parse: parseSnliModelConfig,
+});
 
 /** A model checkpoint for eval: the model (caller disposes it), its backbone and token limit, and the folder read. */
 export async function loadHeadCheckpoint(dir: string): Promise<HeadRunInfo & { model: SnliModel; dir: string }> {
@@ -41,6 +47,8 @@ export async function loadHeadCheckpoint(dir: string): Promise<HeadRunInfo & { m
 }
 
 /** A checkpoint to resume from (TrainerCheckpointError without trainer state); the caller disposes the tensors. */
-export async function loadHeadTrainerCheckpoint(dir: string): Promise<LoadedTrainerCheckpoint<SnliModel, SnliModelConfig>> {
+export async function loadHeadTrainerCheckpoint(
+  dir: string,
+): Promise<LoadedTrainerCheckpoint<SnliModel, SnliModelConfig>> {
   return loadTrainerCheckpoint(dir, build(0));
 }

@@ -4,7 +4,12 @@ import { CheckpointError, type CheckpointJson } from '@grassflow/gpu-layers';
 import { ParamStore, type Checkpointable, type NamedVariable } from '@grassflow/training';
 import { countEmbeddingEncoder, EmbeddingEncoder, type EmbeddingEncoderConfig } from './embedding-encoder.js';
 import { countGrassmannHead, GrassmannHead, grassmannHeadConfig, type GrassmannHeadConfig } from '../grassmann-head.js';
-import { countTransformerHead, TransformerHead, transformerHeadConfig, type TransformerHeadConfig } from '../transformer-head.js';
+import {
+  countTransformerHead,
+  TransformerHead,
+  transformerHeadConfig,
+  type TransformerHeadConfig,
+} from '../transformer-head.js';
 
 export type HeadKind = 'grassmann' | 'transformer';
 export const HEAD_KINDS: readonly HeadKind[] = ['grassmann', 'transformer'];
@@ -16,7 +21,11 @@ export interface SnliModelConfig {
 }
 
 /** The paper's head of `kind` over features of width `inputDim` (and, for backbone 'none', the embedding encoder). */
-export function modelConfig(kind: HeadKind, inputDim: number, embedding: EmbeddingEncoderConfig | null): SnliModelConfig {
+export function modelConfig(
+  kind: HeadKind,
+  inputDim: number,
+  embedding: EmbeddingEncoderConfig | null,
+): SnliModelConfig {
   return { head: kind === 'grassmann' ? grassmannHeadConfig(inputDim) : transformerHeadConfig(inputDim), embedding };
 }
 
@@ -31,10 +40,16 @@ export function parseSnliModelConfig(value: unknown): SnliModelConfig {
     throw new CheckpointError('INVALID_CONFIG', 'config.json model is not an SNLI model config ({ head, embedding })');
   }
   if (!HEAD_KINDS.includes(head.kind as HeadKind) || typeof head.inputDim !== 'number') {
-    throw new CheckpointError('INVALID_CONFIG', `config.json model.head: kind must be one of ${HEAD_KINDS.join(', ')} with a numeric inputDim`);
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `config.json model.head: kind must be one of ${HEAD_KINDS.join(', ')} with a numeric inputDim`,
+    );
   }
   if (c.embedding !== null && typeof c.embedding !== 'object') {
-    throw new CheckpointError('INVALID_CONFIG', 'config.json model.embedding must be an embedding encoder config or null');
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      'config.json model.embedding must be an embedding encoder config or null',
+    );
   }
   return c as SnliModelConfig;
 }
@@ -62,9 +77,14 @@ export class SnliModel implements Checkpointable {
     try {
       this.embedding = config.embedding === null ? null : new EmbeddingEncoder(config.embedding, this.params);
       if (this.embedding !== null && this.embedding.config.dim !== config.head.inputDim) {
-        throw new RangeError(`head inputDim ${config.head.inputDim} differs from the embedding width ${this.embedding.config.dim}`);
+        throw new RangeError(
+          `head inputDim ${config.head.inputDim} differs from the embedding width ${this.embedding.config.dim}`,
+        );
       }
-      this.head = config.head.kind === 'grassmann' ? new GrassmannHead(config.head, this.params) : new TransformerHead(config.head, this.params);
+      this.head =
+        config.head.kind === 'grassmann'
+          ? new GrassmannHead(config.head, this.params)
+          : new TransformerHead(config.head, this.params);
     } catch (err) {
       this.params.dispose();
       throw err;
@@ -79,7 +99,9 @@ export class SnliModel implements Checkpointable {
 
   /** Logits [B, 3] (entailment, neutral, contradiction). */
   forward(premise: SentenceInput, hypothesis: SentenceInput, training: boolean): tf.Tensor2D {
-    return tf.tidy(() => this.head.forward(this.features(premise), premise.mask, this.features(hypothesis), hypothesis.mask, training));
+    return tf.tidy(() =>
+      this.head.forward(this.features(premise), premise.mask, this.features(hypothesis), hypothesis.mask, training),
+    );
   }
 
   /** Number of trainable scalars (equals {@link countParams}().total; tested). */

@@ -13,15 +13,36 @@ import { resumeRun, startRun, type RunConfig, type RunData, type RunOutcome, typ
 const SEQ_LEN = 48;
 
 export const COMMON = {
-  'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder with snli/ and bert-vocab/ (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)' },
-  backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default GRASSFLOW_BACKEND, else the first that loads)' },
+  'data-dir': {
+    type: 'string',
+    metavar: 'DIR',
+    help: 'data folder with snli/ and bert-vocab/ (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)',
+  },
+  backend: {
+    type: 'string',
+    choices: BACKEND_NAMES,
+    help: 'tfjs backend (default GRASSFLOW_BACKEND, else the first that loads)',
+  },
 } as const satisfies FlagSpecs;
 
 const TRAIN_FLAGS = {
   head: { type: 'string', choices: HEAD_KINDS, default: 'grassmann', help: 'head' },
-  backbone: { type: 'string', metavar: 'none|distilbert-base-uncased|DIR', default: 'none', help: "features: 'none' = a trainable embedding encoder over the BERT vocab; else a frozen DistilBERT (hub id or folder)" },
-  'train-file': { type: 'string', metavar: 'FILE', help: 'SNLI jsonl to train on (default: snli_1.0_train.jsonl of the data folder, else its 1% sample)' },
-  'dev-file': { type: 'string', metavar: 'FILE', help: 'SNLI jsonl for validation during training (default: snli_1.0_dev.jsonl of the data folder)' },
+  backbone: {
+    type: 'string',
+    metavar: 'none|distilbert-base-uncased|DIR',
+    default: 'none',
+    help: "features: 'none' = a trainable embedding encoder over the BERT vocab; else a frozen DistilBERT (hub id or folder)",
+  },
+  'train-file': {
+    type: 'string',
+    metavar: 'FILE',
+    help: 'SNLI jsonl to train on (default: snli_1.0_train.jsonl of the data folder, else its 1% sample)',
+  },
+  'dev-file': {
+    type: 'string',
+    metavar: 'FILE',
+    help: 'SNLI jsonl for validation during training (default: snli_1.0_dev.jsonl of the data folder)',
+  },
   'valid-pairs': { type: 'int', min: 0, default: 2000, help: 'validate on the first N pairs of the dev file (0: all)' },
   epochs: { type: 'int', min: 1, default: 2, help: 'passes over the training pairs (full batches only)' },
   ...optimizerFlagSpecs({ lr: 1e-3, warmup: 50 }),
@@ -37,9 +58,17 @@ const TRAIN_FLAGS = {
   seed: { type: 'int', min: 0, max: 0xffffffff, default: 1, help: 'initialisation, data order and dropout seed' },
   'eval-every': { type: 'int', min: 0, default: 0, help: 'validate every N steps (0: at the end of each epoch)' },
   'log-every': { type: 'int', min: 1, default: 10, help: 'write a train record to metrics.jsonl every N steps' },
-  'stop-at-step': { type: 'int', min: 1, help: 'stop after this step with a checkpoint, as if interrupted (resume continues)' },
+  'stop-at-step': {
+    type: 'int',
+    min: 1,
+    help: 'stop after this step with a checkpoint, as if interrupted (resume continues)',
+  },
   out: { type: 'string', metavar: 'DIR', help: 'run folder (default runs/snli-<head>-<backbone>-s<seed>)' },
-  resume: { type: 'string', metavar: 'DIR', help: "continue the run in DIR from checkpoints/latest (its config.json fixes everything else)" },
+  resume: {
+    type: 'string',
+    metavar: 'DIR',
+    help: 'continue the run in DIR from checkpoints/latest (its config.json fixes everything else)',
+  },
   quiet: { type: 'boolean', help: 'no progress bar: one line per validation' },
   ...COMMON,
 } as const satisfies FlagSpecs;
@@ -64,8 +93,7 @@ export interface FreshSnliRun {
 
 /** Everything `train` does, resolved once from its flags. */
 export type SnliTrainPlan = { dataDir: string; backend: string | undefined; control: RunControl } & (
-  | { kind: 'fresh'; run: FreshSnliRun }
-  | { kind: 'resume'; opened: OpenedRun<RunConfig> }
+  { kind: 'fresh'; run: FreshSnliRun } | { kind: 'resume'; opened: OpenedRun<RunConfig> }
 );
 
 /** --seq-len or its alias --max-len (both: they must agree). */
@@ -161,7 +189,11 @@ export async function runTrainPlan(plan: SnliTrainPlan): Promise<number> {
       const model = modelConfig(r.head, fz.dim ?? r.embedDim, embedding);
       o = await startRun({ ...r, model, data, dataInfo: info, backend, ...plan.control });
     }
-    const end = describeRunEnd(o.result, o.run, { metric: 'val loss', format: (v) => v.toFixed(4), reportPath: o.reportPath });
+    const end = describeRunEnd(o.result, o.run, {
+      metric: 'val loss',
+      format: (v) => v.toFixed(4),
+      reportPath: o.reportPath,
+    });
     process.stderr.write(`${end}\n`);
     return runExitCode(o.result);
   } finally {

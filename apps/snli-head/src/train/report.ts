@@ -1,13 +1,13 @@
 // report.md of one run: parameter counts, final validation numbers, loss and accuracy curves.
-import { metricCurve, metricOf, summariseRun, writeReport, type RunFolder } from '@grassflow/training';
+import { evalMetricChart, metricCurve, metricOf, reportRun, trainingLossChart } from '@grassflow/training';
+import type { RunFolder } from '@grassflow/training';
 import type { RunConfig } from './run.js';
 
 /** Write report.md (+ loss.svg/png, val-acc.svg/png) into the run folder. */
-export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
-  const s = summariseRun(await run.readMetrics(), 'val_loss');
+export function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
   const t = cfg.training;
   const h = cfg.model.head;
-  return writeReport(run.dir, {
+  return reportRun(run, 'val_loss', (s) => ({
     title: `SNLI: ${cfg.head} head, backbone ${cfg.backbone}`,
     intro: [
       `Command: \`${cfg.command}\``,
@@ -21,12 +21,25 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
     ],
     table: {
       columns: ['steps', 'last train loss', 'best val loss', 'val acc at best', 'best at step', 'last val acc'],
-      rows: [[s.steps, s.lastLoss, metricOf(s.best, 'val_loss'), metricOf(s.best, 'val_acc'), s.best?.step ?? null, metricOf(s.lastEval, 'val_acc')]],
+      rows: [
+        [
+          s.steps,
+          s.lastLoss,
+          metricOf(s.best, 'val_loss'),
+          metricOf(s.best, 'val_acc'),
+          s.best?.step ?? null,
+          metricOf(s.lastEval, 'val_acc'),
+        ],
+      ],
     },
     charts: [
-      { file: 'loss', chart: { title: 'Training loss', xLabel: 'step', yLabel: 'cross-entropy (nats)', series: [{ name: cfg.head, points: s.train }] } },
-      { file: 'val-acc', chart: { title: 'Validation accuracy', xLabel: 'step', yLabel: 'accuracy', series: [{ name: cfg.head, points: metricCurve(s.evals, 'val_acc') }] } },
+      trainingLossChart([{ name: cfg.head, points: s.train }]),
+      evalMetricChart('val-acc', 'Validation accuracy', 'accuracy', [
+        { name: cfg.head, points: metricCurve(s.evals, 'val_acc') },
+      ]),
     ],
-    notes: [`Dev and test accuracy of the best checkpoint: \`grassflow-snli eval --checkpoint ${run.dir} --split dev\` (and \`--split test\`).`],
-  });
+    notes: [
+      `Dev and test accuracy of the best checkpoint: \`grassflow-snli eval --checkpoint ${run.dir} --split dev\` (and \`--split test\`).`,
+    ],
+  }));
 }

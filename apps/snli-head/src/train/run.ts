@@ -1,7 +1,14 @@
 // One training run of an SNLI head: fresh or resumed, in a run folder (toolkit conventions), with its report.
 import type { BackendInfo } from '@grassflow/gpu-layers';
 import type { EncodedSnli } from '@grassflow/datasets';
-import { checkNewRunFolder, createRun, runProvenance, saveTrainerCheckpoint, trainRun, UsageError } from '@grassflow/training';
+import {
+  checkNewRunFolder,
+  createRun,
+  runProvenance,
+  saveTrainerCheckpoint,
+  trainRun,
+  UsageError,
+} from '@grassflow/training';
 import type { OpenedRun, OptimizerConfig, RunControl, RunProvenance, RunStart } from '@grassflow/training';
 import type { RunOutcome as GenericRunOutcome } from '@grassflow/training';
 import type { FeatureTable } from '../data/batches.js';
@@ -33,7 +40,15 @@ export interface RunConfig extends RunProvenance {
   params: { head: number; backbone: number; total: number };
   training: TrainingConfig;
   totalSteps: number;
-  data: { dataDir: string; trainFile: string; trainPairs: number; trainIsSample: boolean; validFile: string; validPairs: number; tokenizerId: string };
+  data: {
+    dataDir: string;
+    trainFile: string;
+    trainPairs: number;
+    trainIsSample: boolean;
+    validFile: string;
+    validPairs: number;
+    tokenizerId: string;
+  };
 }
 
 /** Encoded pairs (and frozen-backbone features, if any) a run trains and validates on. */
@@ -63,7 +78,11 @@ export async function startRun(args: {
 }): Promise<RunOutcome> {
   checkNewRunFolder(args.out);
   const batchesPerEpoch = Math.floor(args.data.train.count / args.training.batch);
-  if (batchesPerEpoch < 1) throw new UsageError(`--batch ${args.training.batch} is more than the ${args.data.train.count} training pairs`, 'batch');
+  if (batchesPerEpoch < 1)
+    throw new UsageError(
+      `--batch ${args.training.batch} is more than the ${args.data.train.count} training pairs`,
+      'batch',
+    );
   const config: RunConfig = {
     format: 'grassflow-snli-run',
     formatVersion: 1,
@@ -79,17 +98,28 @@ export async function startRun(args: {
   };
   const run = await createRun(args.out, config);
   const model = new SnliModel(args.model, args.training.seed);
-  return train({ run, config }, model, args.data, { quiet: args.quiet, stopAtStep: args.stopAtStep });
+  return train({
+    opened: { run, config },
+    model: model,
+    data: args.data,
+    start: { quiet: args.quiet, stopAtStep: args.stopAtStep },
+  });
 }
 
 /** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, weights, optimizer moments, RNG and data position. */
-export async function resumeRun({ run, config }: OpenedRun<RunConfig>, data: RunData, opts: RunControl): Promise<RunOutcome> {
+export async function resumeRun(
+  { run, config }: OpenedRun<RunConfig>,
+  data: RunData,
+  opts: RunControl,
+): Promise<RunOutcome> {
   const ck = await loadHeadTrainerCheckpoint(run.latestCheckpoint);
-  return train({ run, config }, ck.model, data, { ...opts, resume: ck });
+  return train({ opened: { run, config }, model: ck.model, data: data, start: { ...opts, resume: ck } });
 }
 
-async function train(opened: OpenedRun<RunConfig>, model: SnliModel, data: RunData, start: RunStart): Promise<RunOutcome> {
-  const { run, config } = opened;
+/** One run's pieces: the folder and its config, the model, the data, and how it starts. */
+type RunParts = { opened: OpenedRun<RunConfig>; model: SnliModel; data: RunData; start: RunStart };
+
+async function train({ opened: { run, config }, model, data, start }: RunParts): Promise<RunOutcome> {
   const t = config.training;
   const task = new SnliTrainTask(model, data.train, data.valid, {
     batch: t.batch,

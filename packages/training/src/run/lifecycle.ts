@@ -101,14 +101,22 @@ export interface RunProvenance {
 /** The provenance of a run started now on `backend`. */
 export function runProvenance(backend: BackendInfo): RunProvenance {
   const { name, simd, threads, tfjsCore } = backend;
-  return { backend: { name, simd, threads, tfjsCore }, git: gitCommit(), node: process.version, created: new Date().toISOString() };
+  return {
+    backend: { name, simd, threads, tfjsCore },
+    git: gitCommit(),
+    node: process.version,
+    created: new Date().toISOString(),
+  };
 }
 
 /** Refuse `out` when it already holds a run (config.json or a checkpoint), before any slow work. */
 export function checkNewRunFolder(out: string): RunFolder {
   const run = new RunFolder(out);
   if (run.exists() || run.hasCheckpoint()) {
-    throw new UsageError(`${run.dir} already holds a run: continue it with --resume ${out}, or choose another --out`, 'out');
+    throw new UsageError(
+      `${run.dir} already holds a run: continue it with --resume ${out}, or choose another --out`,
+      'out',
+    );
   }
   return run;
 }
@@ -142,7 +150,10 @@ export async function openRunToResume<C extends { format: string }>(
 ): Promise<OpenedRun<C>> {
   const run = new RunFolder(dir);
   if (!run.exists()) {
-    throw new UsageError(`--resume ${dir}: no config.json there; pass the run folder that train --out created`, 'resume');
+    throw new UsageError(
+      `--resume ${dir}: no config.json there; pass the run folder that train --out created`,
+      'resume',
+    );
   }
   const config = await run.readConfig<C>();
   if (config.format !== format) {
@@ -245,7 +256,9 @@ export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): P
       await o.run.truncateMetricsAfter(start.step);
     }
     const progress = new Progress(o.totalSteps, { quiet: o.quiet });
-    progress.log(`${start === undefined ? `run ${o.run.dir}` : `resuming ${o.run.dir} at step ${start.step}`}: ${o.describe}`);
+    progress.log(
+      `${start === undefined ? `run ${o.run.dir}` : `resuming ${o.run.dir} at step ${start.step}`}: ${o.describe}`,
+    );
     signal.install();
     const opt = optimizer;
     const result = await runTraining(task, {

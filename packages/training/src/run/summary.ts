@@ -1,5 +1,7 @@
 // The numbers a run report shows, read from metrics.jsonl: curves, last values, the best evaluation.
-import type { MetricRecord } from '../run-folder.js';
+import type { ChartSeries, LineChart } from '../charts.js';
+import type { MetricRecord, RunFolder } from '../run-folder.js';
+import { writeReport, type Report } from '../report.js';
 
 /** A run's metrics, summarised for its report. */
 export interface RunSummary {
@@ -55,4 +57,35 @@ export function metricCurve(records: readonly MetricRecord[], metric: string): A
 export function metricOf(record: MetricRecord | null, metric: string): number | null {
   const v = record?.[metric];
   return typeof v === 'number' ? v : null;
+}
+
+/** A chart of a run report: written as `<file>.svg` and `<file>.png` (see writeReport). */
+export interface ReportChart {
+  file: string;
+  chart: LineChart;
+}
+
+/** loss.svg/png: the training loss (cross-entropy, nats) of each series against `xLabel` (default: step). */
+export function trainingLossChart(series: readonly ChartSeries[], xLabel = 'step'): ReportChart {
+  return { file: 'loss', chart: { title: 'Training loss', xLabel, yLabel: 'cross-entropy (nats)', series } };
+}
+
+/** `<file>.svg/png`: a validation metric of each series against the step (log y for perplexities). */
+export function evalMetricChart(
+  file: string,
+  title: string,
+  yLabel: string,
+  series: readonly ChartSeries[],
+  logY = false,
+): ReportChart {
+  return { file, chart: { title, xLabel: 'step', yLabel, series, ...(logY ? { logY } : {}) } };
+}
+
+/** Summarise the run's metrics.jsonl (best by `bestMetric`) and write the report `build` makes of it; returns its path. */
+export async function reportRun(
+  run: RunFolder,
+  bestMetric: string,
+  build: (summary: RunSummary) => Report,
+): Promise<string> {
+  return writeReport(run.dir, build(summariseRun(await run.readMetrics(), bestMetric)));
 }
