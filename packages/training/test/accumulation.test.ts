@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AdamW, trainStep } from '../src/index';
+import { AdamW, trainStep } from '@grassflow/training';
 
 beforeAll(async () => {
   await initBackend({ backend: 'cpu' });

@@ -1,7 +1,7 @@
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import { describe, expect, it } from 'vitest';
-import { lineChartSpec, renderLineChart, type LineChart } from '../src/index';
+import { lineChartSpec, renderLineChart, type LineChart } from '@grassflow/training';
 
 const chart = (extra: Partial<LineChart> = {}): LineChart => ({
   title: 'time per token',

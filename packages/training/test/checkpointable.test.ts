@@ -16,7 +16,7 @@ import {
   type Checkpointable,
   type NamedVariable,
   type TrainerState,
-} from '../src/index';
+} from '@grassflow/training';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { runCli, UsageError, type CliOptions } from '../src/index';
+import { runCli, UsageError, type CliOptions } from '@grassflow/training';
 
 class DataDirError extends Error {
   override readonly name = 'DataDirError';

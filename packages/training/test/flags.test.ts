@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatHelp, parseFlags, UsageError } from '../src/index';
+import { formatHelp, parseFlags, UsageError } from '@grassflow/training';
 
 const specs = {
   model: { type: 'string', choices: ['a', 'b'], default: 'a', help: 'model' },

@@ -5,7 +5,7 @@ import {
   histogramChartSpec,
   renderHeatmapChart,
   renderHistogramChart,
-} from '../src/index';
+} from '@grassflow/training';
 
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47];
 

@@ -19,7 +19,7 @@ import {
   trainRun,
   UsageError,
   type ResumePoint,
-} from '../src/index';
+} from '@grassflow/training';
 import { ToyTask } from './toy-task';
 
 beforeAll(async () => {

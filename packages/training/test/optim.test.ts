@@ -8,7 +8,7 @@ import {
   NonFiniteLossError,
   trainStep,
   warmupCosineLr,
-} from '../src/index';
+} from '@grassflow/training';
 
 beforeAll(async () => {
   await initBackend({ backend: 'cpu' });

@@ -14,7 +14,7 @@ import {
   TrainerCheckpointError,
   TrainingRng,
   writeReport,
-} from '../src/index';
+} from '@grassflow/training';
 import { saveCheckpoint } from '@grassflow/gpu-layers';
 
 beforeAll(async () => {

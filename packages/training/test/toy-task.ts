@@ -1,7 +1,7 @@
 // A deterministic TrainTask for the loop and lifecycle tests: batch k is a pure function of k.
 import * as tf from '@tensorflow/tfjs-core';
 import { lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
-import { TrainingRng, type ResumableTask } from '../src/index';
+import { TrainingRng, type ResumableTask } from '@grassflow/training';
 
 /** Random ids from a PRNG seeded by the batch index; validation improves as 1 / (1 + position). */
 export class ToyTask implements ResumableTask<{ position: number }> {
