@@ -13,7 +13,7 @@ import {
   ParamStore,
   SnliModel,
   type SnliModelConfig,
-} from '../src/index';
+} from '@grassflow/snli-head';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });
