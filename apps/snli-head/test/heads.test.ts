@@ -1,7 +1,10 @@
 // The heads in process: parameter counts, Plücker features, loss going down, evaluation against an independent count.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { crossEntropy, initBackend, pluckerPairs } from '@grassflow/gpu-layers';
-import { AdamW, trainStep } from '@grassflow/training';
+import { AdamW, saveModelCheckpoint, trainStep } from '@grassflow/training';
 import type { EncodedSnli } from '@grassflow/datasets';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -9,6 +12,8 @@ import {
   evaluatePairs,
   GrassmannHead,
   grassmannHeadConfig,
+  headCheckpointExtra,
+  loadHeadCheckpoint,
   modelConfig,
   ParamStore,
   SnliModel,
@@ -205,4 +210,36 @@ describe('training and evaluation', () => {
       m.dispose();
     },
   );
+});
+
+describe('checkpoint', () => {
+  it('an SnliModel round-trips through the toolkit checkpoint (same logits), with its backbone and seqLen', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'grassflow-snli-ck-')), 'ck');
+    const m = new SnliModel(tinyConfig('grassmann'), 5);
+    await saveModelCheckpoint(dir, m, { extra: headCheckpointExtra({ backbone: 'none', seqLen: 16 }) });
+    const ck = await loadHeadCheckpoint(dir);
+    expect(ck).toMatchObject({ backbone: 'none', seqLen: 16 });
+    const data = randomPairs(3, 16, 2);
+    const input = (which: 'premise' | 'hypothesis') => ({
+      ids: tf.tensor2d(which === 'premise' ? data.premise : data.hypothesis, [3, 16], 'int32'),
+      mask: tf.ones([3, 16]) as tf.Tensor2D,
+    });
+    const [a, b] = [m, ck.model].map((x) =>
+      Array.from(x.forward(input('premise'), input('hypothesis'), false).dataSync()),
+    );
+    expect(b).toEqual(a);
+    ck.model.dispose();
+    m.dispose();
+  });
+
+  it('a head checkpoint of the earlier format is refused with what to do', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-snli-old-'));
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({ format: 'grassflow-snli-checkpoint', formatVersion: 1, files: {} }),
+    );
+    await expect(loadHeadCheckpoint(dir)).rejects.toThrow(
+      /earlier grassflow-snli \(grassflow-snli-checkpoint\).*retrain/,
+    );
+  });
 });

@@ -29,6 +29,22 @@ function runInfo(extra: { readonly [key: string]: CheckpointJson }, dir: string)
   return { backbone: run.backbone, seqLen: run.seqLen };
 }
 
+/** The format of head checkpoints written before they became the toolkit's checkpoint folders. */
+const OLD_FORMAT = 'grassflow-snli-checkpoint';
+
+/** Run `load`; a folder in the old head-checkpoint format gets an error that says so and what to do. */
+async function withOldFormatHint<T>(dir: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    if (err instanceof CheckpointError && err.message.includes(`"${OLD_FORMAT}"`)) {
+      const msg = `${dir} is a head checkpoint of an earlier grassflow-snli (${OLD_FORMAT}), which this version no longer reads: retrain`;
+      throw new CheckpointError('UNSUPPORTED_VERSION', msg, { cause: err });
+    }
+    throw err;
+  }
+}
+
 const build = (seed: number) => ({
   build: (c: SnliModelConfig) => new SnliModel(c, seed),
   parse: parseSnliModelConfig,
@@ -36,7 +52,7 @@ const build = (seed: number) => ({
 
 /** A model checkpoint for eval: the model (caller disposes it), its backbone and token limit, and the folder read. */
 export async function loadHeadCheckpoint(dir: string): Promise<HeadRunInfo & { model: SnliModel; dir: string }> {
-  const ck = await loadModelCheckpoint(dir, build(0));
+  const ck = await withOldFormatHint(dir, () => loadModelCheckpoint(dir, build(0)));
   for (const t of ck.extraTensors.values()) t.dispose();
   try {
     return { ...runInfo(ck.extra, ck.dir), model: ck.model, dir: ck.dir };
@@ -50,5 +66,5 @@ export async function loadHeadCheckpoint(dir: string): Promise<HeadRunInfo & { m
 export async function loadHeadTrainerCheckpoint(
   dir: string,
 ): Promise<LoadedTrainerCheckpoint<SnliModel, SnliModelConfig>> {
-  return loadTrainerCheckpoint(dir, build(0));
+  return withOldFormatHint(dir, () => loadTrainerCheckpoint(dir, build(0)));
 }
