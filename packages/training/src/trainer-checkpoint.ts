@@ -53,7 +53,10 @@ function isCheckpointable(m: TrainableModel): m is Checkpointable {
   return typeof (m as Partial<Checkpointable>).checkpointConfig === 'function';
 }
 
-/** A loaded trainer checkpoint. The caller disposes `model` and `optimizerTensors`' tensors (or hands them to AdamW.loadState). */
+/**
+ * A loaded trainer checkpoint. The caller disposes `model` and `optimizerTensors`' tensors (or hands them to
+ * AdamW.loadState).
+ */
 export interface LoadedTrainerCheckpoint<M = LanguageModel, C = ModelConfig> {
   model: M;
   config: C;
@@ -211,7 +214,8 @@ export async function loadTrainerCheckpoint<M extends Checkpointable, C>(
     loaded.model.dispose();
     for (const t of loaded.extraTensors.values()) t.dispose();
     throw new TrainerCheckpointError(
-      `${dir} is a model checkpoint without trainer state (extra.trainer): it can be evaluated or sampled, but not resumed`,
+      `${dir} is a model checkpoint without trainer state (extra.trainer): ` +
+        'it can be evaluated or sampled, but not resumed',
     );
   }
   return { model: loaded.model, config: loaded.config, state: trainer, optimizerTensors: loaded.extraTensors, extra };

@@ -62,7 +62,7 @@ async function train(dir: string, opts: { stopAtStep?: number; resume?: boolean 
 
 // trainRun drives runTraining: these are the loop's stop/resume assertions, on the one lifecycle the apps use.
 describe('trainRun', () => {
-  it('stop + resume reproduces an uninterrupted run (metrics, best), frees the model and moments, reports only when finished', async () => {
+  it('stop + resume reproduces an uninterrupted run (metrics, best), frees model and moments, reports when finished', async () => {
     const root = mkdtempSync(join(tmpdir(), 'grassflow-lifecycle-'));
     const a = await train(join(root, 'a'), {});
     expect(a.result.status).toBe('finished');
@@ -122,7 +122,7 @@ describe('optimizer flags and --resume', () => {
 });
 
 describe('resolveCheckpointDir', () => {
-  it('a run folder of the format gives checkpoints/best, else latest; other folders are taken as they are', async () => {
+  it('a run folder of the format gives checkpoints/best, else latest; other folders are taken as is', async () => {
     const root = mkdtempSync(join(tmpdir(), 'grassflow-resolve-'));
     const run = join(root, 'run');
     await createRun(run, { format: 'toy-run' });

@@ -24,11 +24,11 @@ export const MODEL_KINDS = ['grassmann', 'transformer-dpa', 'transformer-ea'] as
 export type ModelKind = (typeof MODEL_KINDS)[number];
 export { PRESET_NAMES }; // derived from gpu-layers' PRESETS table
 
-/** --seq-len: the sequence length L of training rows (seqLen ≤ maxLen, the positional table; train sets maxLen to it). */
+/** --seq-len: sequence length L of the training rows (seqLen ≤ maxLen, the positional table; train sets it). */
 export const SEQ_LEN_FLAG = {
   type: 'int',
   min: 2,
-  help: 'override: sequence length L, tokens per training row (seqLen ≤ maxLen, the positional table; sets maxLen = L)',
+  help: 'override: sequence length L, tokens per training row (seqLen ≤ maxLen, the positional table; sets it)',
 } as const satisfies FlagSpecs[string];
 
 /** --block: the old name of --seq-len, kept for existing scripts. */

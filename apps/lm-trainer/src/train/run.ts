@@ -1,4 +1,5 @@
-// One training run of a language model: fresh or resumed, in a run folder, with its report (lifecycle: @grassflow/training).
+// One training run of a language model: fresh or resumed, in a run folder, with its report
+// (on @grassflow/training's run lifecycle).
 import {
   countParams,
   createModel,
@@ -48,7 +49,8 @@ export function checkpointExtra(cfg: RunConfig): {
   run: { modelKind: string; tokenizer: string; tokenizerId: string; block: number };
 } {
   const { modelKind, data, training } = cfg;
-  return { run: { modelKind, tokenizer: data.tokenizer, tokenizerId: data.tokenizerId, block: training.seqLen } }; // stored key
+  // `block`: the key checkpoints have always stored seqLen under
+  return { run: { modelKind, tokenizer: data.tokenizer, tokenizerId: data.tokenizerId, block: training.seqLen } };
 }
 
 /** A fresh run as `train` (or `compare`, once per kind) resolved it from the flags. */
@@ -119,7 +121,7 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
   return train({ opened: { run, config }, model: model, data: data, start: plan.control });
 }
 
-/** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, optimizer moments, RNG and data position. */
+/** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, moments, RNG, data position. */
 export async function resumeRun(
   { run, config }: OpenedRun<RunConfig>,
   data: RunData,

@@ -31,7 +31,9 @@ const TRAIN_FLAGS = {
     type: 'string',
     metavar: 'none|distilbert-base-uncased|DIR',
     default: 'none',
-    help: "features: 'none' = a trainable embedding encoder over the BERT vocab; else a frozen DistilBERT (hub id or folder)",
+    help:
+      "features: 'none' = a trainable embedding encoder over the BERT vocab; " +
+      'else a frozen DistilBERT (hub id or folder)',
   },
   'train-file': {
     type: 'string',
@@ -51,7 +53,9 @@ const TRAIN_FLAGS = {
     type: 'int',
     min: 2,
     max: 512,
-    help: `sequence length: tokens kept per sentence, [CLS] and [SEP] included (≤ the backbone's maxLen) (default ${SEQ_LEN})`,
+    help:
+      "sequence length: tokens kept per sentence, [CLS] and [SEP] included (≤ the backbone's maxLen) " +
+      `(default ${SEQ_LEN})`,
   },
   'max-len': { type: 'int', min: 2, max: 512, help: 'alias of --seq-len (the old name)' },
   'embed-dim': { type: 'int', min: 1, default: 64, help: "width of the embedding encoder (backbone 'none')" },
@@ -175,7 +179,9 @@ export async function runTrainPlan(plan: SnliTrainPlan): Promise<number> {
     if (plan.kind === 'resume') {
       const c = plan.opened.config;
       if (fz.tok.id !== c.data.tokenizerId) {
-        const msg = `--resume ${plan.opened.run.dir}: the run used tokenizer ${c.data.tokenizerId}, this data folder gives ${fz.tok.id}`;
+        const msg =
+          `--resume ${plan.opened.run.dir}: the run used tokenizer ${c.data.tokenizerId}, ` +
+          `this data folder gives ${fz.tok.id}`;
         throw new UsageError(msg, 'data-dir');
       }
       const files = { train: c.data.trainFile, dev: c.data.validFile, validPairs: c.data.validPairs };

@@ -106,7 +106,7 @@ export async function startRun(args: {
   });
 }
 
-/** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, weights, optimizer moments, RNG and data position. */
+/** Continue the run (opened by openRunToResume) from checkpoints/latest: weights, moments, RNG, data position. */
 export async function resumeRun(
   { run, config }: OpenedRun<RunConfig>,
   data: RunData,
@@ -144,8 +144,9 @@ async function train({ opened: { run, config }, model, data, start }: RunParts):
     quiet: start.quiet,
     describe:
       `${config.head} head (${p.head.toLocaleString('en-US')} params` +
-      `${p.backbone > 0 ? ` + ${p.backbone.toLocaleString('en-US')} embedding encoder` : ''}), backbone ${config.backbone}, ` +
-      `${config.totalSteps} steps (${t.epochs} epochs of ${task.batchesPerEpoch} batches of ${t.batch} pairs), backend ${config.backend.name}`,
+      `${p.backbone > 0 ? ` + ${p.backbone.toLocaleString('en-US')} embedding encoder` : ''}), ` +
+      `backbone ${config.backbone}, ${config.totalSteps} steps ` +
+      `(${t.epochs} epochs of ${task.batchesPerEpoch} batches of ${t.batch} pairs), backend ${config.backend.name}`,
     report: () => writeRunReport(run, config),
     dispose: () => model.dispose(),
   });
