@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
-const run = (cmd, args, cwd) =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 const packages = readdirSync(join(root, 'packages'))
   .map((dir) => join(root, 'packages', dir))
@@ -24,10 +23,22 @@ try {
   for (const { dir, pkg } of packages) {
     if (!existsSync(join(dir, 'dist'))) throw new Error(`${pkg.name}: no dist/ — run \`pnpm build\` first`);
     const out = run('pnpm', ['pack', '--pack-destination', work], dir).trim().split('\n').pop();
-    const tarball = out.endsWith('.tgz') ? resolve(dir, out) : join(work, readdirSync(work).find((f) => f.endsWith('.tgz') && !tarballs.includes(join(work, f))));
+    const tarball = out.endsWith('.tgz')
+      ? resolve(dir, out)
+      : join(
+          work,
+          readdirSync(work).find((f) => f.endsWith('.tgz') && !tarballs.includes(join(work, f))),
+        );
     tarballs.push(tarball);
     const listing = run('tar', ['-tzf', tarball], work);
-    for (const required of ['package/package.json', 'package/README.md', 'package/LICENSE', 'package/dist/index.js', 'package/dist/index.cjs', 'package/dist/index.d.ts']) {
+    for (const required of [
+      'package/package.json',
+      'package/README.md',
+      'package/LICENSE',
+      'package/dist/index.js',
+      'package/dist/index.cjs',
+      'package/dist/index.d.ts',
+    ]) {
       if (!listing.split('\n').includes(required)) {
         console.error(`check-pack: ${pkg.name}: tarball lacks ${required.replace('package/', '')}`);
         failed++;
@@ -40,18 +51,32 @@ try {
   // All tarballs in one install, so inter-package dependencies resolve to the packed versions.
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs], app);
   for (const { pkg } of packages) {
-    const esm = run('node', ['--input-type=module', '-e',
-      `const m = await import(${JSON.stringify(pkg.name)}); console.log(JSON.stringify(Object.keys(m).filter((k) => k !== 'default').sort()));`], app);
-    const cjs = run('node', ['-e',
-      `const m = require(${JSON.stringify(pkg.name)}); console.log(JSON.stringify(Object.keys(m).sort()));`], app);
+    const esm = run(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(pkg.name)}); console.log(JSON.stringify(Object.keys(m).filter((k) => k !== 'default').sort()));`,
+      ],
+      app,
+    );
+    const cjs = run(
+      'node',
+      ['-e', `const m = require(${JSON.stringify(pkg.name)}); console.log(JSON.stringify(Object.keys(m).sort()));`],
+      app,
+    );
     const esmKeys = JSON.parse(esm.trim().split('\n').pop());
     const cjsKeys = JSON.parse(cjs.trim().split('\n').pop());
     const same = JSON.stringify(esmKeys) === JSON.stringify(cjsKeys);
     if (esmKeys.length === 0 || !same) {
-      console.error(`check-pack: ${pkg.name}: ESM exports ${esmKeys.length}, CJS exports ${cjsKeys.length}${same ? '' : ' (they differ)'}`);
+      console.error(
+        `check-pack: ${pkg.name}: ESM exports ${esmKeys.length}, CJS exports ${cjsKeys.length}${same ? '' : ' (they differ)'}`,
+      );
       failed++;
     } else {
-      console.log(`check-pack: ${pkg.name}@${pkg.version} installs from its tarball; ESM and CJS both export ${esmKeys.length} names`);
+      console.log(
+        `check-pack: ${pkg.name}@${pkg.version} installs from its tarball; ESM and CJS both export ${esmKeys.length} names`,
+      );
     }
   }
 } finally {

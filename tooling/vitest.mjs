@@ -12,7 +12,9 @@ import { defineConfig } from 'vitest/config';
 export function packageVitest(packageDir, { timeoutMs = 120_000 } = {}) {
   const { name } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
   return defineConfig({
-    resolve: { alias: [{ find: new RegExp(`^${name.replace('/', '\\/')}$`), replacement: join(packageDir, 'src/index.ts') }] },
+    resolve: {
+      alias: [{ find: new RegExp(`^${name.replace('/', '\\/')}$`), replacement: join(packageDir, 'src/index.ts') }],
+    },
     test: {
       include: ['test/**/*.test.ts'],
       testTimeout: timeoutMs,

@@ -104,7 +104,11 @@ function chunksOf(data: AtomicWriteData): Iterable<Uint8Array> | AsyncIterable<U
  * Creates missing parent folders. After a crash `path` holds the old content or the new content;
  * a stale `<name>.tmp-*` may remain.
  */
-export async function writeFileAtomic(path: string, data: AtomicWriteData, fs: FileSystemOps = nodeFileSystem): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: AtomicWriteData,
+  fs: FileSystemOps = nodeFileSystem,
+): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = temporarySibling(path);
   await writeFileDurable(tmp, chunksOf(data), fs);

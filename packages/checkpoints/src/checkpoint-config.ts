@@ -71,13 +71,21 @@ export class CheckpointError extends Error {
 export function checkPlainJson(value: unknown, path = 'extra', seen = new Set<object>()): void {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new CheckpointError('INVALID_ARGUMENT', `${path} is ${value}; JSON has no NaN or Infinity, store it as a string or null`);
+    if (!Number.isFinite(value))
+      throw new CheckpointError(
+        'INVALID_ARGUMENT',
+        `${path} is ${value}; JSON has no NaN or Infinity, store it as a string or null`,
+      );
     return;
   }
   if (typeof value !== 'object') {
-    throw new CheckpointError('INVALID_ARGUMENT', `${path} is a ${typeof value}; extra must be plain JSON (store tensors in extraTensors)`);
+    throw new CheckpointError(
+      'INVALID_ARGUMENT',
+      `${path} is a ${typeof value}; extra must be plain JSON (store tensors in extraTensors)`,
+    );
   }
-  if (seen.has(value)) throw new CheckpointError('INVALID_ARGUMENT', `${path} refers back to itself; extra must be a tree of plain JSON`);
+  if (seen.has(value))
+    throw new CheckpointError('INVALID_ARGUMENT', `${path} refers back to itself; extra must be a tree of plain JSON`);
   seen.add(value);
   if (Array.isArray(value)) {
     value.forEach((v, i) => checkPlainJson(v, `${path}[${i}]`, seen));
@@ -85,7 +93,10 @@ export function checkPlainJson(value: unknown, path = 'extra', seen = new Set<ob
     const proto = Object.getPrototypeOf(value) as unknown;
     if (proto !== Object.prototype && proto !== null) {
       const kind = (value as { constructor?: { name?: string } }).constructor?.name ?? 'object';
-      throw new CheckpointError('INVALID_ARGUMENT', `${path} is a ${kind}; extra must be plain JSON (store tensors in extraTensors)`);
+      throw new CheckpointError(
+        'INVALID_ARGUMENT',
+        `${path} is a ${kind}; extra must be plain JSON (store tensors in extraTensors)`,
+      );
     }
     for (const [k, v] of Object.entries(value)) checkPlainJson(v, `${path}.${k}`, seen);
   }
@@ -127,7 +138,10 @@ export function parseCheckpointConfig<M = CheckpointJson>(
   }
   const raw = JSON.parse(text) as unknown;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new CheckpointError('INVALID_CONFIG', `${where} must hold a JSON object, found ${Array.isArray(raw) ? 'an array' : JSON.stringify(raw)}: ${fix}`);
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where} must hold a JSON object, found ${Array.isArray(raw) ? 'an array' : JSON.stringify(raw)}: ${fix}`,
+    );
   }
   const o = raw as Record<string, unknown>;
   if (o['format'] !== CHECKPOINT_FORMAT) {
@@ -138,7 +152,10 @@ export function parseCheckpointConfig<M = CheckpointJson>(
   }
   const version = o['formatVersion'];
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
-    throw new CheckpointError('INVALID_CONFIG', `${where} has formatVersion ${JSON.stringify(version)}; it must be a positive integer: ${fix}`);
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where} has formatVersion ${JSON.stringify(version)}; it must be a positive integer: ${fix}`,
+    );
   }
   if (version > CHECKPOINT_FORMAT_VERSION) {
     throw new CheckpointError(
@@ -151,7 +168,11 @@ export function parseCheckpointConfig<M = CheckpointJson>(
     model = options.parseModel === undefined ? parseAnyJson<M>(o['model']) : options.parseModel(o['model']);
   } catch (cause) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    throw new CheckpointError('INVALID_CONFIG', `${where} "model" is not a valid model config (${why}): fix that field or re-save the checkpoint`, { cause });
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where} "model" is not a valid model config (${why}): fix that field or re-save the checkpoint`,
+      { cause },
+    );
   }
   const files = parseFileRecords(o['files'], where);
   const extra = o['extra'];
@@ -180,11 +201,18 @@ function parseFileRecords(value: unknown, where: string): Record<string, Checkpo
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad('must be an object');
   const out: Record<string, CheckpointFileRecord> = {};
   for (const [name, rec] of Object.entries(value)) {
-    if (name !== CHECKPOINT_FILES.model && name !== CHECKPOINT_FILES.extra) throw bad(`names an unknown file ${JSON.stringify(name)}`);
+    if (name !== CHECKPOINT_FILES.model && name !== CHECKPOINT_FILES.extra)
+      throw bad(`names an unknown file ${JSON.stringify(name)}`);
     const r = rec as Record<string, unknown> | null;
     const bytes = r?.['bytes'];
     const sha256 = r?.['sha256'];
-    if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0 || typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) {
+    if (
+      typeof bytes !== 'number' ||
+      !Number.isSafeInteger(bytes) ||
+      bytes < 0 ||
+      typeof sha256 !== 'string' ||
+      !/^[0-9a-f]{64}$/.test(sha256)
+    ) {
       throw bad(`entry ${JSON.stringify(name)} must be {"bytes": integer, "sha256": 64 hex digits}`);
     }
     out[name] = { bytes, sha256 };

@@ -23,7 +23,12 @@ import {
   type CheckpointJson,
 } from './checkpoint-config.js';
 import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
-import { encodeSafetensors, safetensorsInputEntries, safetensorsValues, type SafetensorsTensorInputs } from './safetensors.js';
+import {
+  encodeSafetensors,
+  safetensorsInputEntries,
+  safetensorsValues,
+  type SafetensorsTensorInputs,
+} from './safetensors.js';
 import { openSafetensorsFile, type SafetensorsFileReader } from './safetensors-file.js';
 import { SafetensorsError, type SafetensorsDType } from './safetensors-header.js';
 
@@ -103,7 +108,10 @@ const EXTRA_DTYPES: readonly SafetensorsDType[] = ['F32', 'I32', 'BOOL'];
 function checkDTypes(tensors: SafetensorsTensorInputs, what: string, allowed: readonly SafetensorsDType[]): void {
   for (const [name, t] of safetensorsInputEntries(tensors)) {
     if (!allowed.includes(t.dtype)) {
-      throw new CheckpointError('INVALID_ARGUMENT', `${what} '${name}' has dtype ${t.dtype}; checkpoints store ${allowed.join(', ')}`);
+      throw new CheckpointError(
+        'INVALID_ARGUMENT',
+        `${what} '${name}' has dtype ${t.dtype}; checkpoints store ${allowed.join(', ')}`,
+      );
     }
   }
 }
@@ -133,7 +141,10 @@ function encode(
  * `loadCheckpointFolder(dir)` returns the previous complete checkpoint or the new one, never a mix.
  * Refuses to replace a folder that is not a checkpoint or holds other files.
  */
-export async function saveCheckpointFolder<M>(dir: string, input: SaveCheckpointFolderInput<M>): Promise<SavedCheckpointFolder<M>> {
+export async function saveCheckpointFolder<M>(
+  dir: string,
+  input: SaveCheckpointFolderInput<M>,
+): Promise<SavedCheckpointFolder<M>> {
   const target = resolve(dir);
   const fs = input.fs ?? nodeFileSystem;
   checkPlainJson(input.model, 'model');
@@ -150,7 +161,9 @@ export async function saveCheckpointFolder<M>(dir: string, input: SaveCheckpoint
     'grassflow.format': CHECKPOINT_FORMAT,
     'grassflow.formatVersion': String(CHECKPOINT_FORMAT_VERSION),
   });
-  const files: Record<string, CheckpointFileRecord> = { [CHECKPOINT_FILES.model]: record(modelFile.chunks, modelFile.byteLength) };
+  const files: Record<string, CheckpointFileRecord> = {
+    [CHECKPOINT_FILES.model]: record(modelFile.chunks, modelFile.byteLength),
+  };
 
   let extraFile: ReturnType<typeof encodeSafetensors> | undefined;
   if (input.extraTensors !== undefined && safetensorsInputEntries(input.extraTensors).length > 0) {
@@ -186,7 +199,11 @@ export async function saveCheckpointFolder<M>(dir: string, input: SaveCheckpoint
 }
 
 /** Opens one tensor file of the checkpoint, checking its size against config.json first. */
-async function openTensorFile(dir: string, name: string, rec: CheckpointFileRecord | undefined): Promise<SafetensorsFileReader> {
+async function openTensorFile(
+  dir: string,
+  name: string,
+  rec: CheckpointFileRecord | undefined,
+): Promise<SafetensorsFileReader> {
   const path = join(dir, name);
   let size: number;
   try {
@@ -241,13 +258,20 @@ async function readAll(
 const shapeText = (s: readonly number[]): string => `[${s.join(', ')}]`;
 
 /** Compares the header of model.safetensors with the tensors the model expects; throws at the first mismatch. */
-function checkTensors(reader: SafetensorsFileReader, expected: ReadonlyMap<string, readonly number[]>, summary: string): void {
+function checkTensors(
+  reader: SafetensorsFileReader,
+  expected: ReadonlyMap<string, readonly number[]>,
+  summary: string,
+): void {
   const fix = `the weights do not belong to this config.json (${summary}); re-save the checkpoint or fix config.json`;
   const found = new Map(reader.header.tensors.map((t) => [t.name, t]));
   for (const [name, shape] of expected) {
     const got = found.get(name);
     if (got === undefined) {
-      throw new CheckpointError('TENSOR_MISSING', `${reader.path} has no tensor '${name}' (expected float32 ${shapeText(shape)}): ${fix}`);
+      throw new CheckpointError(
+        'TENSOR_MISSING',
+        `${reader.path} has no tensor '${name}' (expected float32 ${shapeText(shape)}): ${fix}`,
+      );
     }
     if (got.dtype !== 'F32') {
       throw new CheckpointError(
@@ -277,7 +301,10 @@ async function readConfigText(dir: string): Promise<{ path: string; text: string
   const path = join(dir, CHECKPOINT_FILES.config);
   try {
     if ((await stat(path)).size > 64 * 1024 * 1024) {
-      throw new CheckpointError('INVALID_CONFIG', `${path} is larger than 64 MiB: it is not a checkpoint config; keep large data in extraTensors`);
+      throw new CheckpointError(
+        'INVALID_CONFIG',
+        `${path} is larger than 64 MiB: it is not a checkpoint config; keep large data in extraTensors`,
+      );
     }
     return { path, text: await readFile(path, 'utf8') };
   } catch (cause) {
@@ -330,7 +357,10 @@ export async function loadCheckpointFolder<M = CheckpointJson>(
       try {
         for (const t of extraReader.header.tensors) {
           if (!EXTRA_DTYPES.includes(t.dtype)) {
-            throw new CheckpointError('TENSOR_DTYPE', `${extraReader.path}: tensor '${t.name}' is ${t.dtype}; extra tensors are F32, I32 or BOOL`);
+            throw new CheckpointError(
+              'TENSOR_DTYPE',
+              `${extraReader.path}: tensor '${t.name}' is ${t.dtype}; extra tensors are F32, I32 or BOOL`,
+            );
           }
         }
         extraTensors = await readAll(extraReader, extraRec, verify);
@@ -350,7 +380,11 @@ export async function loadCheckpointFolder<M = CheckpointJson>(
     };
   } catch (error) {
     if (error instanceof SafetensorsError) {
-      throw new CheckpointError('CORRUPT_FILE', `${error.message}; restore the checkpoint from a backup or re-save it`, { cause: error });
+      throw new CheckpointError(
+        'CORRUPT_FILE',
+        `${error.message}; restore the checkpoint from a backup or re-save it`,
+        { cause: error },
+      );
     }
     throw error;
   } finally {

@@ -66,7 +66,10 @@ export async function locateCheckpoint(target: string): Promise<{ dir: string; r
   const kind = await isDirectory(target);
   if (kind === true) return { dir: target, recovered: false };
   if (kind === false) {
-    throw new CheckpointError('NOT_A_DIRECTORY', `${target} is a file, not a checkpoint folder: pass the folder that saveCheckpoint() wrote`);
+    throw new CheckpointError(
+      'NOT_A_DIRECTORY',
+      `${target} is a file, not a checkpoint folder: pass the folder that saveCheckpoint() wrote`,
+    );
   }
   const old = await newestOld(target);
   if (old !== undefined) return { dir: old, recovered: true };
@@ -108,7 +111,11 @@ async function checkReplaceable(target: string): Promise<void> {
  * Before writing it repairs what an earlier crashed save left: restores a lone `<target>.old-*`
  * when `target` is missing, and removes stale tmp/old/trash siblings. One writer per folder at a time.
  */
-export async function replaceDirectory(target: string, fs: FileSystemOps, fill: (tmp: string) => Promise<void>): Promise<void> {
+export async function replaceDirectory(
+  target: string,
+  fs: FileSystemOps,
+  fill: (tmp: string) => Promise<void>,
+): Promise<void> {
   const parent = dirname(target);
   await mkdir(parent, { recursive: true });
 
@@ -122,7 +129,10 @@ export async function replaceDirectory(target: string, fs: FileSystemOps, fill: 
   }
   const exists = await isDirectory(target);
   if (exists === false) {
-    throw new CheckpointError('NOT_A_DIRECTORY', `${target} is a file; saveCheckpoint() needs a folder path (new, empty or an earlier checkpoint)`);
+    throw new CheckpointError(
+      'NOT_A_DIRECTORY',
+      `${target} is a file; saveCheckpoint() needs a folder path (new, empty or an earlier checkpoint)`,
+    );
   }
   if (exists === true) await checkReplaceable(target);
   for (const s of await siblingsOf(target)) await fs.remove(s.path);

@@ -52,7 +52,8 @@ export async function openSafetensorsFile(path: string): Promise<SafetensorsFile
       headerBytes,
       async read(name) {
         const info = byName.get(name);
-        if (info === undefined) throw new SafetensorsError('TENSOR_NOT_FOUND', `${path} has no tensor named ${JSON.stringify(name)}`);
+        if (info === undefined)
+          throw new SafetensorsError('TENSOR_NOT_FOUND', `${path} has no tensor named ${JSON.stringify(name)}`);
         const [begin, end] = info.dataOffsets;
         const data = new Uint8Array(end - begin);
         await readFully(handle, data, header.dataStart + begin, path);
@@ -82,7 +83,8 @@ function withPath<T>(path: string, parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    if (error instanceof SafetensorsError) throw new SafetensorsError(error.code, `${path}: ${error.message}`, { cause: error.cause });
+    if (error instanceof SafetensorsError)
+      throw new SafetensorsError(error.code, `${path}: ${error.message}`, { cause: error.cause });
     throw error;
   }
 }
@@ -98,7 +100,10 @@ async function readFully(handle: FileHandle, into: Uint8Array, position: number,
       throw new SafetensorsError('IO', `${path}: cannot read: ${(cause as Error).message}`, { cause });
     }
     if (bytesRead === 0) {
-      throw new SafetensorsError('TRUNCATED', `${path}: the file ended at byte ${position + done} while reading; it shrank or is being rewritten`);
+      throw new SafetensorsError(
+        'TRUNCATED',
+        `${path}: the file ended at byte ${position + done} while reading; it shrank or is being rewritten`,
+      );
     }
     done += bytesRead;
   }

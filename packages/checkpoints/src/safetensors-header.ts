@@ -121,7 +121,10 @@ export interface SafetensorsHeader {
  */
 export function decodeHeaderLength(prefix: Uint8Array, fileByteLength: number): number {
   if (fileByteLength === 0) {
-    throw new SafetensorsError('EMPTY_FILE', 'the safetensors input is empty (0 bytes): the file was never written or was truncated to nothing');
+    throw new SafetensorsError(
+      'EMPTY_FILE',
+      'the safetensors input is empty (0 bytes): the file was never written or was truncated to nothing',
+    );
   }
   if (fileByteLength < 8 || prefix.byteLength < 8) {
     throw new SafetensorsError(
@@ -166,13 +169,24 @@ export function parseHeaderJson(json: Uint8Array, fileByteLength: number): Safet
     root = parseStrictJson(text, 8);
   } catch (cause) {
     if (cause instanceof StrictJsonError && cause.kind === 'duplicate-key') {
-      throw new SafetensorsError('DUPLICATE_KEY', `the header names an entry twice (${cause.message}): the file is corrupt`, { cause });
+      throw new SafetensorsError(
+        'DUPLICATE_KEY',
+        `the header names an entry twice (${cause.message}): the file is corrupt`,
+        { cause },
+      );
     }
     const why = cause instanceof Error ? cause.message : String(cause);
-    throw new SafetensorsError('HEADER_NOT_JSON', `the header is not valid JSON (${why}): the file is corrupt or not a safetensors file`, { cause });
+    throw new SafetensorsError(
+      'HEADER_NOT_JSON',
+      `the header is not valid JSON (${why}): the file is corrupt or not a safetensors file`,
+      { cause },
+    );
   }
   if (!(root instanceof Map)) {
-    throw new SafetensorsError('HEADER_NOT_OBJECT', `the header is JSON ${describe(root)}, not an object of tensor entries`);
+    throw new SafetensorsError(
+      'HEADER_NOT_OBJECT',
+      `the header is JSON ${describe(root)}, not an object of tensor entries`,
+    );
   }
 
   let metadata: Record<string, string> | null = null;
@@ -190,12 +204,18 @@ export function parseHeaderJson(json: Uint8Array, fileByteLength: number): Safet
 function parseMetadata(value: JsonValue): Record<string, string> | null {
   if (value === null) return null;
   if (!(value instanceof Map)) {
-    throw new SafetensorsError('INVALID_METADATA', `"__metadata__" is ${describe(value)}, but it must be an object of string values`);
+    throw new SafetensorsError(
+      'INVALID_METADATA',
+      `"__metadata__" is ${describe(value)}, but it must be an object of string values`,
+    );
   }
   const out: Record<string, string> = {};
   for (const [k, v] of value) {
     if (typeof v !== 'string') {
-      throw new SafetensorsError('INVALID_METADATA', `"__metadata__" key ${JSON.stringify(k)} holds ${describe(v)}; metadata values must be strings`);
+      throw new SafetensorsError(
+        'INVALID_METADATA',
+        `"__metadata__" key ${JSON.stringify(k)} holds ${describe(v)}; metadata values must be strings`,
+      );
     }
     // defineProperty: a key "__proto__" becomes an own property instead of replacing the prototype.
     Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
@@ -206,14 +226,22 @@ function parseMetadata(value: JsonValue): Record<string, string> | null {
 function parseEntry(name: string, entry: JsonValue): SafetensorsTensorInfo {
   const where = `tensor ${JSON.stringify(name)}`;
   if (!(entry instanceof Map)) {
-    throw new SafetensorsError('INVALID_TENSOR_INFO', `${where}: the entry is ${describe(entry)}, not an object {dtype, shape, data_offsets}`);
+    throw new SafetensorsError(
+      'INVALID_TENSOR_INFO',
+      `${where}: the entry is ${describe(entry)}, not an object {dtype, shape, data_offsets}`,
+    );
   }
   // Unknown extra fields are ignored, as the reference reader does.
   const dtypeValue = entry.get('dtype');
   const shapeValue = entry.get('shape');
   const offsetsValue = entry.get('data_offsets');
-  for (const [field, v] of [['dtype', dtypeValue], ['shape', shapeValue], ['data_offsets', offsetsValue]] as const) {
-    if (v === undefined) throw new SafetensorsError('INVALID_TENSOR_INFO', `${where}: the entry has no "${field}" field`);
+  for (const [field, v] of [
+    ['dtype', dtypeValue],
+    ['shape', shapeValue],
+    ['data_offsets', offsetsValue],
+  ] as const) {
+    if (v === undefined)
+      throw new SafetensorsError('INVALID_TENSOR_INFO', `${where}: the entry has no "${field}" field`);
   }
   if (typeof dtypeValue !== 'string' || !Object.hasOwn(SAFETENSORS_DTYPE_SIZES, dtypeValue)) {
     throw new SafetensorsError(
@@ -224,19 +252,28 @@ function parseEntry(name: string, entry: JsonValue): SafetensorsTensorInfo {
   const dtype = dtypeValue as SafetensorsDType;
 
   if (!Array.isArray(shapeValue)) {
-    throw new SafetensorsError('INVALID_SHAPE', `${where}: shape is ${describe(shapeValue ?? null)}, not an array of non-negative integers`);
+    throw new SafetensorsError(
+      'INVALID_SHAPE',
+      `${where}: shape is ${describe(shapeValue ?? null)}, not an array of non-negative integers`,
+    );
   }
   const shape: number[] = [];
   for (const d of shapeValue) {
     if (typeof d !== 'number' || d < 0 || Object.is(d, -0)) {
       const why = typeof d === 'bigint' ? 'is too large' : 'is not a non-negative integer';
-      throw new SafetensorsError('INVALID_SHAPE', `${where}: shape ${showJson(shapeValue)} has a dimension that ${why}`);
+      throw new SafetensorsError(
+        'INVALID_SHAPE',
+        `${where}: shape ${showJson(shapeValue)} has a dimension that ${why}`,
+      );
     }
     shape.push(d);
   }
 
   if (!Array.isArray(offsetsValue) || offsetsValue.length !== 2) {
-    throw new SafetensorsError('INVALID_OFFSETS', `${where}: data_offsets is ${showJson(offsetsValue ?? null)}, not a pair [begin, end]`);
+    throw new SafetensorsError(
+      'INVALID_OFFSETS',
+      `${where}: data_offsets is ${showJson(offsetsValue ?? null)}, not a pair [begin, end]`,
+    );
   }
   const [begin, end] = offsetsValue;
   if (typeof begin !== 'number' || typeof end !== 'number' || begin < 0 || end < 0) {
@@ -253,12 +290,18 @@ function parseEntry(name: string, entry: JsonValue): SafetensorsTensorInfo {
   for (const d of shape) {
     elements *= d;
     if (!Number.isSafeInteger(elements)) {
-      throw new SafetensorsError('INVALID_SHAPE', `${where}: shape [${shape.join(', ')}] holds more than 2^53 elements`);
+      throw new SafetensorsError(
+        'INVALID_SHAPE',
+        `${where}: shape [${shape.join(', ')}] holds more than 2^53 elements`,
+      );
     }
   }
   const expected = elements * SAFETENSORS_DTYPE_SIZES[dtype];
   if (!Number.isSafeInteger(expected)) {
-    throw new SafetensorsError('INVALID_SHAPE', `${where}: shape [${shape.join(', ')}] of ${dtype} needs more than 2^53 bytes`);
+    throw new SafetensorsError(
+      'INVALID_SHAPE',
+      `${where}: shape [${shape.join(', ')}] of ${dtype} needs more than 2^53 bytes`,
+    );
   }
   if (end - begin !== expected) {
     throw new SafetensorsError(
@@ -277,7 +320,10 @@ function checkTiling(tensors: SafetensorsTensorInfo[], dataByteLength: number): 
   for (const t of tensors) {
     const [begin, end] = t.dataOffsets;
     if (begin > cursor) {
-      const after = previous === undefined ? 'the start of the byte buffer' : `tensor ${JSON.stringify(previous.name)} (ends at ${cursor})`;
+      const after =
+        previous === undefined
+          ? 'the start of the byte buffer'
+          : `tensor ${JSON.stringify(previous.name)} (ends at ${cursor})`;
       throw new SafetensorsError(
         'OFFSETS_GAP',
         `tensor ${JSON.stringify(t.name)} begins at byte ${begin}, leaving ${begin - cursor} unclaimed bytes after ${after}; the offsets must tile the buffer`,

@@ -57,7 +57,8 @@ class Parser {
   ) {}
 
   fail(message: string, kind: StrictJsonError['kind'] = 'syntax'): never {
-    const where = this.pos >= this.text.length ? `the end of the text (character ${this.pos})` : `character ${this.pos}`;
+    const where =
+      this.pos >= this.text.length ? `the end of the text (character ${this.pos})` : `character ${this.pos}`;
     throw new StrictJsonError(kind, `${message} at ${where}`, this.pos);
   }
 
@@ -214,14 +215,30 @@ class Parser {
       const e = t[this.pos + 1];
       this.pos += 2;
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           const hex = t.slice(this.pos, this.pos + 4);
           if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail('invalid \\u escape');

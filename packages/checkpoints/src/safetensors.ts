@@ -53,8 +53,7 @@ export interface SafetensorsTensorInput {
 
 /** Named tensors to write, as a Map or a plain object. */
 export type SafetensorsTensorInputs =
-  | ReadonlyMap<string, SafetensorsTensorInput>
-  | Readonly<Record<string, SafetensorsTensorInput>>;
+  ReadonlyMap<string, SafetensorsTensorInput> | Readonly<Record<string, SafetensorsTensorInput>>;
 
 const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -94,25 +93,50 @@ export function readSafetensors(bytes: Uint8Array): SafetensorsContents {
 export function safetensorsValues(tensor: SafetensorsTensor): SafetensorsData {
   const { dtype, data } = tensor;
   switch (dtype) {
-    case 'F32': return view(data, 4, (b, o, n) => new Float32Array(b, o, n));
-    case 'F64': return view(data, 8, (b, o, n) => new Float64Array(b, o, n));
-    case 'I32': return view(data, 4, (b, o, n) => new Int32Array(b, o, n));
-    case 'U32': return view(data, 4, (b, o, n) => new Uint32Array(b, o, n));
-    case 'I16': return view(data, 2, (b, o, n) => new Int16Array(b, o, n));
-    case 'U16': return view(data, 2, (b, o, n) => new Uint16Array(b, o, n));
-    case 'I64': return view(data, 8, (b, o, n) => new BigInt64Array(b, o, n));
-    case 'U64': return view(data, 8, (b, o, n) => new BigUint64Array(b, o, n));
-    case 'I8': return new Int8Array(data.buffer, data.byteOffset, data.byteLength);
+    case 'F32':
+      return view(data, 4, (b, o, n) => new Float32Array(b, o, n));
+    case 'F64':
+      return view(data, 8, (b, o, n) => new Float64Array(b, o, n));
+    case 'I32':
+      return view(data, 4, (b, o, n) => new Int32Array(b, o, n));
+    case 'U32':
+      return view(data, 4, (b, o, n) => new Uint32Array(b, o, n));
+    case 'I16':
+      return view(data, 2, (b, o, n) => new Int16Array(b, o, n));
+    case 'U16':
+      return view(data, 2, (b, o, n) => new Uint16Array(b, o, n));
+    case 'I64':
+      return view(data, 8, (b, o, n) => new BigInt64Array(b, o, n));
+    case 'U64':
+      return view(data, 8, (b, o, n) => new BigUint64Array(b, o, n));
+    case 'I8':
+      return new Int8Array(data.buffer, data.byteOffset, data.byteLength);
     case 'U8':
-    case 'BOOL': return data;
-    case 'F16': return widenHalf(view(data, 2, (b, o, n) => new Uint16Array(b, o, n)), halfToFloat);
-    case 'BF16': return widenHalf(view(data, 2, (b, o, n) => new Uint16Array(b, o, n)), (h) => bf16ToFloat(h));
+    case 'BOOL':
+      return data;
+    case 'F16':
+      return widenHalf(
+        view(data, 2, (b, o, n) => new Uint16Array(b, o, n)),
+        halfToFloat,
+      );
+    case 'BF16':
+      return widenHalf(
+        view(data, 2, (b, o, n) => new Uint16Array(b, o, n)),
+        (h) => bf16ToFloat(h),
+      );
     default:
-      throw new SafetensorsError('UNSUPPORTED_DTYPE', `dtype ${dtype} has no JavaScript typed array; read its raw bytes from tensor.data`);
+      throw new SafetensorsError(
+        'UNSUPPORTED_DTYPE',
+        `dtype ${dtype} has no JavaScript typed array; read its raw bytes from tensor.data`,
+      );
   }
 }
 
-function view<T extends SafetensorsData>(data: Uint8Array, size: number, make: (b: ArrayBufferLike, offset: number, n: number) => T): T {
+function view<T extends SafetensorsData>(
+  data: Uint8Array,
+  size: number,
+  make: (b: ArrayBufferLike, offset: number, n: number) => T,
+): T {
   const n = data.byteLength / size;
   if (HOST_LITTLE_ENDIAN && data.byteOffset % size === 0) return make(data.buffer, data.byteOffset, n);
   const copy = data.slice();
@@ -166,10 +190,21 @@ interface Plan {
 }
 
 const TYPED_ARRAY_FOR: Readonly<Record<SafetensorsDType, string>> = {
-  BOOL: 'Uint8Array', U8: 'Uint8Array', I8: 'Int8Array', F8_E5M2: 'Uint8Array', F8_E4M3: 'Uint8Array',
-  I16: 'Int16Array', U16: 'Uint16Array', F16: 'Uint16Array', BF16: 'Uint16Array',
-  I32: 'Int32Array', U32: 'Uint32Array', F32: 'Float32Array', F64: 'Float64Array',
-  I64: 'BigInt64Array', U64: 'BigUint64Array',
+  BOOL: 'Uint8Array',
+  U8: 'Uint8Array',
+  I8: 'Int8Array',
+  F8_E5M2: 'Uint8Array',
+  F8_E4M3: 'Uint8Array',
+  I16: 'Int16Array',
+  U16: 'Uint16Array',
+  F16: 'Uint16Array',
+  BF16: 'Uint16Array',
+  I32: 'Int32Array',
+  U32: 'Uint32Array',
+  F32: 'Float32Array',
+  F64: 'Float64Array',
+  I64: 'BigInt64Array',
+  U64: 'BigUint64Array',
 };
 
 const utf8Encoder = new TextEncoder();
@@ -195,13 +230,16 @@ export function safetensorsInputEntries(tensors: SafetensorsTensorInputs): [stri
 function plan(tensors: SafetensorsTensorInputs, metadata: Readonly<Record<string, string>> | null | undefined): Plan {
   const entries = safetensorsInputEntries(tensors);
   const checked = entries.map(([name, t]) => {
-    if (name === '__metadata__') throw invalid('"__metadata__" is reserved for the metadata map and cannot name a tensor');
-    if (LONE_SURROGATE.test(name)) throw invalid(`tensor name ${JSON.stringify(name)} holds a lone UTF-16 surrogate and cannot be encoded as UTF-8`);
+    if (name === '__metadata__')
+      throw invalid('"__metadata__" is reserved for the metadata map and cannot name a tensor');
+    if (LONE_SURROGATE.test(name))
+      throw invalid(`tensor name ${JSON.stringify(name)} holds a lone UTF-16 surrogate and cannot be encoded as UTF-8`);
     const where = `tensor ${JSON.stringify(name)}`;
     if (!Object.hasOwn(SAFETENSORS_DTYPE_SIZES, t.dtype)) throw invalid(`${where}: unknown dtype ${String(t.dtype)}`);
     let elements = 1;
     for (const d of t.shape) {
-      if (!Number.isSafeInteger(d) || d < 0) throw invalid(`${where}: shape [${t.shape.join(', ')}] must hold non-negative integers`);
+      if (!Number.isSafeInteger(d) || d < 0)
+        throw invalid(`${where}: shape [${t.shape.join(', ')}] must hold non-negative integers`);
       elements *= d;
     }
     const byteLength = elements * SAFETENSORS_DTYPE_SIZES[t.dtype];
@@ -209,10 +247,14 @@ function plan(tensors: SafetensorsTensorInputs, metadata: Readonly<Record<string
     const kind = t.data.constructor.name;
     const isRawBytes = t.data instanceof Uint8Array;
     if (!isRawBytes && kind !== TYPED_ARRAY_FOR[t.dtype]) {
-      throw invalid(`${where}: dtype ${t.dtype} needs a ${TYPED_ARRAY_FOR[t.dtype]} (or a Uint8Array of its bytes), got a ${kind}`);
+      throw invalid(
+        `${where}: dtype ${t.dtype} needs a ${TYPED_ARRAY_FOR[t.dtype]} (or a Uint8Array of its bytes), got a ${kind}`,
+      );
     }
     if (t.data.byteLength !== byteLength) {
-      throw invalid(`${where}: shape [${t.shape.join(', ')}] of ${t.dtype} needs ${byteLength} bytes, the data has ${t.data.byteLength}`);
+      throw invalid(
+        `${where}: shape [${t.shape.join(', ')}] of ${t.dtype} needs ${byteLength} bytes, the data has ${t.data.byteLength}`,
+      );
     }
     let bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
     if (!HOST_LITTLE_ENDIAN && !isRawBytes) {
@@ -222,7 +264,9 @@ function plan(tensors: SafetensorsTensorInputs, metadata: Readonly<Record<string
     return { name, dtype: t.dtype, shape: [...t.shape], bytes };
   });
   // Reference order: descending dtype alignment rank, then name by UTF-8 bytes.
-  checked.sort((a, b) => SAFETENSORS_DTYPE_RANK[b.dtype] - SAFETENSORS_DTYPE_RANK[a.dtype] || compareUtf8(a.name, b.name));
+  checked.sort(
+    (a, b) => SAFETENSORS_DTYPE_RANK[b.dtype] - SAFETENSORS_DTYPE_RANK[a.dtype] || compareUtf8(a.name, b.name),
+  );
 
   const parts: string[] = [];
   if (metadata !== undefined && metadata !== null) {
@@ -230,7 +274,8 @@ function plan(tensors: SafetensorsTensorInputs, metadata: Readonly<Record<string
     const fields = keys.map((k) => {
       const v: unknown = metadata[k];
       if (typeof v !== 'string') throw invalid(`metadata ${JSON.stringify(k)} must be a string, got ${typeof v}`);
-      if (LONE_SURROGATE.test(k) || LONE_SURROGATE.test(v)) throw invalid(`metadata ${JSON.stringify(k)} holds a lone UTF-16 surrogate`);
+      if (LONE_SURROGATE.test(k) || LONE_SURROGATE.test(v))
+        throw invalid(`metadata ${JSON.stringify(k)} holds a lone UTF-16 surrogate`);
       return `${JSON.stringify(k)}:${JSON.stringify(v)}`;
     });
     parts.push(`"__metadata__":{${fields.join(',')}}`);
@@ -238,7 +283,9 @@ function plan(tensors: SafetensorsTensorInputs, metadata: Readonly<Record<string
   let offset = 0;
   for (const t of checked) {
     const end = offset + t.bytes.byteLength;
-    parts.push(`${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`);
+    parts.push(
+      `${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`,
+    );
     offset = end;
   }
   const json = utf8Encoder.encode(`{${parts.join(',')}}`);

@@ -57,7 +57,11 @@ describe('writeFileAtomic', () => {
 
   it('a crash at any step leaves the old content or the new, never a mix', async () => {
     const probe = new RecordingFs(root);
-    await writeFileAtomic(join(root, 'probe.txt'), ['new ', 'content'].map((s) => new TextEncoder().encode(s)), probe);
+    await writeFileAtomic(
+      join(root, 'probe.txt'),
+      ['new ', 'content'].map((s) => new TextEncoder().encode(s)),
+      probe,
+    );
     const total = probe.log.length;
     const seen = new Set<string>();
     for (let k = 1; k <= total; k++) {
@@ -65,7 +69,10 @@ describe('writeFileAtomic', () => {
       await writeFileAtomic(target, 'old content');
       const fs = new RecordingFs(root, k);
       const chunks = ['new ', 'content'].map((s) => new TextEncoder().encode(s));
-      const error = await writeFileAtomic(target, chunks, fs).then(() => undefined, (e: unknown) => e);
+      const error = await writeFileAtomic(target, chunks, fs).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       await fs.reap();
       const text = await readFile(target, 'utf8');
       seen.add(text);

@@ -127,7 +127,11 @@ describe('saveCheckpointFolder → loadCheckpointFolder', () => {
 
   it('without options any JSON model and any F32 tensors load; no extra file when there are no extra tensors', async () => {
     const dir = join(root, 'plain');
-    await saveCheckpointFolder(dir, { model: ['anything', 1], tensors: headTensors(config, 2), extraTensors: new Map() });
+    await saveCheckpointFolder(dir, {
+      model: ['anything', 1],
+      tensors: headTensors(config, 2),
+      extraTensors: new Map(),
+    });
     expect((await readdir(dir)).sort()).toEqual(['config.json', 'model.safetensors']);
     const loaded = await loadCheckpointFolder(dir);
     expect(loaded.model).toEqual(['anything', 1]);
@@ -143,7 +147,11 @@ describe('errors', () => {
     expect(e1.code).toBe('INVALID_ARGUMENT');
     expect(e1.message).toBe("model tensor 'w' has dtype I32; checkpoints store F32");
     const e2 = await errorOf(
-      saveCheckpointFolder(join(root, 'bad2'), { model: config, tensors: headTensors(config, 1), extra: { t: new Date() } as never }),
+      saveCheckpointFolder(join(root, 'bad2'), {
+        model: config,
+        tensors: headTensors(config, 1),
+        extra: { t: new Date() } as never,
+      }),
     );
     expect(e2.message).toMatch(/extra\.t is a Date; extra must be plain JSON/);
   });
@@ -152,9 +160,34 @@ describe('errors', () => {
     const dir = join(root, 'mismatch');
     await saveCheckpointFolder(dir, { model: config, tensors: headTensors(config, 1) });
     const cases: [Partial<LoadCheckpointFolderOptions<HeadConfig>>, CheckpointErrorCode, RegExp][] = [
-      [{ expectedTensors: () => new Map([['w', [3, 4]], ['b', [3]], ['c', [1]]]) }, 'TENSOR_MISSING', /has no tensor 'c' \(expected float32 \[1\]\)/],
-      [{ expectedTensors: () => new Map([['w', [4, 3]], ['b', [3]]]) }, 'TENSOR_SHAPE', /tensor 'w' has shape \[3, 4\] but the model expects \[4, 3\]/],
-      [{ expectedTensors: () => new Map([['w', [3, 4]]]) }, 'TENSOR_UNEXPECTED', /holds tensor 'b' F32 \[3\] that the model does not have/],
+      [
+        {
+          expectedTensors: () =>
+            new Map([
+              ['w', [3, 4]],
+              ['b', [3]],
+              ['c', [1]],
+            ]),
+        },
+        'TENSOR_MISSING',
+        /has no tensor 'c' \(expected float32 \[1\]\)/,
+      ],
+      [
+        {
+          expectedTensors: () =>
+            new Map([
+              ['w', [4, 3]],
+              ['b', [3]],
+            ]),
+        },
+        'TENSOR_SHAPE',
+        /tensor 'w' has shape \[3, 4\] but the model expects \[4, 3\]/,
+      ],
+      [
+        { expectedTensors: () => new Map([['w', [3, 4]]]) },
+        'TENSOR_UNEXPECTED',
+        /holds tensor 'b' F32 \[3\] that the model does not have/,
+      ],
     ];
     for (const [override, code, message] of cases) {
       const e = await errorOf(loadCheckpointFolder(dir, { ...headOptions, ...override }));
@@ -176,7 +209,9 @@ describe('errors', () => {
     await writeFile(configPath, original.replace('"formatVersion": 1', '"formatVersion": 2'));
     const e2 = await errorOf(loadCheckpointFolder(dir, headOptions));
     expect(e2.code).toBe('UNSUPPORTED_VERSION');
-    expect(e2.message).toMatch(/but this @grassflow\/snli-head reads version 1: upgrade @grassflow\/snli-head to load it/);
+    expect(e2.message).toMatch(
+      /but this @grassflow\/snli-head reads version 1: upgrade @grassflow\/snli-head to load it/,
+    );
     await writeFile(configPath, original);
 
     // Same size, one byte changed: only the SHA-256 notices.
@@ -206,14 +241,21 @@ describe('crash safety', () => {
     const probe = new RecordingFs(root);
     const probeDir = join(root, 'probe', 'ck');
     await saveCheckpointFolder(probeDir, { model: config, tensors: headTensors(config, 1), extra: { step: 1 } });
-    await saveCheckpointFolder(probeDir, { model: config, tensors: headTensors(config, 2), extra: { step: 2 }, fs: probe });
+    await saveCheckpointFolder(probeDir, {
+      model: config,
+      tensors: headTensors(config, 2),
+      extra: { step: 2 },
+      fs: probe,
+    });
     const total = probe.log.length;
     const steps: number[] = [];
     for (let k = 1; k <= total; k++) {
       const dir = join(root, `crash-${k}`, 'ck');
       await saveCheckpointFolder(dir, { model: config, tensors: headTensors(config, 1), extra: { step: 1 } });
       const fs = new RecordingFs(root, k);
-      await saveCheckpointFolder(dir, { model: config, tensors: headTensors(config, 2), extra: { step: 2 }, fs }).catch(() => undefined);
+      await saveCheckpointFolder(dir, { model: config, tensors: headTensors(config, 2), extra: { step: 2 }, fs }).catch(
+        () => undefined,
+      );
       await fs.reap();
       const loaded = await loadCheckpointFolder(dir, headOptions);
       const step = loaded.extra['step'] as number;

@@ -53,7 +53,22 @@ describe('byte-exact compatibility with the reference safetensors writer', () =>
   it('empty file and metadata-only file', () => {
     expect([...serializeSafetensors({})]).toEqual([8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32]);
     const json = '{"__metadata__":{"framework":"pt"}}';
-    expect([...serializeSafetensors({}, { framework: 'pt' })]).toEqual([40, 0, 0, 0, 0, 0, 0, 0, ...ascii(json), 32, 32, 32, 32, 32]);
+    expect([...serializeSafetensors({}, { framework: 'pt' })]).toEqual([
+      40,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      ...ascii(json),
+      32,
+      32,
+      32,
+      32,
+      32,
+    ]);
   });
 
   it('mixed dtypes: larger-aligned dtypes first, then by name; metadata first', () => {
@@ -70,12 +85,36 @@ describe('byte-exact compatibility with the reference safetensors writer', () =>
     const pad = (8 - (json.length % 8)) % 8;
     const n = json.length + pad;
     const expected = [
-      n, 0, 0, 0, 0, 0, 0, 0,
-      ...ascii(json), ...ascii(' '.repeat(pad)),
-      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // -1 as i64 LE
-      0, 0, 0, 0, 0, 1, 0, 0, // 2^40 as i64 LE
+      n,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      ...ascii(json),
+      ...ascii(' '.repeat(pad)),
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff, // -1 as i64 LE
+      0,
+      0,
+      0,
+      0,
+      0,
+      1,
+      0,
+      0, // 2^40 as i64 LE
       ...f32le(1.5),
-      7, 8, 9,
+      7,
+      8,
+      9,
     ];
     expect(n % 8).toBe(0);
     expect([...serializeSafetensors(tensors, { format: 'pt' })]).toEqual(expected);
@@ -87,7 +126,8 @@ describe('byte-exact compatibility with the reference safetensors writer', () =>
   });
 
   it('reads a header that lists entries out of offset order and carries unknown fields', () => {
-    const json = '{"y":{"dtype":"I32","shape":[1],"data_offsets":[4,8]},"x":{"shape":[],"dtype":"I32","data_offsets":[0,4],"note":1}}';
+    const json =
+      '{"y":{"dtype":"I32","shape":[1],"data_offsets":[4,8]},"x":{"shape":[],"dtype":"I32","data_offsets":[0,4],"note":1}}';
     const bytes = new Uint8Array([json.length, 0, 0, 0, 0, 0, 0, 0, ...ascii(json), 1, 0, 0, 0, 2, 0, 0, 0]);
     const { tensors } = readSafetensors(bytes);
     expect([...tensors.keys()]).toEqual(['x', 'y']);
@@ -114,7 +154,12 @@ describe('round trips are bit-exact', () => {
     ['brain', { dtype: 'BF16', shape: [2], data: new Uint16Array([0x3f80, 0xc0a0]) }],
     ['ünï ✓', { dtype: 'U8', shape: [1], data: new Uint8Array([5]) }],
   ]);
-  const metadata: Record<string, string> = { format: 'pt', 'quote"and\\slash': 'line\nbreak\ttab', emoji: '🌱', empty: '' };
+  const metadata: Record<string, string> = {
+    format: 'pt',
+    'quote"and\\slash': 'line\nbreak\ttab',
+    emoji: '🌱',
+    empty: '',
+  };
   Object.defineProperty(metadata, '__proto__', { value: 'not a prototype', enumerable: true });
 
   const checkSame = (back: ReturnType<typeof readSafetensors>): void => {
@@ -132,7 +177,7 @@ describe('round trips are bit-exact', () => {
 
   it('in memory', () => {
     const bytes = serializeSafetensors(tensors, metadata);
-    expect((readSafetensorsHeader(bytes).dataStart) % 8).toBe(0);
+    expect(readSafetensorsHeader(bytes).dataStart % 8).toBe(0);
     checkSame(readSafetensors(bytes));
   });
 
@@ -185,12 +230,36 @@ describe('round trips are bit-exact', () => {
 
 describe('writer argument checks', () => {
   const cases: [string, () => unknown, RegExp][] = [
-    ['typed array of the wrong kind', () => serializeSafetensors({ x: { dtype: 'F32', shape: [1], data: new Int32Array(1) } }), /F32 needs a Float32Array/],
-    ['data length does not match the shape', () => serializeSafetensors({ x: { dtype: 'F32', shape: [3], data: new Float32Array(2) } }), /needs 12 bytes, the data has 8/],
-    ['negative dimension', () => serializeSafetensors({ x: { dtype: 'F32', shape: [-1], data: new Float32Array(0) } }), /non-negative integers/],
-    ['reserved name', () => serializeSafetensors({ __metadata__: { dtype: 'U8', shape: [0], data: new Uint8Array(0) } }), /reserved/],
-    ['lone surrogate in a name', () => serializeSafetensors({ ['a\uD800']: { dtype: 'U8', shape: [0], data: new Uint8Array(0) } }), /surrogate/],
-    ['non-string metadata', () => serializeSafetensors({}, { step: 3 as unknown as string }), /metadata "step" must be a string/],
+    [
+      'typed array of the wrong kind',
+      () => serializeSafetensors({ x: { dtype: 'F32', shape: [1], data: new Int32Array(1) } }),
+      /F32 needs a Float32Array/,
+    ],
+    [
+      'data length does not match the shape',
+      () => serializeSafetensors({ x: { dtype: 'F32', shape: [3], data: new Float32Array(2) } }),
+      /needs 12 bytes, the data has 8/,
+    ],
+    [
+      'negative dimension',
+      () => serializeSafetensors({ x: { dtype: 'F32', shape: [-1], data: new Float32Array(0) } }),
+      /non-negative integers/,
+    ],
+    [
+      'reserved name',
+      () => serializeSafetensors({ __metadata__: { dtype: 'U8', shape: [0], data: new Uint8Array(0) } }),
+      /reserved/,
+    ],
+    [
+      'lone surrogate in a name',
+      () => serializeSafetensors({ ['a\uD800']: { dtype: 'U8', shape: [0], data: new Uint8Array(0) } }),
+      /surrogate/,
+    ],
+    [
+      'non-string metadata',
+      () => serializeSafetensors({}, { step: 3 as unknown as string }),
+      /metadata "step" must be a string/,
+    ],
   ];
   it.each(cases)('%s', (_label, run, message) => {
     let error: unknown;

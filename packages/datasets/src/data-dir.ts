@@ -35,7 +35,8 @@ export function userCacheDir(env: Readonly<Record<string, string | undefined>> =
  */
 export function resolveDataDir(opts: DataDirOptions = {}): string {
   if (opts.dataDir !== undefined) {
-    if (opts.dataDir === '') throw new DatasetError('INVALID_ARGUMENT', 'dataDir is an empty string: pass a folder path or leave it unset.');
+    if (opts.dataDir === '')
+      throw new DatasetError('INVALID_ARGUMENT', 'dataDir is an empty string: pass a folder path or leave it unset.');
     return resolve(opts.dataDir);
   }
   const env = opts.env ?? process.env;
@@ -57,12 +58,23 @@ export class DataDirError extends Error {
  * {@link DataDirError} that says where the path came from (--data-dir, GRASSFLOW_DATA_DIR or the default cache)
  * and, from `needs`, what the folder should hold, e.g. `'wikitext-2/wiki.train.tokens and bert-vocab/vocab.txt'`.
  */
-export function existingDataDir(flag: string | undefined, needs: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
+export function existingDataDir(
+  flag: string | undefined,
+  needs: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
   const dir = resolveDataDir(flag === undefined ? { env } : { dataDir: flag, env });
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     const envDir = env['GRASSFLOW_DATA_DIR'];
-    const from = flag !== undefined ? '--data-dir' : envDir !== undefined && envDir !== '' ? 'GRASSFLOW_DATA_DIR' : 'the default cache folder';
-    throw new DataDirError(`data folder ${dir} (from ${from}) does not exist. Pass --data-dir DIR or set GRASSFLOW_DATA_DIR to a folder with ${needs}.`);
+    const from =
+      flag !== undefined
+        ? '--data-dir'
+        : envDir !== undefined && envDir !== ''
+          ? 'GRASSFLOW_DATA_DIR'
+          : 'the default cache folder';
+    throw new DataDirError(
+      `data folder ${dir} (from ${from}) does not exist. Pass --data-dir DIR or set GRASSFLOW_DATA_DIR to a folder with ${needs}.`,
+    );
   }
   return dir;
 }
@@ -84,7 +96,11 @@ export function snliRelPath(split: SnliSplit): string {
 export const BERT_VOCAB_REL_PATH = 'bert-vocab/vocab.txt';
 
 /** Absolute path of `wikitext-2/wiki.{split}.{variant}` in the data folder (the file may not exist yet). */
-export function wikitextPath(split: WikitextSplit, variant: WikitextVariant = 'tokens', opts: DataDirOptions = {}): string {
+export function wikitextPath(
+  split: WikitextSplit,
+  variant: WikitextVariant = 'tokens',
+  opts: DataDirOptions = {},
+): string {
   return join(resolveDataDir(opts), wikitextRelPath(split, variant));
 }
 
@@ -100,6 +116,9 @@ export function bertVocabPath(opts: DataDirOptions = {}): string {
 
 function checkOneOf(name: string, value: string, allowed: readonly string[]): void {
   if (!allowed.includes(value)) {
-    throw new DatasetError('INVALID_ARGUMENT', `${name} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got '${value}'.`);
+    throw new DatasetError(
+      'INVALID_ARGUMENT',
+      `${name} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got '${value}'.`,
+    );
   }
 }

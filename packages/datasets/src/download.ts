@@ -19,7 +19,10 @@ export interface DownloadOptions {
   maxBytes?: number;
   /** User-Agent header (default {@link DEFAULT_USER_AGENT}). */
   userAgent?: string;
-  /** Extra request headers (e.g. an Authorization header for a private Hugging Face repo); credentials are dropped on a redirect to another origin. */
+  /**
+   * Extra request headers (e.g. an Authorization header for a private Hugging Face repo); credentials are dropped on a
+   * redirect to another origin.
+   */
   headers?: Readonly<Record<string, string>>;
   /** Redirects followed before `TOO_MANY_REDIRECTS` (default 10). */
   maxRedirects?: number;
@@ -57,19 +60,31 @@ export async function downloadFile(url: string, dest: string, opts: DownloadOpti
     if (status >= 300 && status < 400 && res.headers.location !== undefined) {
       res.resume(); // discard the redirect body
       if (hop >= maxRedirects) {
-        throw new DatasetError('TOO_MANY_REDIRECTS', `Download of ${url} followed ${maxRedirects} redirects without reaching the file (last: ${current.href}).`, { file: url });
+        throw new DatasetError(
+          'TOO_MANY_REDIRECTS',
+          `Download of ${url} followed ${maxRedirects} redirects without reaching the file (last: ${current.href}).`,
+          { file: url },
+        );
       }
       const next = parseUrl(res.headers.location, url, current);
       if (next.origin !== current.origin) extra = withoutCredentials(extra); // never forward a token to another host
       current = next;
       if (current.protocol !== 'http:' && current.protocol !== 'https:') {
-        throw new DatasetError('DOWNLOAD_FAILED', `Download of ${url} was redirected to unsupported protocol ${current.protocol}`, { file: url });
+        throw new DatasetError(
+          'DOWNLOAD_FAILED',
+          `Download of ${url} was redirected to unsupported protocol ${current.protocol}`,
+          { file: url },
+        );
       }
       continue;
     }
     if (status < 200 || status >= 300) {
       res.resume();
-      throw new DatasetError('HTTP_STATUS', `Download of ${current.href} failed: HTTP ${status} ${res.statusMessage ?? ''}`.trim() + '.', { file: current.href });
+      throw new DatasetError(
+        'HTTP_STATUS',
+        `Download of ${current.href} failed: HTTP ${status} ${res.statusMessage ?? ''}`.trim() + '.',
+        { file: current.href },
+      );
     }
     return await saveBody(res, current.href, dest, maxBytes, opts);
   }
@@ -79,39 +94,79 @@ function parseUrl(href: string, original: string, base?: URL): URL {
   try {
     return new URL(href, base);
   } catch {
-    throw new DatasetError(base === undefined ? 'INVALID_ARGUMENT' : 'DOWNLOAD_FAILED', base === undefined ? `Not a valid URL: '${href}'.` : `Download of ${original} was redirected to an invalid URL '${href}'.`, { file: original });
+    throw new DatasetError(
+      base === undefined ? 'INVALID_ARGUMENT' : 'DOWNLOAD_FAILED',
+      base === undefined
+        ? `Not a valid URL: '${href}'.`
+        : `Download of ${original} was redirected to an invalid URL '${href}'.`,
+      { file: original },
+    );
   }
 }
 
 function withoutCredentials(headers: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).filter(([k]) => !['authorization', 'cookie', 'proxy-authorization'].includes(k.toLowerCase())));
+  return Object.fromEntries(
+    Object.entries(headers).filter(
+      ([k]) => !['authorization', 'cookie', 'proxy-authorization'].includes(k.toLowerCase()),
+    ),
+  );
 }
 
-function request(url: URL, opts: DownloadOptions, extra: Readonly<Record<string, string>>): Promise<http.IncomingMessage> {
+function request(
+  url: URL,
+  opts: DownloadOptions,
+  extra: Readonly<Record<string, string>>,
+): Promise<http.IncomingMessage> {
   const get = url.protocol === 'https:' ? https.get : url.protocol === 'http:' ? http.get : undefined;
   if (get === undefined) {
-    return Promise.reject(new DatasetError('INVALID_ARGUMENT', `Unsupported URL protocol ${url.protocol} in ${url.href}: use http or https.`, { file: url.href }));
+    return Promise.reject(
+      new DatasetError(
+        'INVALID_ARGUMENT',
+        `Unsupported URL protocol ${url.protocol} in ${url.href}: use http or https.`,
+        { file: url.href },
+      ),
+    );
   }
   const headers = { 'user-agent': opts.userAgent ?? DEFAULT_USER_AGENT, 'accept-encoding': 'identity', ...extra };
   return new Promise((resolvePromise, reject) => {
     const req = get(url, { headers, timeout: opts.timeoutMs ?? 60_000 }, resolvePromise);
     req.on('timeout', () => req.destroy(new Error(`no data for ${opts.timeoutMs ?? 60_000} ms`)));
     req.on('error', (err) => {
-      reject(new DatasetError('DOWNLOAD_FAILED', `Download of ${url.href} failed: ${messageOf(err)}. Check the network, or fetch the file by hand.`, { file: url.href, cause: err }));
+      reject(
+        new DatasetError(
+          'DOWNLOAD_FAILED',
+          `Download of ${url.href} failed: ${messageOf(err)}. Check the network, or fetch the file by hand.`,
+          { file: url.href, cause: err },
+        ),
+      );
     });
   });
 }
 
-async function saveBody(res: http.IncomingMessage, href: string, dest: string, maxBytes: number, opts: DownloadOptions): Promise<DownloadResult> {
+async function saveBody(
+  res: http.IncomingMessage,
+  href: string,
+  dest: string,
+  maxBytes: number,
+  opts: DownloadOptions,
+): Promise<DownloadResult> {
   const lengthHeader = res.headers['content-length'];
   const declared = lengthHeader === undefined ? null : Number(lengthHeader);
   if (declared !== null && (!Number.isSafeInteger(declared) || declared < 0)) {
     res.destroy();
-    throw new DatasetError('DOWNLOAD_FAILED', `Download of ${href}: invalid Content-Length '${String(lengthHeader)}'.`, { file: href });
+    throw new DatasetError(
+      'DOWNLOAD_FAILED',
+      `Download of ${href}: invalid Content-Length '${String(lengthHeader)}'.`,
+      { file: href },
+    );
   }
   if (declared !== null && declared > maxBytes) {
     res.destroy();
-    throw new DatasetError('SIZE_LIMIT', `Download of ${href} declares ${declared} bytes, more than the allowed ${maxBytes}.`, { file: href });
+    throw new DatasetError(
+      'SIZE_LIMIT',
+      `Download of ${href} declares ${declared} bytes, more than the allowed ${maxBytes}.`,
+      { file: href },
+    );
   }
   const limit = declared ?? maxBytes;
   const hash = createHash('sha256');
@@ -120,7 +175,10 @@ async function saveBody(res: http.IncomingMessage, href: string, dest: string, m
     transform(chunk: Buffer, _enc, done) {
       received += chunk.length;
       if (received > limit) {
-        const why = declared !== null ? `more bytes than the declared Content-Length ${declared}` : `more than the allowed ${maxBytes} bytes`;
+        const why =
+          declared !== null
+            ? `more bytes than the declared Content-Length ${declared}`
+            : `more than the allowed ${maxBytes} bytes`;
         done(new DatasetError('SIZE_LIMIT', `Download of ${href} aborted: the server sent ${why}.`, { file: href }));
         return;
       }
@@ -149,12 +207,20 @@ async function saveBody(res: http.IncomingMessage, href: string, dest: string, m
       if (declared !== null && received < declared) throw truncated(href, received, declared, err);
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') throw notWritable(dest, err);
-      throw new DatasetError('DOWNLOAD_FAILED', `Download of ${href} failed after ${received} bytes: ${messageOf(err)}.`, { file: href, cause: err });
+      throw new DatasetError(
+        'DOWNLOAD_FAILED',
+        `Download of ${href} failed after ${received} bytes: ${messageOf(err)}.`,
+        { file: href, cause: err },
+      );
     }
     if (declared !== null && received < declared) throw truncated(href, received, declared);
     const digest = hash.digest('hex');
     if (opts.sha256 != null && digest !== opts.sha256.toLowerCase()) {
-      throw new DatasetError('CHECKSUM_MISMATCH', `Download of ${href}: SHA-256 ${digest} differs from the expected ${opts.sha256}. The file was not kept.`, { file: href });
+      throw new DatasetError(
+        'CHECKSUM_MISMATCH',
+        `Download of ${href}: SHA-256 ${digest} differs from the expected ${opts.sha256}. The file was not kept.`,
+        { file: href },
+      );
     }
     await commitFileAtomic(tmp, dest); // fsync the temp file, rename it over dest, fsync the folder
     return { path: dest, bytes: received, sha256: digest, finalUrl: href };
@@ -165,9 +231,17 @@ async function saveBody(res: http.IncomingMessage, href: string, dest: string, m
 }
 
 function truncated(href: string, received: number, declared: number, cause?: unknown): DatasetError {
-  return new DatasetError('TRUNCATED', `Download of ${href} is truncated: ${received} of ${declared} declared bytes arrived. Retry; nothing was kept.`, { file: href, cause });
+  return new DatasetError(
+    'TRUNCATED',
+    `Download of ${href} is truncated: ${received} of ${declared} declared bytes arrived. Retry; nothing was kept.`,
+    { file: href, cause },
+  );
 }
 
 function notWritable(dest: string, cause: unknown): DatasetError {
-  return new DatasetError('NOT_WRITABLE', `Cannot write ${dest}: ${messageOf(cause)}. Point GRASSFLOW_DATA_DIR (or the dataDir option) at a writable folder.`, { file: dest, cause });
+  return new DatasetError(
+    'NOT_WRITABLE',
+    `Cannot write ${dest}: ${messageOf(cause)}. Point GRASSFLOW_DATA_DIR (or the dataDir option) at a writable folder.`,
+    { file: dest, cause },
+  );
 }

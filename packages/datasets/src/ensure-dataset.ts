@@ -71,7 +71,11 @@ export async function ensureDataset(name: string, opts: EnsureOptions = {}): Pro
   const url = mirroredUrl(source.url, mirrorOf(opts));
   const how = (cause: string): string => howToProvide(missing, source, url, dataDir, manifest, cause);
   if (!downloadsAllowed(opts)) {
-    throw new DatasetError('DOWNLOAD_DISABLED', how('downloads are switched off (download: false or GRASSFLOW_OFFLINE)'), { file: join(dataDir, missing[0] as string) });
+    throw new DatasetError(
+      'DOWNLOAD_DISABLED',
+      how('downloads are switched off (download: false or GRASSFLOW_OFFLINE)'),
+      { file: join(dataDir, missing[0] as string) },
+    );
   }
   try {
     if (source.kind === 'file') await fetchSingle(source, url, dataDir, opts);
@@ -94,10 +98,18 @@ export async function ensureDataFile(target: string, opts: EnsureOptions = {}): 
   const manifest = opts.manifest ?? DEFAULT_MANIFEST;
   const origin = findOrigin(target, manifest);
   if (origin === undefined) {
-    throw new DatasetError('FILE_MISSING', `${path} does not exist, and no known source provides '${target}'. Put the file there or set GRASSFLOW_DATA_DIR to a folder that has it.`, { file: path });
+    throw new DatasetError(
+      'FILE_MISSING',
+      `${path} does not exist, and no known source provides '${target}'. Put the file there or set GRASSFLOW_DATA_DIR to a folder that has it.`,
+      { file: path },
+    );
   }
   if (origin.kind === 'local-only') {
-    throw new DatasetError('FILE_MISSING', `${path} does not exist. It is ${origin.file.note} Expected SHA-256 ${origin.file.sha256}; or set GRASSFLOW_DATA_DIR to a folder that has it.`, { file: path });
+    throw new DatasetError(
+      'FILE_MISSING',
+      `${path} does not exist. It is ${origin.file.note} Expected SHA-256 ${origin.file.sha256}; or set GRASSFLOW_DATA_DIR to a folder that has it.`,
+      { file: path },
+    );
   }
   await ensureDataset(origin.source.name, opts);
   return path;
@@ -130,7 +142,10 @@ async function makeDataDir(dataDir: string): Promise<void> {
   try {
     await mkdir(dataDir, { recursive: true });
   } catch (err) {
-    throw new DatasetError('NOT_WRITABLE', `Cannot create the data folder ${dataDir}: ${messageOf(err)}.`, { file: dataDir, cause: err });
+    throw new DatasetError('NOT_WRITABLE', `Cannot create the data folder ${dataDir}: ${messageOf(err)}.`, {
+      file: dataDir,
+      cause: err,
+    });
   }
 }
 
@@ -145,13 +160,22 @@ async function fetchSingle(source: FileSource, url: string, dataDir: string, opt
   });
 }
 
-async function fetchArchive(source: ArchiveSource, url: string, missing: readonly string[], dataDir: string, opts: EnsureOptions): Promise<void> {
+async function fetchArchive(
+  source: ArchiveSource,
+  url: string,
+  missing: readonly string[],
+  dataDir: string,
+  opts: EnsureOptions,
+): Promise<void> {
   await makeDataDir(dataDir);
   let tmp: string;
   try {
     tmp = await mkdtemp(join(dataDir, `.grassflow-${source.name}-`));
   } catch (err) {
-    throw new DatasetError('NOT_WRITABLE', `Cannot write into the data folder ${dataDir}: ${messageOf(err)}.`, { file: dataDir, cause: err });
+    throw new DatasetError('NOT_WRITABLE', `Cannot write into the data folder ${dataDir}: ${messageOf(err)}.`, {
+      file: dataDir,
+      cause: err,
+    });
   }
   try {
     const zipPath = join(tmp, 'archive.zip');
@@ -172,16 +196,26 @@ async function fetchArchive(source: ArchiveSource, url: string, missing: readonl
     for (const m of wanted) {
       const file = extracted.get(m.archivePath);
       if (file === undefined) {
-        throw new DatasetError('ARCHIVE_INVALID', `The archive from ${url} has no member '${m.archivePath}'.`, { file: url });
+        throw new DatasetError('ARCHIVE_INVALID', `The archive from ${url} has no member '${m.archivePath}'.`, {
+          file: url,
+        });
       }
       const size = (await stat(file)).size;
       if (m.size !== null && size !== m.size) {
-        throw new DatasetError('CHECKSUM_MISMATCH', `${m.archivePath} from ${url} has ${size} bytes, expected ${m.size}. Nothing was installed.`, { file: m.target });
+        throw new DatasetError(
+          'CHECKSUM_MISMATCH',
+          `${m.archivePath} from ${url} has ${size} bytes, expected ${m.size}. Nothing was installed.`,
+          { file: m.target },
+        );
       }
       if (m.sha256 !== null) {
         const got = await sha256File(file);
         if (got !== m.sha256) {
-          throw new DatasetError('CHECKSUM_MISMATCH', `${m.archivePath} from ${url} has SHA-256 ${got}, expected ${m.sha256}. Nothing was installed.`, { file: m.target });
+          throw new DatasetError(
+            'CHECKSUM_MISMATCH',
+            `${m.archivePath} from ${url} has SHA-256 ${got}, expected ${m.sha256}. Nothing was installed.`,
+            { file: m.target },
+          );
         }
       }
     }
@@ -195,7 +229,14 @@ async function fetchArchive(source: ArchiveSource, url: string, missing: readonl
   }
 }
 
-function howToProvide(missing: readonly string[], source: ArchiveSource | FileSource, url: string, dataDir: string, manifest: SourcesManifest, cause: string): string {
+function howToProvide(
+  missing: readonly string[],
+  source: ArchiveSource | FileSource,
+  url: string,
+  dataDir: string,
+  manifest: SourcesManifest,
+  cause: string,
+): string {
   const lines = [`Missing data file(s) in ${dataDir}: ${missing.join(', ')}. Download from ${url} failed: ${cause}`];
   for (const t of missing) {
     const note = manifest.missingFromSharedData[t];
@@ -203,7 +244,9 @@ function howToProvide(missing: readonly string[], source: ArchiveSource | FileSo
   }
   if (source.kind === 'archive') {
     const members = source.members.filter((m) => missing.includes(m.target));
-    lines.push(`To provide by hand: fetch ${source.url}, unzip, and place ${members.map((m) => `${m.archivePath} at ${join(dataDir, m.target)}`).join('; ')}.`);
+    lines.push(
+      `To provide by hand: fetch ${source.url}, unzip, and place ${members.map((m) => `${m.archivePath} at ${join(dataDir, m.target)}`).join('; ')}.`,
+    );
   } else {
     lines.push(`To provide by hand: fetch ${source.url} and save it as ${join(dataDir, source.target)}.`);
   }

@@ -34,10 +34,7 @@ export class DatasetError extends Error {
 /** Throw `INVALID_ARGUMENT` unless `value` is an integer in [min, max]. */
 export function assertInteger(name: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): void {
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new DatasetError(
-      'INVALID_ARGUMENT',
-      `${name} must be an integer in [${min}, ${max}], got ${String(value)}.`,
-    );
+    throw new DatasetError('INVALID_ARGUMENT', `${name} must be an integer in [${min}, ${max}], got ${String(value)}.`);
   }
 }
 

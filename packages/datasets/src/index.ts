@@ -36,9 +36,22 @@ export {
 } from './sources';
 export { downloadFile, type DownloadOptions, type DownloadResult } from './download';
 export { extractZip, unsafeEntryReason, type ExtractOptions } from './zip-extract';
-export { ensureDataset, ensureDataFile, verifyDataFile, type EnsureOptions, type EnsureResult, type VerifyResult } from './ensure-dataset';
+export {
+  ensureDataset,
+  ensureDataFile,
+  verifyDataFile,
+  type EnsureOptions,
+  type EnsureResult,
+  type VerifyResult,
+} from './ensure-dataset';
 export { sha256File, sha256Hex, writeFileAtomic } from './files';
-export { encodeTexts, isCorpusEncoder, type TextEncoderLike, type CorpusEncoderLike, type TokenIds } from './text-encoder';
+export {
+  encodeTexts,
+  isCorpusEncoder,
+  type TextEncoderLike,
+  type CorpusEncoderLike,
+  type TokenIds,
+} from './text-encoder';
 export {
   loadOrBuildTokenIds,
   encodeTokenCache,
@@ -63,7 +76,15 @@ export {
   type WikitextIdsOptions,
   type LineEncodingOptions,
 } from './wikitext';
-export { LmTrainBatcher, lmEvalBatches, lmEvalWindowCount, type LmBatch, type LmBatcherState, type LmTrainOptions, type LmEvalOptions } from './lm-batches';
+export {
+  LmTrainBatcher,
+  lmEvalBatches,
+  lmEvalWindowCount,
+  type LmBatch,
+  type LmBatcherState,
+  type LmTrainOptions,
+  type LmEvalOptions,
+} from './lm-batches';
 export {
   SNLI_LABELS,
   parseSnliJsonl,
@@ -81,4 +102,10 @@ export {
   type SnliBatchOptions,
 } from './snli';
 export { Prng, splitmix32, mixSeed, permutation, epochPermutation, type PrngState } from './prng';
-export { SyntheticTask, LAGGED_SUM_LAGS, type SyntheticFamily, type SyntheticTaskOptions, type SyntheticSequence } from './synthetic';
+export {
+  SyntheticTask,
+  LAGGED_SUM_LAGS,
+  type SyntheticFamily,
+  type SyntheticTaskOptions,
+  type SyntheticSequence,
+} from './synthetic';

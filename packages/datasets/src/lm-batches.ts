@@ -79,10 +79,16 @@ export class LmTrainBatcher {
     this.numChunks = full + (padTail ? 1 : 0);
     this.droppedTokens = padTail ? 0 : tail;
     if (this.numChunks === 0) {
-      throw new DatasetError('INVALID_ARGUMENT', `${ids.length} tokens do not fill one chunk of blockSize + 1 = ${opts.blockSize + 1} tokens: use a smaller blockSize or more data.`);
+      throw new DatasetError(
+        'INVALID_ARGUMENT',
+        `${ids.length} tokens do not fill one chunk of blockSize + 1 = ${opts.blockSize + 1} tokens: use a smaller blockSize or more data.`,
+      );
     }
     if (this.dropLast && this.numChunks < this.batchSize) {
-      throw new DatasetError('INVALID_ARGUMENT', `dropLastBatch with ${this.numChunks} chunks < batchSize ${this.batchSize} leaves no batch: lower batchSize.`);
+      throw new DatasetError(
+        'INVALID_ARGUMENT',
+        `dropLastBatch with ${this.numChunks} chunks < batchSize ${this.batchSize} leaves no batch: lower batchSize.`,
+      );
     }
   }
 
@@ -99,7 +105,10 @@ export class LmTrainBatcher {
   /** Continue from a saved state (same ids, block size and seed; the batch size may differ). */
   restore(state: LmBatcherState): void {
     if (state.seed !== this.seed) {
-      throw new DatasetError('INVALID_ARGUMENT', `State seed ${state.seed} differs from this batcher's seed ${this.seed}: create the batcher with seed ${state.seed}.`);
+      throw new DatasetError(
+        'INVALID_ARGUMENT',
+        `State seed ${state.seed} differs from this batcher's seed ${this.seed}: create the batcher with seed ${state.seed}.`,
+      );
     }
     assertInteger('state.epoch', state.epoch, 0);
     assertInteger('state.position', state.position, 0, this.numChunks);
@@ -163,7 +172,10 @@ export interface LmEvalOptions {
   blockSize: number;
   /** B: windows per batch. */
   batchSize: number;
-  /** s ≤ L: new targets per window (default L: non-overlapping windows). With s < L each window re-reads L − s tokens of context. */
+  /**
+   * s ≤ L: new targets per window (default L: non-overlapping windows). With s < L each window re-reads L − s tokens of
+   * context.
+   */
   stride?: number;
   /** Id written into padding (default 0). */
   padId?: number;

@@ -75,7 +75,8 @@ export class Prng {
 
   /** Uniform integer in [0, n) without modulo bias (rejection sampling), n ≤ 2^32. */
   nextInt(n: number): number {
-    if (!Number.isInteger(n) || n < 1 || n > 0x100000000) throw new RangeError(`nextInt: n must be an integer in [1, 2^32], got ${n}`);
+    if (!Number.isInteger(n) || n < 1 || n > 0x100000000)
+      throw new RangeError(`nextInt: n must be an integer in [1, 2^32], got ${n}`);
     const limit = 0x100000000 - (0x100000000 % n); // largest multiple of n ≤ 2^32
     for (;;) {
       const r = this.nextUint32();

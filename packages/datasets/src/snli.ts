@@ -47,7 +47,11 @@ export function parseSnliJsonl(text: string | Uint8Array, file: string): SnliDat
     try {
       rec = JSON.parse(line);
     } catch (err) {
-      throw new DatasetError('MALFORMED_JSONL', `${where}: not valid JSON (${(err as Error).message}). Fix or remove line ${i + 1}, or re-download the file.`, { file });
+      throw new DatasetError(
+        'MALFORMED_JSONL',
+        `${where}: not valid JSON (${(err as Error).message}). Fix or remove line ${i + 1}, or re-download the file.`,
+        { file },
+      );
     }
     if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) {
       throw new DatasetError('MALFORMED_JSONL', `${where}: expected a JSON object per line.`, { file });
@@ -56,8 +60,13 @@ export function parseSnliJsonl(text: string | Uint8Array, file: string): SnliDat
     const s1 = r['sentence1'];
     const s2 = r['sentence2'];
     const gold = r['gold_label'];
-    for (const [k, v] of [['sentence1', s1], ['sentence2', s2], ['gold_label', gold]] as const) {
-      if (typeof v !== 'string') throw new DatasetError('MALFORMED_JSONL', `${where}: field '${k}' is missing or not a string.`, { file });
+    for (const [k, v] of [
+      ['sentence1', s1],
+      ['sentence2', s2],
+      ['gold_label', gold],
+    ] as const) {
+      if (typeof v !== 'string')
+        throw new DatasetError('MALFORMED_JSONL', `${where}: field '${k}' is missing or not a string.`, { file });
     }
     if (gold === '-') {
       dropped++;
@@ -65,7 +74,11 @@ export function parseSnliJsonl(text: string | Uint8Array, file: string): SnliDat
     }
     const label = SNLI_LABELS.indexOf(gold as (typeof SNLI_LABELS)[number]);
     if (label < 0) {
-      throw new DatasetError('MALFORMED_JSONL', `${where}: gold_label '${String(gold)}' is not one of ${SNLI_LABELS.join(', ')} or '-'.`, { file });
+      throw new DatasetError(
+        'MALFORMED_JSONL',
+        `${where}: gold_label '${String(gold)}' is not one of ${SNLI_LABELS.join(', ')} or '-'.`,
+        { file },
+      );
     }
     counts[label as SnliLabel] += 1;
     const pairId = typeof r['pairID'] === 'string' ? r['pairID'] : `${file}:${i + 1}`;
@@ -111,13 +124,21 @@ export interface SnliSplitData extends SnliData {
 }
 
 /** Read an SNLI split from the data folder (downloading snli_1.0.zip when missing and allowed). */
-export async function loadSnli(split: 'train' | 'dev' | 'test' | 'train_0.01', opts: SnliLoadOptions = {}): Promise<SnliSplitData> {
+export async function loadSnli(
+  split: 'train' | 'dev' | 'test' | 'train_0.01',
+  opts: SnliLoadOptions = {},
+): Promise<SnliSplitData> {
   let actual: SnliSplit = split;
   if (split === 'train') {
     const mode = opts.train ?? 'auto';
     const dir = resolveDataDir(opts);
     if (mode === 'sample') actual = 'train_0.01';
-    else if (mode === 'auto' && !(await isFile(join(dir, snliRelPath('train')))) && (await isFile(join(dir, snliRelPath('train_0.01'))))) actual = 'train_0.01';
+    else if (
+      mode === 'auto' &&
+      !(await isFile(join(dir, snliRelPath('train')))) &&
+      (await isFile(join(dir, snliRelPath('train_0.01'))))
+    )
+      actual = 'train_0.01';
   }
   const rel = snliRelPath(actual);
   const path = await ensureDataFile(rel, opts);
@@ -126,7 +147,11 @@ export async function loadSnli(split: 'train' | 'dev' | 'test' | 'train_0.01', o
   if ((opts.verify ?? true) && expected !== null) {
     const got = sha256Hex(bytes);
     if (got !== expected) {
-      throw new DatasetError('CHECKSUM_MISMATCH', `${path} has SHA-256 ${got}, but the published ${rel} has ${expected}. Replace it, or pass verify: false.`, { file: path });
+      throw new DatasetError(
+        'CHECKSUM_MISMATCH',
+        `${path} has SHA-256 ${got}, but the published ${rel} has ${expected}. Replace it, or pass verify: false.`,
+        { file: path },
+      );
     }
   }
   return { ...parseSnliJsonl(bytes, path), split: actual, isSample: actual === 'train_0.01' };
@@ -156,7 +181,11 @@ export interface EncodedSnli {
 }
 
 /** Encode each sentence separately with `encoder` (sync or async), truncate to T = maxTokens ids, pad with padId. */
-export async function encodeSnliPairs(pairs: readonly SnliPair[], encoder: TextEncoderLike, opts: SnliEncodeOptions = {}): Promise<EncodedSnli> {
+export async function encodeSnliPairs(
+  pairs: readonly SnliPair[],
+  encoder: TextEncoderLike,
+  opts: SnliEncodeOptions = {},
+): Promise<EncodedSnli> {
   const T = opts.maxTokens ?? 48;
   assertInteger('maxTokens', T, 1, 65535);
   const padId = opts.padId ?? 0;
@@ -171,10 +200,14 @@ export async function encodeSnliPairs(pairs: readonly SnliPair[], encoder: TextE
     const len = Math.min(ids.length, T);
     if (ids.length > T) truncated++;
     for (let j = 0; j < len; j++) out[row * T + j] = checkedId(ids[j] as number, encoder.id);
-    if (ids.length > T && opts.keepLastToken === true) out[row * T + T - 1] = checkedId(ids[ids.length - 1] as number, encoder.id);
+    if (ids.length > T && opts.keepLastToken === true)
+      out[row * T + T - 1] = checkedId(ids[ids.length - 1] as number, encoder.id);
     return len;
   };
-  const encoded = await encodeTexts(encoder, pairs.flatMap((p) => [p.premise, p.hypothesis]));
+  const encoded = await encodeTexts(
+    encoder,
+    pairs.flatMap((p) => [p.premise, p.hypothesis]),
+  );
   pairs.forEach((p, i) => {
     premiseLength[i] = put(encoded[2 * i] as ArrayLike<number>, premise, i);
     hypothesisLength[i] = put(encoded[2 * i + 1] as ArrayLike<number>, hypothesis, i);

@@ -59,7 +59,13 @@ export const DEFAULT_USER_AGENT = 'grassflow-datasets/0.1.0 (+https://www.npmjs.
 
 const MiB = 1024 * 1024;
 
-function member(archivePath: string, target: string, sha256: string | null, size: number | null, maxIfUnknown = 32 * MiB): ArchiveMember {
+function member(
+  archivePath: string,
+  target: string,
+  sha256: string | null,
+  size: number | null,
+  maxIfUnknown = 32 * MiB,
+): ArchiveMember {
   return { archivePath, target, sha256, size, maxSize: size ?? maxIfUnknown };
 }
 
@@ -70,9 +76,24 @@ export const WIKITEXT2_TOKENS: ArchiveSource = {
   url: 'https://wikitext.smerity.com/wikitext-2-v1.zip',
   maxArchiveBytes: 32 * MiB, // the zip is ~4.5 MB
   members: [
-    member('wikitext-2/wiki.train.tokens', 'wikitext-2/wiki.train.tokens', '9e9fa1ad55b1c2c95b08e37dd8e653f638fac2c6de904b79e813611eefbc985f', 10_797_148),
-    member('wikitext-2/wiki.valid.tokens', 'wikitext-2/wiki.valid.tokens', 'f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8', 1_121_681),
-    member('wikitext-2/wiki.test.tokens', 'wikitext-2/wiki.test.tokens', 'd790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0', 1_256_449),
+    member(
+      'wikitext-2/wiki.train.tokens',
+      'wikitext-2/wiki.train.tokens',
+      '9e9fa1ad55b1c2c95b08e37dd8e653f638fac2c6de904b79e813611eefbc985f',
+      10_797_148,
+    ),
+    member(
+      'wikitext-2/wiki.valid.tokens',
+      'wikitext-2/wiki.valid.tokens',
+      'f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8',
+      1_121_681,
+    ),
+    member(
+      'wikitext-2/wiki.test.tokens',
+      'wikitext-2/wiki.test.tokens',
+      'd790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0',
+      1_256_449,
+    ),
   ],
   license: 'CC BY-SA 3.0 (upstream also GFDL)',
 };
@@ -84,9 +105,25 @@ export const WIKITEXT2_RAW: ArchiveSource = {
   url: 'https://wikitext.smerity.com/wikitext-2-raw-v1.zip',
   maxArchiveBytes: 32 * MiB, // the zip is ~4.7 MB
   members: [
-    member('wikitext-2-raw/wiki.train.raw', 'wikitext-2/wiki.train.raw', '6707892fa3788b5ab9ed78ab5ff37d9fe825f6011a2ad4fcd6a6d467f0e7da57', null),
-    member('wikitext-2-raw/wiki.valid.raw', 'wikitext-2/wiki.valid.raw', '4cd0f6876d07a413aa911261ff6d363c72d757d47f0fdd6015702014c89cb9c7', null, 4 * MiB),
-    member('wikitext-2-raw/wiki.test.raw', 'wikitext-2/wiki.test.raw', '173c87a53759e0201f33e0ccf978e510c2042d7f2cb78229d9a50d79b9e7dd08', 1_290_590),
+    member(
+      'wikitext-2-raw/wiki.train.raw',
+      'wikitext-2/wiki.train.raw',
+      '6707892fa3788b5ab9ed78ab5ff37d9fe825f6011a2ad4fcd6a6d467f0e7da57',
+      null,
+    ),
+    member(
+      'wikitext-2-raw/wiki.valid.raw',
+      'wikitext-2/wiki.valid.raw',
+      '4cd0f6876d07a413aa911261ff6d363c72d757d47f0fdd6015702014c89cb9c7',
+      null,
+      4 * MiB,
+    ),
+    member(
+      'wikitext-2-raw/wiki.test.raw',
+      'wikitext-2/wiki.test.raw',
+      '173c87a53759e0201f33e0ccf978e510c2042d7f2cb78229d9a50d79b9e7dd08',
+      1_290_590,
+    ),
   ],
   license: 'CC BY-SA 3.0 (upstream also GFDL)',
 };
@@ -98,9 +135,24 @@ export const SNLI_1_0: ArchiveSource = {
   url: 'https://nlp.stanford.edu/projects/snli/snli_1.0.zip',
   maxArchiveBytes: 160 * MiB,
   members: [
-    member('snli_1.0/snli_1.0_train.jsonl', 'snli/snli_1.0_train.jsonl', 'ee95dfbc57800f7b1f62b7602ad2b176c2b983210435a49238e660324a01e963', 487_457_790),
-    member('snli_1.0/snli_1.0_dev.jsonl', 'snli/snli_1.0_dev.jsonl', '9c03faff70182ef086ebfeed2cffbabb5fcc6a84a8b3314decbbb5b01f07f4bf', 9_745_714),
-    member('snli_1.0/snli_1.0_test.jsonl', 'snli/snli_1.0_test.jsonl', '1147550151ca8b16ddb31d8dc0e739a670a65f7c3e64aac5951eaeff103fb220', 9_730_457),
+    member(
+      'snli_1.0/snli_1.0_train.jsonl',
+      'snli/snli_1.0_train.jsonl',
+      'ee95dfbc57800f7b1f62b7602ad2b176c2b983210435a49238e660324a01e963',
+      487_457_790,
+    ),
+    member(
+      'snli_1.0/snli_1.0_dev.jsonl',
+      'snli/snli_1.0_dev.jsonl',
+      '9c03faff70182ef086ebfeed2cffbabb5fcc6a84a8b3314decbbb5b01f07f4bf',
+      9_745_714,
+    ),
+    member(
+      'snli_1.0/snli_1.0_test.jsonl',
+      'snli/snli_1.0_test.jsonl',
+      '1147550151ca8b16ddb31d8dc0e739a670a65f7c3e64aac5951eaeff103fb220',
+      9_730_457,
+    ),
   ],
   license: 'CC BY-SA 4.0',
 };
@@ -132,9 +184,12 @@ export const DEFAULT_MANIFEST: SourcesManifest = {
     },
   ],
   missingFromSharedData: {
-    'wikitext-2/wiki.train.raw': 'the shared data set lacks it (of the raw variant only wiki.test.raw is there; see its SOURCES.md)',
-    'wikitext-2/wiki.valid.raw': 'the shared data set lacks it (of the raw variant only wiki.test.raw is there; see its SOURCES.md)',
-    'snli/snli_1.0_train.jsonl': 'the shared data set lacks it (only the 1% sample snli_1.0_train_0.01.jsonl is there; see its SOURCES.md)',
+    'wikitext-2/wiki.train.raw':
+      'the shared data set lacks it (of the raw variant only wiki.test.raw is there; see its SOURCES.md)',
+    'wikitext-2/wiki.valid.raw':
+      'the shared data set lacks it (of the raw variant only wiki.test.raw is there; see its SOURCES.md)',
+    'snli/snli_1.0_train.jsonl':
+      'the shared data set lacks it (only the 1% sample snli_1.0_train_0.01.jsonl is there; see its SOURCES.md)',
   },
 };
 
@@ -171,7 +226,10 @@ export function expectedSha256(target: string, manifest: SourcesManifest = DEFAU
 export function sourceByName(name: string, manifest: SourcesManifest = DEFAULT_MANIFEST): ArchiveSource | FileSource {
   const s = manifest.sources.find((x) => x.name === name);
   if (s === undefined) {
-    throw new DatasetError('UNKNOWN_DATASET', `Unknown data set '${name}'. Known: ${manifest.sources.map((x) => x.name).join(', ')}.`);
+    throw new DatasetError(
+      'UNKNOWN_DATASET',
+      `Unknown data set '${name}'. Known: ${manifest.sources.map((x) => x.name).join(', ')}.`,
+    );
   }
   return s;
 }

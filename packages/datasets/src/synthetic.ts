@@ -58,7 +58,8 @@ export class SyntheticTask {
     this.blockSize = opts.blockSize;
     this.seed = opts.seed;
     this.noise = opts.noise ?? 0;
-    if (!(this.noise >= 0 && this.noise <= 1)) throw new DatasetError('INVALID_ARGUMENT', `noise must be in [0, 1], got ${this.noise}.`);
+    if (!(this.noise >= 0 && this.noise <= 1))
+      throw new DatasetError('INVALID_ARGUMENT', `noise must be in [0, 1], got ${this.noise}.`);
     const T = opts.blockSize + 1;
     if (opts.family === 'lagged-sum') {
       this.vocabSize = opts.vocabSize ?? 16;
@@ -67,17 +68,32 @@ export class SyntheticTask {
       this.lags = LAGGED_SUM_LAGS.slice(0, opts.level);
       this.numPairs = 0;
       const maxLag = this.lags[this.lags.length - 1] as number;
-      if (T <= maxLag) throw new DatasetError('INVALID_ARGUMENT', `lagged-sum level ${opts.level} reaches ${maxLag} back: blockSize must be ≥ ${maxLag} (got ${opts.blockSize}).`);
+      if (T <= maxLag)
+        throw new DatasetError(
+          'INVALID_ARGUMENT',
+          `lagged-sum level ${opts.level} reaches ${maxLag} back: blockSize must be ≥ ${maxLag} (got ${opts.blockSize}).`,
+        );
     } else if (opts.family === 'recall') {
       this.vocabSize = opts.vocabSize ?? 64;
       assertInteger('vocabSize', this.vocabSize, 4, 0x7fffffff);
       this.lags = [];
       this.numPairs = 2 ** opts.level;
       const keys = Math.floor(this.vocabSize / 2);
-      if (this.numPairs > keys) throw new DatasetError('INVALID_ARGUMENT', `recall level ${opts.level} needs 2^${opts.level} = ${this.numPairs} distinct keys, but V = ${this.vocabSize} has ${keys}: raise vocabSize.`);
-      if (T < 2 * this.numPairs + 2) throw new DatasetError('INVALID_ARGUMENT', `recall level ${opts.level} needs blockSize ≥ ${2 * this.numPairs + 1} (pairs plus one query), got ${opts.blockSize}.`);
+      if (this.numPairs > keys)
+        throw new DatasetError(
+          'INVALID_ARGUMENT',
+          `recall level ${opts.level} needs 2^${opts.level} = ${this.numPairs} distinct keys, but V = ${this.vocabSize} has ${keys}: raise vocabSize.`,
+        );
+      if (T < 2 * this.numPairs + 2)
+        throw new DatasetError(
+          'INVALID_ARGUMENT',
+          `recall level ${opts.level} needs blockSize ≥ ${2 * this.numPairs + 1} (pairs plus one query), got ${opts.blockSize}.`,
+        );
     } else {
-      throw new DatasetError('INVALID_ARGUMENT', `family must be 'lagged-sum' or 'recall', got '${String(opts.family)}'.`);
+      throw new DatasetError(
+        'INVALID_ARGUMENT',
+        `family must be 'lagged-sum' or 'recall', got '${String(opts.family)}'.`,
+      );
     }
   }
 

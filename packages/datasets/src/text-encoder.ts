@@ -35,7 +35,11 @@ function isThenable(v: unknown): v is PromiseLike<TokenIds> {
  * Encode many texts in order. Synchronous encoders run directly; asynchronous ones run `concurrency` calls at
  * a time (default 512) so a native tokenizer can work on several while JavaScript waits.
  */
-export async function encodeTexts(encoder: TextEncoderLike, texts: readonly string[], concurrency = 512): Promise<TokenIds[]> {
+export async function encodeTexts(
+  encoder: TextEncoderLike,
+  texts: readonly string[],
+  concurrency = 512,
+): Promise<TokenIds[]> {
   const out: TokenIds[] = new Array<TokenIds>(texts.length);
   let pending: { i: number; p: PromiseLike<TokenIds> }[] = [];
   const flush = async (): Promise<void> => {

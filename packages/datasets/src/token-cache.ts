@@ -40,7 +40,10 @@ export function resolveTokenCacheDir(opts: DataDirOptions & { cacheDir?: string 
 /** Cache file of a key: `<dir>/<name>.<first 16 hex of SHA-256(encoderKey)>.ids`. */
 export function tokenCachePath(dir: string, key: TokenCacheKey): string {
   if (!/^[A-Za-z0-9._-]+$/.test(key.name)) {
-    throw new DatasetError('INVALID_ARGUMENT', `Token cache name '${key.name}' may only hold letters, digits, '.', '_' and '-'.`);
+    throw new DatasetError(
+      'INVALID_ARGUMENT',
+      `Token cache name '${key.name}' may only hold letters, digits, '.', '_' and '-'.`,
+    );
   }
   return join(dir, `${key.name}.${sha256(key.encoderKey).subarray(0, 8).toString('hex')}.ids`);
 }
@@ -50,7 +53,8 @@ function sha256(data: string | Uint8Array): Buffer {
 }
 
 function hexBytes(hex: string, what: string): Buffer {
-  if (!/^[0-9a-f]{64}$/i.test(hex)) throw new DatasetError('INVALID_ARGUMENT', `${what} must be a 64-digit hex SHA-256, got '${hex}'.`);
+  if (!/^[0-9a-f]{64}$/i.test(hex))
+    throw new DatasetError('INVALID_ARGUMENT', `${what} must be a 64-digit hex SHA-256, got '${hex}'.`);
   return Buffer.from(hex, 'hex');
 }
 
@@ -78,17 +82,24 @@ export function encodeTokenCache(ids: Int32Array, key: TokenCacheKey): Buffer[] 
 }
 
 /** Parse a cache file's bytes: the ids, or why they cannot be used ('stale' = other key, 'corrupt' = damaged). */
-export function decodeTokenCache(bytes: Buffer, key: TokenCacheKey): { status: 'hit'; ids: Int32Array } | { status: 'stale' | 'corrupt'; reason: string } {
-  if (bytes.length < TOKEN_CACHE_HEADER_BYTES) return { status: 'corrupt', reason: `only ${bytes.length} bytes, shorter than the header` };
+export function decodeTokenCache(
+  bytes: Buffer,
+  key: TokenCacheKey,
+): { status: 'hit'; ids: Int32Array } | { status: 'stale' | 'corrupt'; reason: string } {
+  if (bytes.length < TOKEN_CACHE_HEADER_BYTES)
+    return { status: 'corrupt', reason: `only ${bytes.length} bytes, shorter than the header` };
   if (bytes.toString('latin1', 0, 8) !== TOKEN_CACHE_MAGIC) return { status: 'corrupt', reason: 'bad magic' };
   const version = bytes.readUInt32LE(8);
-  if (version !== TOKEN_CACHE_VERSION) return { status: 'stale', reason: `format version ${version}, expected ${TOKEN_CACHE_VERSION}` };
+  if (version !== TOKEN_CACHE_VERSION)
+    return { status: 'stale', reason: `format version ${version}, expected ${TOKEN_CACHE_VERSION}` };
   const count = bytes.readBigUInt64LE(16);
   if (BigInt(bytes.length) !== BigInt(TOKEN_CACHE_HEADER_BYTES) + count * 4n) {
     return { status: 'corrupt', reason: `length ${bytes.length} does not match ${count} ids` };
   }
-  if (!bytes.subarray(24, 56).equals(hexBytes(key.sourceSha256, 'sourceSha256'))) return { status: 'stale', reason: 'the source file changed' };
-  if (!bytes.subarray(56, 88).equals(sha256(key.encoderKey))) return { status: 'stale', reason: 'another tokenizer or encoding' };
+  if (!bytes.subarray(24, 56).equals(hexBytes(key.sourceSha256, 'sourceSha256')))
+    return { status: 'stale', reason: 'the source file changed' };
+  if (!bytes.subarray(56, 88).equals(sha256(key.encoderKey)))
+    return { status: 'stale', reason: 'another tokenizer or encoding' };
   const payload = bytes.subarray(TOKEN_CACHE_HEADER_BYTES);
   if (!sha256(payload).equals(bytes.subarray(88, 120))) return { status: 'corrupt', reason: 'payload checksum fails' };
   const n = Number(count);
@@ -116,7 +127,11 @@ export interface TokenCacheResult {
  * A stale file (other source hash or encoder key) or a corrupt one (short, bad magic, failed payload
  * checksum) is replaced. A cache that cannot be written is not an error: the built ids are returned.
  */
-export async function loadOrBuildTokenIds(dir: string, key: TokenCacheKey, build: () => Int32Array | Promise<Int32Array>): Promise<TokenCacheResult> {
+export async function loadOrBuildTokenIds(
+  dir: string,
+  key: TokenCacheKey,
+  build: () => Int32Array | Promise<Int32Array>,
+): Promise<TokenCacheResult> {
   const path = tokenCachePath(dir, key);
   let status: TokenCacheStatus = 'miss';
   let reason: string | undefined;
@@ -139,5 +154,11 @@ export async function loadOrBuildTokenIds(dir: string, key: TokenCacheKey, build
   } catch (err) {
     writeError = `cannot write ${path}: ${messageOf(err)}`; // the cache is an optimisation, not a requirement
   }
-  return { ids, status, path, ...(reason === undefined ? {} : { reason }), ...(writeError === undefined ? {} : { writeError }) };
+  return {
+    ids,
+    status,
+    path,
+    ...(reason === undefined ? {} : { reason }),
+    ...(writeError === undefined ? {} : { writeError }),
+  };
 }

@@ -33,7 +33,10 @@ export async function loadWikitextText(split: WikitextSplit, opts: WikitextOptio
   return { path, text: bytes.toString('utf8'), sha256 };
 }
 
-async function readVerified(split: WikitextSplit, opts: WikitextOptions): Promise<{ path: string; bytes: Buffer; sha256: string }> {
+async function readVerified(
+  split: WikitextSplit,
+  opts: WikitextOptions,
+): Promise<{ path: string; bytes: Buffer; sha256: string }> {
   const rel = wikitextRelPath(split, opts.variant ?? 'tokens');
   const path = await ensureDataFile(rel, opts);
   const bytes = await readFile(path);
@@ -61,7 +64,11 @@ export interface LineEncodingOptions {
  * Encode a text line by line: ids = concat over lines ℓ of (encode(ℓ) ++ eolIds). Lines are split on '\n';
  * the empty string after a final newline is not a line. Throws when an id is not an integer in the int32 range.
  */
-export async function encodeLines(text: string, encoder: TextEncoderLike, opts: LineEncodingOptions = {}): Promise<Int32Array> {
+export async function encodeLines(
+  text: string,
+  encoder: TextEncoderLike,
+  opts: LineEncodingOptions = {},
+): Promise<Int32Array> {
   const eol = opts.eolIds ?? [];
   let lines = text.split('\n');
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
@@ -119,24 +126,48 @@ export interface WikitextIds {
  * rebuilt. A {@link CorpusEncoderLike} gets the whole text (line options must then be left unset); a
  * {@link TextEncoderLike} gets one line at a time ({@link encodeLines}).
  */
-export async function loadWikitextIds(split: WikitextSplit, encoder: TextEncoderLike | CorpusEncoderLike, opts: WikitextIdsOptions = {}): Promise<WikitextIds> {
+export async function loadWikitextIds(
+  split: WikitextSplit,
+  encoder: TextEncoderLike | CorpusEncoderLike,
+  opts: WikitextIdsOptions = {},
+): Promise<WikitextIds> {
   const variant = opts.variant ?? 'tokens';
   const corpus = isCorpusEncoder(encoder);
   if (corpus && (opts.eolIds !== undefined || opts.skipBlankLines !== undefined)) {
-    throw new DatasetError('INVALID_ARGUMENT', `eolIds / skipBlankLines apply to line encoders; encoder '${encoder.id}' encodes whole corpora with its own line handling.`);
+    throw new DatasetError(
+      'INVALID_ARGUMENT',
+      `eolIds / skipBlankLines apply to line encoders; encoder '${encoder.id}' encodes whole corpora with its own line handling.`,
+    );
   }
   const { path, bytes, sha256 } = await readVerified(split, opts);
-  const encoding = { ...(opts.eolIds === undefined ? {} : { eolIds: opts.eolIds }), ...(opts.skipBlankLines === undefined ? {} : { skipBlankLines: opts.skipBlankLines }) };
+  const encoding = {
+    ...(opts.eolIds === undefined ? {} : { eolIds: opts.eolIds }),
+    ...(opts.skipBlankLines === undefined ? {} : { skipBlankLines: opts.skipBlankLines }),
+  };
   // decoded only when the ids must be built
   const build = (): Promise<Int32Array> =>
-    corpus ? encodeCorpusText(bytes.toString('utf8'), encoder) : encodeLines(bytes.toString('utf8'), encoder as TextEncoderLike, encoding);
+    corpus ? encodeCorpusText(bytes.toString('utf8'), encoder) : encodeLines(bytes.toString('utf8'), encoder, encoding);
   if (opts.cacheDir === false) return { ids: await build(), path, sha256, cache: 'disabled', cachePath: null };
-  const dir = resolveTokenCacheDir({ ...(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }), ...(opts.env === undefined ? {} : { env: opts.env }) });
+  const dir = resolveTokenCacheDir({
+    ...(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }),
+    ...(opts.env === undefined ? {} : { env: opts.env }),
+  });
   const key = {
     name: `wikitext-2.${split}.${variant}`,
     sourceSha256: sha256,
-    encoderKey: JSON.stringify(corpus ? { corpusEncoder: encoder.id } : { tokenizer: encoder.id, eol: opts.eolIds ?? [], skipBlank: opts.skipBlankLines === true }),
+    encoderKey: JSON.stringify(
+      corpus
+        ? { corpusEncoder: encoder.id }
+        : { tokenizer: encoder.id, eol: opts.eolIds ?? [], skipBlank: opts.skipBlankLines === true },
+    ),
   };
   const r = await loadOrBuildTokenIds(dir, key, build);
-  return { ids: r.ids, path, sha256, cache: r.status, cachePath: r.path, ...(r.writeError === undefined ? {} : { cacheWriteError: r.writeError }) };
+  return {
+    ids: r.ids,
+    path,
+    sha256,
+    cache: r.status,
+    cachePath: r.path,
+    ...(r.writeError === undefined ? {} : { cacheWriteError: r.writeError }),
+  };
 }

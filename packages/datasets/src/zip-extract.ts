@@ -42,13 +42,20 @@ const S_IFLNK = 0o120000;
  * and the extracted bytes must stay within the bounds. Returns archive path → absolute output path.
  * The caller owns `targetDir` and removes it on error (extraction may have written part of it).
  */
-export async function extractZip(zipPath: string, targetDir: string, opts: ExtractOptions): Promise<Map<string, string>> {
+export async function extractZip(
+  zipPath: string,
+  targetDir: string,
+  opts: ExtractOptions,
+): Promise<Map<string, string>> {
   const root = resolve(targetDir);
   let zip: yauzl.ZipFile;
   try {
     zip = await yauzl.openPromise(zipPath, { decodeStrings: false, autoClose: false, validateEntrySizes: true });
   } catch (err) {
-    throw new DatasetError('ARCHIVE_INVALID', `${zipPath} is not a readable zip archive: ${messageOf(err)}.`, { file: zipPath, cause: err });
+    throw new DatasetError('ARCHIVE_INVALID', `${zipPath} is not a readable zip archive: ${messageOf(err)}.`, {
+      file: zipPath,
+      cause: err,
+    });
   }
   const out = new Map<string, string>();
   let total = 0;
@@ -59,16 +66,22 @@ export async function extractZip(zipPath: string, targetDir: string, opts: Extra
       const reason = unsafeEntryReason(name);
       if (reason !== null) throw unsafe(zipPath, name, reason);
       const hostSystem = entry.versionMadeBy >>> 8; // 3 = Unix: mode bits in the high 16 bits
-      if (hostSystem === 3 && ((entry.externalFileAttributes >>> 16) & S_IFMT) === S_IFLNK) throw unsafe(zipPath, name, 'symbolic link');
+      if (hostSystem === 3 && ((entry.externalFileAttributes >>> 16) & S_IFMT) === S_IFLNK)
+        throw unsafe(zipPath, name, 'symbolic link');
       if (name.endsWith('/')) continue; // directory entry
       const rel = opts.select === undefined ? name : opts.select(name);
       if (rel === null) continue;
       const dest = resolve(root, rel);
       const r = relative(root, dest);
-      if (r === '' || r.startsWith('..' + sep) || r === '..' || isAbsolute(r)) throw unsafe(zipPath, name, `output path ${rel} leaves ${root}`);
+      if (r === '' || r.startsWith('..' + sep) || r === '..' || isAbsolute(r))
+        throw unsafe(zipPath, name, `output path ${rel} leaves ${root}`);
       const entryMax = Math.min(opts.maxEntryBytes?.(name) ?? opts.maxTotalBytes, opts.maxTotalBytes);
       if (entry.uncompressedSize > entryMax || total + entry.uncompressedSize > opts.maxTotalBytes) {
-        throw unsafe(zipPath, name, `declares ${entry.uncompressedSize} bytes uncompressed, over the bound (entry ${entryMax}, total ${opts.maxTotalBytes})`);
+        throw unsafe(
+          zipPath,
+          name,
+          `declares ${entry.uncompressedSize} bytes uncompressed, over the bound (entry ${entryMax}, total ${opts.maxTotalBytes})`,
+        );
       }
       await mkdir(dirname(dest), { recursive: true });
       let written = 0;
@@ -76,7 +89,9 @@ export async function extractZip(zipPath: string, targetDir: string, opts: Extra
         transform(chunk: Buffer, _enc, done) {
           written += chunk.length;
           if (written > entryMax || total + written > opts.maxTotalBytes) {
-            done(unsafe(zipPath, name, `inflates beyond the bound (entry ${entryMax}, total ${opts.maxTotalBytes} bytes)`));
+            done(
+              unsafe(zipPath, name, `inflates beyond the bound (entry ${entryMax}, total ${opts.maxTotalBytes} bytes)`),
+            );
             return;
           }
           done(null, chunk);
@@ -87,14 +102,20 @@ export async function extractZip(zipPath: string, targetDir: string, opts: Extra
         await pipeline(stream, counter, createWriteStream(dest, { flags: 'wx' }));
       } catch (err) {
         if (err instanceof DatasetError) throw err;
-        throw new DatasetError('ARCHIVE_INVALID', `Cannot extract ${name} from ${zipPath}: ${messageOf(err)}.`, { file: zipPath, cause: err });
+        throw new DatasetError('ARCHIVE_INVALID', `Cannot extract ${name} from ${zipPath}: ${messageOf(err)}.`, {
+          file: zipPath,
+          cause: err,
+        });
       }
       total += written;
       out.set(name, dest);
     }
   } catch (err) {
     if (err instanceof DatasetError) throw err;
-    throw new DatasetError('ARCHIVE_INVALID', `${zipPath} is not a valid zip archive: ${messageOf(err)}.`, { file: zipPath, cause: err });
+    throw new DatasetError('ARCHIVE_INVALID', `${zipPath} is not a valid zip archive: ${messageOf(err)}.`, {
+      file: zipPath,
+      cause: err,
+    });
   } finally {
     zip.close();
   }
@@ -102,5 +123,9 @@ export async function extractZip(zipPath: string, targetDir: string, opts: Extra
 }
 
 function unsafe(zipPath: string, name: string, reason: string): DatasetError {
-  return new DatasetError('UNSAFE_ARCHIVE', `Refusing archive ${zipPath}: entry '${name}' is unsafe (${reason}). Nothing was installed.`, { file: zipPath });
+  return new DatasetError(
+    'UNSAFE_ARCHIVE',
+    `Refusing archive ${zipPath}: entry '${name}' is unsafe (${reason}). Nothing was installed.`,
+    { file: zipPath },
+  );
 }

@@ -2,7 +2,17 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { bertVocabPath, DataDirError, DatasetError, existingDataDir, resolveDataDir, resolveTokenCacheDir, snliPath, userCacheDir, wikitextPath } from '../src/index';
+import {
+  bertVocabPath,
+  DataDirError,
+  DatasetError,
+  existingDataDir,
+  resolveDataDir,
+  resolveTokenCacheDir,
+  snliPath,
+  userCacheDir,
+  wikitextPath,
+} from '../src/index';
 
 describe('data location', () => {
   it('explicit path > GRASSFLOW_DATA_DIR > XDG_CACHE_HOME/grassflow > ~/.cache/grassflow', () => {
@@ -52,7 +62,9 @@ describe('existingDataDir', () => {
     expect(() => existingDataDir('/nonexistent/gf', 'snli/*.jsonl')).toThrow(
       'data folder /nonexistent/gf (from --data-dir) does not exist. Pass --data-dir DIR or set GRASSFLOW_DATA_DIR to a folder with snli/*.jsonl.',
     );
-    expect(() => existingDataDir(undefined, 'v', { GRASSFLOW_DATA_DIR: '/nonexistent/env' })).toThrow('(from GRASSFLOW_DATA_DIR)');
+    expect(() => existingDataDir(undefined, 'v', { GRASSFLOW_DATA_DIR: '/nonexistent/env' })).toThrow(
+      '(from GRASSFLOW_DATA_DIR)',
+    );
     expect(() => existingDataDir(undefined, 'v', { XDG_CACHE_HOME: '/nonexistent/xdg' })).toThrow(
       'data folder /nonexistent/xdg/grassflow (from the default cache folder)',
     );

@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DatasetError, DEFAULT_USER_AGENT, downloadFile } from '../src/index';
-import { redirectTo, serveBytes, serveChunked, serveStatus, serveTruncated, startServer, type TestServer } from './helpers/server';
+import {
+  redirectTo,
+  serveBytes,
+  serveChunked,
+  serveStatus,
+  serveTruncated,
+  startServer,
+  type TestServer,
+} from './helpers/server';
 
 const body = Buffer.from('grassflow '.repeat(5000)); // 50,000 bytes
 const sha = createHash('sha256').update(body).digest('hex');
@@ -70,7 +78,10 @@ describe('downloadFile', () => {
       redirectTo('/auth-same')(req, res);
     });
     try {
-      await downloadFile(`${server.base}/auth-start`, join(dir, 'x'), { headers: { Authorization: 'Bearer t' }, sha256: sha });
+      await downloadFile(`${server.base}/auth-start`, join(dir, 'x'), {
+        headers: { Authorization: 'Bearer t' },
+        sha256: sha,
+      });
       expect(seen).toEqual(['start:Bearer t', 'same:Bearer t', 'other:none']);
     } finally {
       await other.close();
@@ -82,7 +93,10 @@ describe('downloadFile', () => {
   });
 
   it('rejects a checksum mismatch and keeps nothing', async () => {
-    const err = await expectCode(downloadFile(`${server.base}/ok.bin`, join(dir, 'x'), { sha256: '0'.repeat(64) }), 'CHECKSUM_MISMATCH');
+    const err = await expectCode(
+      downloadFile(`${server.base}/ok.bin`, join(dir, 'x'), { sha256: '0'.repeat(64) }),
+      'CHECKSUM_MISMATCH',
+    );
     expect(err.message).toContain(sha);
     expect(await readdir(dir)).toEqual([]);
   });
@@ -93,7 +107,10 @@ describe('downloadFile', () => {
   });
 
   it('refuses a declared Content-Length above maxBytes before reading', async () => {
-    await expectCode(downloadFile(`${server.base}/ok.bin`, join(dir, 'x'), { maxBytes: body.length - 1 }), 'SIZE_LIMIT');
+    await expectCode(
+      downloadFile(`${server.base}/ok.bin`, join(dir, 'x'), { maxBytes: body.length - 1 }),
+      'SIZE_LIMIT',
+    );
     expect(await readdir(dir)).toEqual([]);
   });
 
@@ -117,7 +134,10 @@ describe('downloadFile', () => {
       res.writeHead(200, { 'content-length': String(body.length) });
       res.write(body.subarray(0, 100)); // then nothing
     });
-    const err = await expectCode(downloadFile(`${server.base}/stall.bin`, join(dir, 'x'), { timeoutMs: 300 }), 'TRUNCATED');
+    const err = await expectCode(
+      downloadFile(`${server.base}/stall.bin`, join(dir, 'x'), { timeoutMs: 300 }),
+      'TRUNCATED',
+    );
     expect(err.message).toContain('100 of 50000');
     expect(await readdir(dir)).toEqual([]);
   });

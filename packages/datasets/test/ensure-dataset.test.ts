@@ -3,7 +3,14 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DatasetError, ensureDataFile, ensureDataset, extractZip, mirroredUrl, type SourcesManifest } from '../src/index';
+import {
+  DatasetError,
+  ensureDataFile,
+  ensureDataset,
+  extractZip,
+  mirroredUrl,
+  type SourcesManifest,
+} from '../src/index';
 import { serveBytes, serveTruncated, startServer, type TestServer } from './helpers/server';
 import { buildZip, renameEntry } from './helpers/zip';
 
@@ -21,8 +28,20 @@ function manifest(overrides: { trainSha?: string; url?: string } = {}): SourcesM
         url: overrides.url ?? 'http://example.test/ds/tiny.zip',
         maxArchiveBytes: 1 << 20,
         members: [
-          { archivePath: 'tiny/train.txt', target: 'tiny/train.txt', sha256: overrides.trainSha ?? hex(train), size: train.length, maxSize: train.length },
-          { archivePath: 'tiny/test.txt', target: 'tiny/test.txt', sha256: hex(test), size: test.length, maxSize: test.length },
+          {
+            archivePath: 'tiny/train.txt',
+            target: 'tiny/train.txt',
+            sha256: overrides.trainSha ?? hex(train),
+            size: train.length,
+            maxSize: train.length,
+          },
+          {
+            archivePath: 'tiny/test.txt',
+            target: 'tiny/test.txt',
+            sha256: hex(test),
+            size: test.length,
+            maxSize: test.length,
+          },
         ],
         license: 'test',
       },
@@ -62,7 +81,9 @@ async function rejection(p: Promise<unknown>): Promise<DatasetError> {
 
 describe('ensureDataset against a local server', () => {
   it('mirroredUrl maps https://host/path to <mirror>/host/path', () => {
-    expect(mirroredUrl('https://wikitext.smerity.com/wikitext-2-v1.zip', 'http://127.0.0.1:9/')).toBe('http://127.0.0.1:9/wikitext.smerity.com/wikitext-2-v1.zip');
+    expect(mirroredUrl('https://wikitext.smerity.com/wikitext-2-v1.zip', 'http://127.0.0.1:9/')).toBe(
+      'http://127.0.0.1:9/wikitext.smerity.com/wikitext-2-v1.zip',
+    );
     expect(mirroredUrl('https://a.b/c', undefined)).toBe('https://a.b/c');
   });
 
@@ -80,13 +101,19 @@ describe('ensureDataset against a local server', () => {
   });
 
   it('takes the mirror from GRASSFLOW_MIRROR and downloads only what is missing via ensureDataFile', async () => {
-    const p = await ensureDataFile('tiny/test.txt', { dataDir, manifest: manifest(), env: { GRASSFLOW_MIRROR: server.base } });
+    const p = await ensureDataFile('tiny/test.txt', {
+      dataDir,
+      manifest: manifest(),
+      env: { GRASSFLOW_MIRROR: server.base },
+    });
     expect(p).toBe(join(dataDir, 'tiny/test.txt'));
     expect(await readFile(p, 'utf8')).toBe(test);
   });
 
   it('on a checksum mismatch installs nothing and says how to provide the file', async () => {
-    const err = await rejection(ensureDataset('tiny', { dataDir, manifest: manifest({ trainSha: 'f'.repeat(64) }), mirror: server.base }));
+    const err = await rejection(
+      ensureDataset('tiny', { dataDir, manifest: manifest({ trainSha: 'f'.repeat(64) }), mirror: server.base }),
+    );
     expect(err.code).toBe('CHECKSUM_MISMATCH');
     expect(err.message).toContain('tiny/train.txt');
     expect(err.message).toContain('http://example.test/ds/tiny.zip'); // the URL to fetch by hand
@@ -98,19 +125,37 @@ describe('ensureDataset against a local server', () => {
 
   it('on a truncated download installs nothing', async () => {
     server.route('/example.test/ds/short.zip', serveTruncated(goodZip, 100));
-    const err = await rejection(ensureDataset('tiny', { dataDir, manifest: manifest({ url: 'http://example.test/ds/short.zip' }), mirror: server.base }));
+    const err = await rejection(
+      ensureDataset('tiny', {
+        dataDir,
+        manifest: manifest({ url: 'http://example.test/ds/short.zip' }),
+        mirror: server.base,
+      }),
+    );
     expect(err.code).toBe('TRUNCATED');
     expect(await readdir(dataDir)).toEqual([]);
   });
 
   it('on HTTP 404 / 500 installs nothing', async () => {
-    const e404 = await rejection(ensureDataset('tiny', { dataDir, manifest: manifest({ url: 'http://example.test/ds/none.zip' }), mirror: server.base }));
+    const e404 = await rejection(
+      ensureDataset('tiny', {
+        dataDir,
+        manifest: manifest({ url: 'http://example.test/ds/none.zip' }),
+        mirror: server.base,
+      }),
+    );
     expect(e404.code).toBe('HTTP_STATUS');
     server.route('/example.test/ds/e500.zip', (_q, res) => {
       res.statusCode = 500;
       res.end();
     });
-    const e500 = await rejection(ensureDataset('tiny', { dataDir, manifest: manifest({ url: 'http://example.test/ds/e500.zip' }), mirror: server.base }));
+    const e500 = await rejection(
+      ensureDataset('tiny', {
+        dataDir,
+        manifest: manifest({ url: 'http://example.test/ds/e500.zip' }),
+        mirror: server.base,
+      }),
+    );
     expect(e500.code).toBe('HTTP_STATUS');
     expect(e500.message).toContain('HTTP 500');
     expect(await readdir(dataDir)).toEqual([]);
@@ -121,9 +166,22 @@ describe('ensureDataset against a local server', () => {
     ['/abs.txt', 'xabs.txt', 'absolute path', '/abs.txt'],
     ['..\\x.txt', 'yy_x.txt', "'..' path segment", '../x.txt'], // backslashes are read as '/' (yauzl, non-strict)
   ])('refuses an archive with the hostile entry %s', async (hostile, placeholder, reason, shown) => {
-    const zip = renameEntry(await buildZip([{ name: 'tiny/train.txt', data: train }, { name: placeholder, data: 'pwned' }]), placeholder, hostile);
+    const zip = renameEntry(
+      await buildZip([
+        { name: 'tiny/train.txt', data: train },
+        { name: placeholder, data: 'pwned' },
+      ]),
+      placeholder,
+      hostile,
+    );
     server.route('/example.test/ds/hostile.zip', serveBytes(zip));
-    const err = await rejection(ensureDataset('tiny', { dataDir, manifest: manifest({ url: 'http://example.test/ds/hostile.zip' }), mirror: server.base }));
+    const err = await rejection(
+      ensureDataset('tiny', {
+        dataDir,
+        manifest: manifest({ url: 'http://example.test/ds/hostile.zip' }),
+        mirror: server.base,
+      }),
+    );
     expect(err.code).toBe('UNSAFE_ARCHIVE');
     expect(err.message).toContain(`entry '${shown}'`);
     expect(err.message).toContain(reason);
@@ -133,7 +191,13 @@ describe('ensureDataset against a local server', () => {
   it('refuses a symlink entry', async () => {
     const zip = await buildZip([{ name: 'tiny/train.txt', data: '/etc/passwd', mode: 0o120777 }]);
     server.route('/example.test/ds/link.zip', serveBytes(zip));
-    const err = await rejection(ensureDataset('tiny', { dataDir, manifest: manifest({ url: 'http://example.test/ds/link.zip' }), mirror: server.base }));
+    const err = await rejection(
+      ensureDataset('tiny', {
+        dataDir,
+        manifest: manifest({ url: 'http://example.test/ds/link.zip' }),
+        mirror: server.base,
+      }),
+    );
     expect(err.code).toBe('UNSAFE_ARCHIVE');
     expect(err.message).toContain('symbolic link');
     expect(await readdir(dataDir)).toEqual([]);
@@ -141,9 +205,18 @@ describe('ensureDataset against a local server', () => {
 
   it('bounds the uncompressed size (a member larger than its declared maximum)', async () => {
     const big = 'z'.repeat(200_000); // compresses to a few hundred bytes
-    const zip = await buildZip([{ name: 'tiny/train.txt', data: big }, { name: 'tiny/test.txt', data: test }]);
+    const zip = await buildZip([
+      { name: 'tiny/train.txt', data: big },
+      { name: 'tiny/test.txt', data: test },
+    ]);
     server.route('/example.test/ds/bomb.zip', serveBytes(zip));
-    const err = await rejection(ensureDataset('tiny', { dataDir, manifest: manifest({ url: 'http://example.test/ds/bomb.zip' }), mirror: server.base }));
+    const err = await rejection(
+      ensureDataset('tiny', {
+        dataDir,
+        manifest: manifest({ url: 'http://example.test/ds/bomb.zip' }),
+        mirror: server.base,
+      }),
+    );
     expect(err.code).toBe('UNSAFE_ARCHIVE');
     expect(await readdir(dataDir)).toEqual([]);
   });
@@ -151,14 +224,22 @@ describe('ensureDataset against a local server', () => {
   it('reports a member missing from the archive', async () => {
     const zip = await buildZip([{ name: 'tiny/train.txt', data: train }]);
     server.route('/example.test/ds/partial.zip', serveBytes(zip));
-    const err = await rejection(ensureDataset('tiny', { dataDir, manifest: manifest({ url: 'http://example.test/ds/partial.zip' }), mirror: server.base }));
+    const err = await rejection(
+      ensureDataset('tiny', {
+        dataDir,
+        manifest: manifest({ url: 'http://example.test/ds/partial.zip' }),
+        mirror: server.base,
+      }),
+    );
     expect(err.code).toBe('ARCHIVE_INVALID');
     expect(err.message).toContain('tiny/test.txt');
     expect(await readdir(dataDir)).toEqual([]);
   });
 
   it('offline: names the file, the URL and where to put it', async () => {
-    const err = await rejection(ensureDataFile('tiny/train.txt', { dataDir, manifest: manifest(), env: { GRASSFLOW_OFFLINE: '1' } }));
+    const err = await rejection(
+      ensureDataFile('tiny/train.txt', { dataDir, manifest: manifest(), env: { GRASSFLOW_OFFLINE: '1' } }),
+    );
     expect(err.code).toBe('DOWNLOAD_DISABLED');
     expect(err.message).toContain('http://example.test/ds/tiny.zip');
     expect(err.message).toContain(join(dataDir, 'tiny/train.txt'));
@@ -174,11 +255,24 @@ describe('ensureDataset against a local server', () => {
     const vocab = '[PAD]\n[UNK]\nhello\n';
     server.route('/example.test/vocab.txt', serveBytes(Buffer.from(vocab)));
     const fileManifest = (sha256: string): SourcesManifest => ({
-      sources: [{ kind: 'file', name: 'vocab', url: 'http://example.test/vocab.txt', target: 'v/vocab.txt', sha256, size: vocab.length, maxSize: vocab.length, license: 'test' }],
+      sources: [
+        {
+          kind: 'file',
+          name: 'vocab',
+          url: 'http://example.test/vocab.txt',
+          target: 'v/vocab.txt',
+          sha256,
+          size: vocab.length,
+          maxSize: vocab.length,
+          license: 'test',
+        },
+      ],
       localOnly: [],
       missingFromSharedData: {},
     });
-    const bad = await rejection(ensureDataFile('v/vocab.txt', { dataDir, manifest: fileManifest('0'.repeat(64)), mirror: server.base }));
+    const bad = await rejection(
+      ensureDataFile('v/vocab.txt', { dataDir, manifest: fileManifest('0'.repeat(64)), mirror: server.base }),
+    );
     expect(bad.code).toBe('CHECKSUM_MISMATCH');
     expect(bad.message).toContain(`save it as ${join(dataDir, 'v/vocab.txt')}`);
     expect(await readdir(join(dataDir, 'v'))).toEqual([]);

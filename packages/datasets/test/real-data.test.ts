@@ -69,17 +69,22 @@ describe.skipIf(dataDir === undefined)('real shared data (GRASSFLOW_DATA_DIR)', 
     ['train', 2_088_628, 36_718],
     ['valid', 217_646, 3_760],
     ['test', 245_569, 4_358],
-  ] as const)('wiki.%s.tokens has %i word tokens with <eos> (whitespace split + 1 per line)', async (split, tokens, lines) => {
-    const { text } = await loadWikitextText(split, { dataDir: dir, download: false });
-    const ls = text.split('\n');
-    expect(ls.pop()).toBe('');
-    expect(ls.length).toBe(lines);
-    const count = ls.reduce((s, l) => s + l.split(WS).filter((w) => w !== '').length + 1, 0);
-    expect(count).toBe(tokens);
-  });
+  ] as const)(
+    'wiki.%s.tokens has %i word tokens with <eos> (whitespace split + 1 per line)',
+    async (split, tokens, lines) => {
+      const { text } = await loadWikitextText(split, { dataDir: dir, download: false });
+      const ls = text.split('\n');
+      expect(ls.pop()).toBe('');
+      expect(ls.length).toBe(lines);
+      const count = ls.reduce((s, l) => s + l.split(WS).filter((w) => w !== '').length + 1, 0);
+      expect(count).toBe(tokens);
+    },
+  );
 
   it('a missing raw split names the file, the zip that provides it, and that the shared data lacks it', async () => {
-    const err = await loadWikitextText('train', { dataDir: dir, variant: 'raw', download: false }).catch((e: unknown) => e);
+    const err = await loadWikitextText('train', { dataDir: dir, variant: 'raw', download: false }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(DatasetError);
     const msg = (err as DatasetError).message;
     expect(msg).toContain(join(dir, 'wikitext-2/wiki.train.raw'));
@@ -130,10 +135,19 @@ describe.skipIf(dataDir === undefined)('real shared data (GRASSFLOW_DATA_DIR)', 
       const first = await loadWikitextIds('valid', encoder, { dataDir: dir, cacheDir, eolIds: [eos], download: false });
       expect(first.cache).toBe('miss');
       expect(first.ids.length).toBe(217_646);
-      const second = await loadWikitextIds('valid', encoder, { dataDir: dir, cacheDir, eolIds: [eos], download: false });
+      const second = await loadWikitextIds('valid', encoder, {
+        dataDir: dir,
+        cacheDir,
+        eolIds: [eos],
+        download: false,
+      });
       expect(second.cache).toBe('hit');
       expect(second.ids).toEqual(first.ids);
-      const other = await loadWikitextIds('valid', { ...encoder, id: 'another', encode: encoder.encode }, { dataDir: dir, cacheDir, eolIds: [eos], download: false });
+      const other = await loadWikitextIds(
+        'valid',
+        { ...encoder, id: 'another', encode: (text: string) => encoder.encode(text) },
+        { dataDir: dir, cacheDir, eolIds: [eos], download: false },
+      );
       expect(other.cache).toBe('miss');
       const bytes = await readFile(second.cachePath as string);
       await writeFile(second.cachePath as string, bytes.subarray(0, 1000));
@@ -151,10 +165,21 @@ describe.skipIf(dataDir === undefined)('real shared data (GRASSFLOW_DATA_DIR)', 
         await mkdir(join(copy, 'wikitext-2'));
         const text = (await readFile(join(copy, 'x'), 'utf8')).replace(' the ', ' a ');
         await writeFile(join(copy, 'wikitext-2/wiki.valid.tokens'), text);
-        const r = await loadWikitextIds('valid', encoder, { dataDir: copy, cacheDir, eolIds: [eos], verify: false, download: false });
+        const r = await loadWikitextIds('valid', encoder, {
+          dataDir: copy,
+          cacheDir,
+          eolIds: [eos],
+          verify: false,
+          download: false,
+        });
         expect(r.cache).toBe('stale');
         expect(r.ids.length).toBe(217_646);
-        const strict = await loadWikitextIds('valid', encoder, { dataDir: copy, cacheDir, eolIds: [eos], download: false }).catch((e: unknown) => e);
+        const strict = await loadWikitextIds('valid', encoder, {
+          dataDir: copy,
+          cacheDir,
+          eolIds: [eos],
+          download: false,
+        }).catch((e: unknown) => e);
         expect((strict as DatasetError).code).toBe('CHECKSUM_MISMATCH');
       } finally {
         await rm(copy, { recursive: true, force: true });
@@ -162,7 +187,9 @@ describe.skipIf(dataDir === undefined)('real shared data (GRASSFLOW_DATA_DIR)', 
     });
 
     it('training batches over train: every token in exactly one chunk per epoch, y = x shifted', async () => {
-      const train = (await loadWikitextIds('train', encoder, { dataDir: dir, cacheDir, eolIds: [eos], download: false })).ids;
+      const train = (
+        await loadWikitextIds('train', encoder, { dataDir: dir, cacheDir, eolIds: [eos], download: false })
+      ).ids;
       expect(train.length).toBe(2_088_628);
       const L = 128;
       const b = new LmTrainBatcher(train, { blockSize: L, batchSize: 32, seed: 1234 });
@@ -174,7 +201,8 @@ describe.skipIf(dataDir === undefined)('real shared data (GRASSFLOW_DATA_DIR)', 
           const s = batch.starts[r] as number;
           for (let t = 0; t <= L; t++) seen[s + t] = (seen[s + t] as number) + 1;
           for (let t = 0; t < L; t++) {
-            if (batch.x[r * L + t] !== train[s + t] || batch.y[r * L + t] !== train[s + t + 1]) throw new Error(`row ${r} position ${t} mismatch`);
+            if (batch.x[r * L + t] !== train[s + t] || batch.y[r * L + t] !== train[s + t + 1])
+              throw new Error(`row ${r} position ${t} mismatch`);
           }
           rows++;
         }

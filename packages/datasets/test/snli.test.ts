@@ -2,7 +2,14 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DatasetError, encodeSnliPairs, loadSnli, parseSnliJsonl, snliBatches, type TextEncoderLike } from '../src/index';
+import {
+  DatasetError,
+  encodeSnliPairs,
+  loadSnli,
+  parseSnliJsonl,
+  snliBatches,
+  type TextEncoderLike,
+} from '../src/index';
 
 const rec = (s1: string, s2: string, gold: string, id: string): string =>
   JSON.stringify({ annotator_labels: [gold], gold_label: gold, pairID: id, sentence1: s1, sentence2: s2 });
@@ -10,7 +17,13 @@ const rec = (s1: string, s2: string, gold: string, id: string): string =>
 /** Toy encoder: one id per whitespace word = word length, plus 100 + a trailing [SEP]-like 99. */
 const toy: TextEncoderLike = {
   id: 'toy',
-  encode: (text) => [...text.split(/\s+/).filter((w) => w !== '').map((w) => 100 + w.length), 99],
+  encode: (text) => [
+    ...text
+      .split(/\s+/)
+      .filter((w) => w !== '')
+      .map((w) => 100 + w.length),
+    99,
+  ],
 };
 
 const lines = [
@@ -77,9 +90,15 @@ describe('SNLI', () => {
   });
 
   it('shuffled batches visit every pair once per epoch, deterministically for a seed', async () => {
-    const pairs = Array.from({ length: 103 }, (_, i) => ({ premise: `p ${i}`, hypothesis: 'h', label: (i % 3) as 0 | 1 | 2, pairId: String(i) }));
+    const pairs = Array.from({ length: 103 }, (_, i) => ({
+      premise: `p ${i}`,
+      hypothesis: 'h',
+      label: (i % 3) as 0 | 1 | 2,
+      pairId: String(i),
+    }));
     const enc = await encodeSnliPairs(pairs, toy);
-    const order = (seed: number, epoch: number): number[] => [...snliBatches(enc, { batchSize: 10, seed, epoch })].flatMap((b) => [...b.indices]);
+    const order = (seed: number, epoch: number): number[] =>
+      [...snliBatches(enc, { batchSize: 10, seed, epoch })].flatMap((b) => [...b.indices]);
     expect([...order(1, 0)].sort((a, b) => a - b)).toEqual(Array.from({ length: 103 }, (_, i) => i));
     expect(order(1, 0)).toEqual(order(1, 0));
     expect(order(1, 1)).not.toEqual(order(1, 0));

@@ -73,14 +73,17 @@ describe('synthetic ladder', () => {
     expect(free / 2500).toBeLessThan(0.4);
   });
 
-  it.each([1, 2, 3, 4, 5])('recall level %i binds 2^level keys and answers every query (independent check)', (level) => {
-    const task = new SyntheticTask({ family: 'recall', level, blockSize: 96, seed: 9 });
-    expect(task.numPairs).toBe(2 ** level);
-    for (let i = 0; i < 20; i++) {
-      const s = task.sequence(i);
-      checkRecall(s.tokens, s.determined, task.numPairs, 64);
-    }
-  });
+  it.each([1, 2, 3, 4, 5])(
+    'recall level %i binds 2^level keys and answers every query (independent check)',
+    (level) => {
+      const task = new SyntheticTask({ family: 'recall', level, blockSize: 96, seed: 9 });
+      expect(task.numPairs).toBe(2 ** level);
+      for (let i = 0; i < 20; i++) {
+        const s = task.sequence(i);
+        checkRecall(s.tokens, s.determined, task.numPairs, 64);
+      }
+    },
+  );
 
   it('is deterministic for a seed, random-access, and differs across seeds and levels', () => {
     const a = new SyntheticTask({ family: 'recall', level: 3, blockSize: 40, seed: 1 });

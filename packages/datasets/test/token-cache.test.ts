@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadOrBuildTokenIds, TOKEN_CACHE_HEADER_BYTES, tokenCachePath, type TokenCacheKey } from '../src/index';
 
 const key: TokenCacheKey = { name: 'toy.train', sourceSha256: 'a'.repeat(64), encoderKey: 'tok-A' };
-const ids = Int32Array.from({ length: 1000 }, (_, i) => (i * 7919) % 30522 - (i % 3 === 0 ? 5 : 0));
+const ids = Int32Array.from({ length: 1000 }, (_, i) => ((i * 7919) % 30522) - (i % 3 === 0 ? 5 : 0));
 
 let dir: string;
 let builds: number;
@@ -57,11 +57,14 @@ describe('token-id cache', () => {
   it.each([
     ['truncated', (b: Buffer) => b.subarray(0, b.length - 6)],
     ['bad magic', (b: Buffer) => Buffer.concat([Buffer.from('XXXXXXXX'), b.subarray(8)])],
-    ['payload bit flip', (b: Buffer) => {
-      const c = Buffer.from(b);
-      c[TOKEN_CACHE_HEADER_BYTES + 17] = (c[TOKEN_CACHE_HEADER_BYTES + 17] as number) ^ 1;
-      return c;
-    }],
+    [
+      'payload bit flip',
+      (b: Buffer) => {
+        const c = Buffer.from(b);
+        c[TOKEN_CACHE_HEADER_BYTES + 17] = (c[TOKEN_CACHE_HEADER_BYTES + 17] as number) ^ 1;
+        return c;
+      },
+    ],
     ['shorter than the header', (b: Buffer) => b.subarray(0, 40)],
   ])('detects a corrupt file (%s) and rebuilds it', async (_name, damage) => {
     const first = await loadOrBuildTokenIds(dir, key, build);

@@ -4,7 +4,16 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bertVocabPath, encodeSnliPairs, loadSnli, loadWikitextIds, snliBatches, wikitextPath, type CorpusEncoderLike, type TextEncoderLike } from '../src/index';
+import {
+  bertVocabPath,
+  encodeSnliPairs,
+  loadSnli,
+  loadWikitextIds,
+  snliBatches,
+  wikitextPath,
+  type CorpusEncoderLike,
+  type TextEncoderLike,
+} from '../src/index';
 
 const envDir = process.env['GRASSFLOW_DATA_DIR'];
 const dataDir = envDir === undefined || envDir === '' ? undefined : resolve(envDir);
@@ -45,7 +54,11 @@ describe.skipIf(dataDir === undefined)('@grassflow/tokenizers on the shared data
     const wp = WordPieceTokenizer.fromVocabFile(bertVocabPath({ dataDir: dir }));
     const enc: TextEncoderLike = { id: wp.id, encode: async (t) => (await wp.encode(t)).ids };
     const dev = await loadSnli('dev', { dataDir: dir, download: false });
-    const data = await encodeSnliPairs(dev.pairs.slice(0, 2000), enc, { maxTokens: 48, keepLastToken: true, padId: wp.specialIds.pad });
+    const data = await encodeSnliPairs(dev.pairs.slice(0, 2000), enc, {
+      maxTokens: 48,
+      keepLastToken: true,
+      padId: wp.specialIds.pad,
+    });
     const [batch] = [...snliBatches(data, { batchSize: 64 })];
     if (batch === undefined) throw new Error('no batch');
     const T = 48;

@@ -2,21 +2,44 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DatasetError, encodeLines, loadWikitextIds, loadWikitextText, type CorpusEncoderLike, type TextEncoderLike } from '../src/index';
+import {
+  DatasetError,
+  encodeLines,
+  loadWikitextIds,
+  loadWikitextText,
+  type CorpusEncoderLike,
+  type TextEncoderLike,
+} from '../src/index';
 
 const text = ' = A = \n \n the cat sat \n the dog \n';
-const words = new Map([['=', 1], ['A', 2], ['the', 3], ['cat', 4], ['sat', 5], ['dog', 6]]);
-const enc: TextEncoderLike = { id: 'w', encode: (l) => l.split(' ').filter((w) => w !== '').map((w) => words.get(w) ?? 0) };
+const words = new Map([
+  ['=', 1],
+  ['A', 2],
+  ['the', 3],
+  ['cat', 4],
+  ['sat', 5],
+  ['dog', 6],
+]);
+const enc: TextEncoderLike = {
+  id: 'w',
+  encode: (l) =>
+    l
+      .split(' ')
+      .filter((w) => w !== '')
+      .map((w) => words.get(w) ?? 0),
+};
 
 describe('encodeLines', () => {
   it('concatenates encode(line) ++ eolIds over the lines (no line after the final newline)', async () => {
     expect([...(await encodeLines(text, enc, { eolIds: [9] }))]).toEqual([1, 2, 1, 9, 9, 3, 4, 5, 9, 3, 6, 9]);
-    expect([...(await encodeLines(text, enc, { eolIds: [9], skipBlankLines: true }))]).toEqual([1, 2, 1, 9, 3, 4, 5, 9, 3, 6, 9]);
+    expect([...(await encodeLines(text, enc, { eolIds: [9], skipBlankLines: true }))]).toEqual([
+      1, 2, 1, 9, 3, 4, 5, 9, 3, 6, 9,
+    ]);
     expect([...(await encodeLines('a\nb', { id: 'len', encode: (l) => [l.length] }))]).toEqual([1, 1]);
   });
 
   it('accepts asynchronous encoders with the same result', async () => {
-    const asyncEnc: TextEncoderLike = { id: 'w', encode: async (l) => enc.encode(l) as number[] };
+    const asyncEnc: TextEncoderLike = { id: 'w', encode: async (l) => enc.encode(l) };
     expect(await encodeLines(text, asyncEnc, { eolIds: [9] })).toEqual(await encodeLines(text, enc, { eolIds: [9] }));
   });
 
@@ -56,9 +79,13 @@ describe('loadWikitextIds / loadWikitextText on a small data folder', () => {
     const r = await loadWikitextIds('valid', corpus, { dataDir, cacheDir, verify: false, download: false });
     expect([...r.ids]).toEqual([text.length]);
     expect(r.cache).toBe('miss');
-    expect((await loadWikitextIds('valid', corpus, { dataDir, cacheDir, verify: false, download: false })).cache).toBe('hit');
+    expect((await loadWikitextIds('valid', corpus, { dataDir, cacheDir, verify: false, download: false })).cache).toBe(
+      'hit',
+    );
     expect(calls).toBe(1);
-    await expect(loadWikitextIds('valid', corpus, { dataDir, cacheDir, verify: false, eolIds: [1] })).rejects.toThrow(DatasetError);
+    await expect(loadWikitextIds('valid', corpus, { dataDir, cacheDir, verify: false, eolIds: [1] })).rejects.toThrow(
+      DatasetError,
+    );
   });
 
   it('line encoders: cache keyed by tokenizer id and eolIds; cacheDir false disables it', async () => {

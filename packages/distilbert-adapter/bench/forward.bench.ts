@@ -42,7 +42,11 @@ async function writeBaseModel(dir: string): Promise<void> {
   for (const [name, { shape }] of expectedTensors(config)) {
     const n = shape.reduce((a, b) => a * b, 1);
     const isNormWeight = /LayerNorm\.weight|layer_norm\.weight/.test(name);
-    tensors.set(`distilbert.${name}`, { dtype: 'F32', shape, data: randomValues(n, seed++, isNormWeight ? 0.2 : 0.07, isNormWeight ? 1 : 0) });
+    tensors.set(`distilbert.${name}`, {
+      dtype: 'F32',
+      shape,
+      data: randomValues(n, seed++, isNormWeight ? 0.2 : 0.07, isNormWeight ? 1 : 0),
+    });
   }
   await writeSafetensorsFile(join(dir, 'model.safetensors'), tensors, { format: 'pt' });
   await writeFile(join(dir, 'config.json'), JSON.stringify(CONFIG));
@@ -62,13 +66,23 @@ async function main(): Promise<void> {
   try {
     let t0 = performance.now();
     await writeBaseModel(dir);
-    console.log(`backend ${info.name}${info.simd === true ? ' (SIMD)' : ''}; wrote a distilbert-base-sized model in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `backend ${info.name}${info.simd === true ? ' (SIMD)' : ''}; wrote a distilbert-base-sized model in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     t0 = performance.now();
     const enc = await loadDistilBert(dir, { featureCache: join(dir, 'features') });
-    console.log(`loadDistilBert (265 MB safetensors, SHA-256 for the feature cache identity): ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+    console.log(
+      `loadDistilBert (265 MB safetensors, SHA-256 for the feature cache identity): ${((performance.now() - t0) / 1000).toFixed(2)} s`,
+    );
     const rows: string[] = ['| B × T | forward s (median of 3) | tokens/s |', '|---|---:|---:|'];
-    for (const [B, T] of [[8, 48], [32, 48]] as const) {
-      const ids = { data: Int32Array.from({ length: B * T }, (_, i) => 1000 + ((i * 7919) % 29000)), shape: [B, T] as [number, number] };
+    for (const [B, T] of [
+      [8, 48],
+      [32, 48],
+    ] as const) {
+      const ids = {
+        data: Int32Array.from({ length: B * T }, (_, i) => 1000 + ((i * 7919) % 29000)),
+        shape: [B, T] as [number, number],
+      };
       const times: number[] = [];
       for (let r = 0; r < 4; r++) {
         const s = performance.now();
@@ -86,7 +100,9 @@ async function main(): Promise<void> {
         const hit = await enc.forwardCached(ids);
         await hit.lastHiddenState.data();
         hit.lastHiddenState.dispose();
-        rows.push(`| ${B} × ${T}, forwardCached (all ${hit.hits} hits) | ${((performance.now() - s) / 1000).toFixed(3)} | ${Math.round((B * T) / ((performance.now() - s) / 1000))} |`);
+        rows.push(
+          `| ${B} × ${T}, forwardCached (all ${hit.hits} hits) | ${((performance.now() - s) / 1000).toFixed(3)} | ${Math.round((B * T) / ((performance.now() - s) / 1000))} |`,
+        );
       }
     }
     console.log(rows.join('\n'));

@@ -26,7 +26,10 @@ export interface DistilBertConfig {
   readonly activation: DistilBertActivation;
   /** `sinusoidal_pos_embds`: fixed sinusoidal position table instead of a learned one. Default false. */
   readonly sinusoidalPosEmbds: boolean;
-  /** `dropout`: dropout rate of the embeddings, attention output and FFN output (trainable mode, training only). Default 0.1. */
+  /**
+   * `dropout`: dropout rate of the embeddings, attention output and FFN output (trainable mode, training only). Default
+   * 0.1.
+   */
   readonly dropout: number;
   /** `attention_dropout`: dropout rate of the attention weights (trainable mode, training only). Default 0.1. */
   readonly attentionDropout: number;
@@ -40,14 +43,20 @@ function invalid(file: string, message: string): DistilBertError {
 
 function positiveInt(raw: Record<string, unknown>, key: string, file: string): number {
   const v = raw[key];
-  if (v === undefined) throw invalid(file, `the field "${key}" is missing; a DistilBERT config.json has it (e.g. ${EXAMPLE[key] ?? '?'} for distilbert-base-uncased)`);
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw invalid(file, `"${key}" must be a positive integer, got ${JSON.stringify(v)}`);
+  if (v === undefined)
+    throw invalid(
+      file,
+      `the field "${key}" is missing; a DistilBERT config.json has it (e.g. ${EXAMPLE[key] ?? '?'} for distilbert-base-uncased)`,
+    );
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1)
+    throw invalid(file, `"${key}" must be a positive integer, got ${JSON.stringify(v)}`);
   return v;
 }
 
 function rate(raw: Record<string, unknown>, key: string, file: string): number {
   const v = raw[key] ?? 0.1;
-  if (typeof v !== 'number' || !(v >= 0 && v < 1)) throw invalid(file, `"${key}" must be a number in [0, 1), got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !(v >= 0 && v < 1))
+    throw invalid(file, `"${key}" must be a number in [0, 1), got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -94,7 +103,8 @@ export function parseDistilBertConfig(text: string, file = 'config.json'): Disti
     );
   }
   const sinusoidal = obj['sinusoidal_pos_embds'] ?? false;
-  if (typeof sinusoidal !== 'boolean') throw invalid(file, `"sinusoidal_pos_embds" must be true or false, got ${JSON.stringify(sinusoidal)}`);
+  if (typeof sinusoidal !== 'boolean')
+    throw invalid(file, `"sinusoidal_pos_embds" must be true or false, got ${JSON.stringify(sinusoidal)}`);
   return {
     vocabSize: positiveInt(obj, 'vocab_size', file),
     dim,

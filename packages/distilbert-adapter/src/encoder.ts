@@ -4,7 +4,13 @@ import type { WordPieceTokenizer } from '@grassflow/tokenizers';
 import type { DistilBertConfig } from './config.js';
 import { DistilBertError } from './errors.js';
 import { FeatureCache } from './feature-cache.js';
-import { distilBertForward, type EncoderParams, type LayerParams, type LinearParams, type NormParams } from './forward.js';
+import {
+  distilBertForward,
+  type EncoderParams,
+  type LayerParams,
+  type LinearParams,
+  type NormParams,
+} from './forward.js';
 import type { DistilBertWeights } from './weights.js';
 
 /** 'frozen': weights are constants, no gradients, optional feature cache. 'trainable': weights are tf.Variables. */
@@ -95,14 +101,22 @@ export class DistilBertEncoder {
         return transpose ? tf.transpose(base) : base; // nn.Linear [out, in] → internal [in, out]
       });
       // Sinusoidal position tables are fixed in HF (requires_grad False): never trainable.
-      const trainable = init.mode === 'trainable' && !(name === 'embeddings.position_embeddings.weight' && init.config.sinusoidalPosEmbds);
+      const trainable =
+        init.mode === 'trainable' &&
+        !(name === 'embeddings.position_embeddings.weight' && init.config.sinusoidalPosEmbds);
       const p = trainable ? tf.variable(t, true, `distilbert_${id}/${name}`) : t;
       if (p !== t) t.dispose();
       this.named.set(name, p);
       return p;
     };
-    const linear = (prefix: string): LinearParams => ({ w: make(`${prefix}.weight`, true) as tf.Tensor2D, b: make(`${prefix}.bias`, false) as tf.Tensor1D });
-    const normP = (prefix: string): NormParams => ({ gamma: make(`${prefix}.weight`, false) as tf.Tensor1D, beta: make(`${prefix}.bias`, false) as tf.Tensor1D });
+    const linear = (prefix: string): LinearParams => ({
+      w: make(`${prefix}.weight`, true) as tf.Tensor2D,
+      b: make(`${prefix}.bias`, false) as tf.Tensor1D,
+    });
+    const normP = (prefix: string): NormParams => ({
+      gamma: make(`${prefix}.weight`, false) as tf.Tensor1D,
+      beta: make(`${prefix}.bias`, false) as tf.Tensor1D,
+    });
     const layers: LayerParams[] = [];
     for (let i = 0; i < init.config.nLayers; i++) {
       const l = `transformer.layer.${i}`;
@@ -140,7 +154,8 @@ export class DistilBertEncoder {
   forward(inputIds: Ids2D, attentionMask?: Ids2D, options: ForwardOptions = {}): tf.Tensor3D {
     this.checkAlive();
     const training = options.training === true;
-    if (training && this.mode === 'frozen') throw new DistilBertError('INVALID_ARGUMENT', 'training: true needs an encoder loaded with mode: "trainable"');
+    if (training && this.mode === 'frozen')
+      throw new DistilBertError('INVALID_ARGUMENT', 'training: true needs an encoder loaded with mode: "trainable"');
     const ids = this.checkIds(inputIds);
     const [B, T] = ids.shape;
     const mask = attentionMask === undefined ? undefined : this.checkMask(attentionMask, B, T);
@@ -160,7 +175,10 @@ export class DistilBertEncoder {
     this.checkAlive();
     const cache = this.featureCache;
     if (cache === undefined || this.mode !== 'frozen') {
-      throw new DistilBertError('NO_FEATURE_CACHE', 'forwardCached needs an encoder loaded with mode: "frozen" and the featureCache option (e.g. featureCache: true)');
+      throw new DistilBertError(
+        'NO_FEATURE_CACHE',
+        'forwardCached needs an encoder loaded with mode: "frozen" and the featureCache option (e.g. featureCache: true)',
+      );
     }
     const { data: ids, shape } = this.checkIds(inputIds);
     const [B, T] = shape;
@@ -195,10 +213,15 @@ export class DistilBertEncoder {
         subIds.set(r.ids, i * Tm);
         subMask.set(r.mask, i * Tm);
       });
-      const feats = this.forward({ data: subIds, shape: [computable.length, Tm] }, { data: subMask, shape: [computable.length, Tm] });
+      const feats = this.forward(
+        { data: subIds, shape: [computable.length, Tm] },
+        { data: subMask, shape: [computable.length, Tm] },
+      );
       const values = (await feats.data()) as Float32Array;
       feats.dispose();
-      computable.forEach((b, i) => out.set(values.subarray(i * Tm * d, (i * Tm + (rows[b] as { ids: Int32Array }).ids.length) * d), b * T * d));
+      computable.forEach((b, i) =>
+        out.set(values.subarray(i * Tm * d, (i * Tm + (rows[b] as { ids: Int32Array }).ids.length) * d), b * T * d),
+      );
     }
     await Promise.all(
       todo.map((b) => {
@@ -213,7 +236,17 @@ export class DistilBertEncoder {
   stateDict(): Map<string, tf.Tensor> {
     this.checkAlive();
     const out = new Map<string, tf.Tensor>();
-    for (const [name, t] of this.named) out.set(name, tf.tidy(() => (t.rank === 2 && name !== 'embeddings.word_embeddings.weight' && name !== 'embeddings.position_embeddings.weight' ? tf.transpose(t) : tf.clone(t))));
+    for (const [name, t] of this.named)
+      out.set(
+        name,
+        tf.tidy(() =>
+          t.rank === 2 &&
+          name !== 'embeddings.word_embeddings.weight' &&
+          name !== 'embeddings.position_embeddings.weight'
+            ? tf.transpose(t)
+            : tf.clone(t),
+        ),
+      );
     return out;
   }
 
@@ -226,28 +259,44 @@ export class DistilBertEncoder {
   }
 
   private checkAlive(): void {
-    if (this.disposed) throw new DistilBertError('DISPOSED', 'this DistilBertEncoder was disposed; load the model again');
+    if (this.disposed)
+      throw new DistilBertError('DISPOSED', 'this DistilBertEncoder was disposed; load the model again');
   }
 
   private checkIds(input: Ids2D): IdsArray {
     const { data, shape } = toArray(input, 'inputIds');
     const [, T] = shape;
     if (T > this.config.maxPositionEmbeddings) {
-      throw new DistilBertError('INVALID_INPUT', `inputIds has ${T} tokens per example, more than max_position_embeddings = ${this.config.maxPositionEmbeddings}: truncate the input (e.g. truncation: { maxLength: ${this.config.maxPositionEmbeddings} })`);
+      throw new DistilBertError(
+        'INVALID_INPUT',
+        `inputIds has ${T} tokens per example, more than max_position_embeddings = ${this.config.maxPositionEmbeddings}: truncate the input (e.g. truncation: { maxLength: ${this.config.maxPositionEmbeddings} })`,
+      );
     }
     const V = this.config.vocabSize;
     for (let i = 0; i < data.length; i++) {
       const v = data[i] as number;
-      if (!(v >= 0 && v < V)) throw new DistilBertError('INVALID_INPUT', `inputIds holds ${v} at flat index ${i}; token ids must be integers in [0, ${V}) (vocab_size)`);
+      if (!(v >= 0 && v < V))
+        throw new DistilBertError(
+          'INVALID_INPUT',
+          `inputIds holds ${v} at flat index ${i}; token ids must be integers in [0, ${V}) (vocab_size)`,
+        );
     }
     return { data, shape };
   }
 
   private checkMask(input: Ids2D, B: number, T: number): Int32Array {
     const { data, shape } = toArray(input, 'attentionMask');
-    if (shape[0] !== B || shape[1] !== T) throw new DistilBertError('INVALID_INPUT', `attentionMask has shape [${shape.join(', ')}] but inputIds has [${B}, ${T}]`);
+    if (shape[0] !== B || shape[1] !== T)
+      throw new DistilBertError(
+        'INVALID_INPUT',
+        `attentionMask has shape [${shape.join(', ')}] but inputIds has [${B}, ${T}]`,
+      );
     for (let i = 0; i < data.length; i++) {
-      if (data[i] !== 0 && data[i] !== 1) throw new DistilBertError('INVALID_INPUT', `attentionMask holds ${data[i]} at flat index ${i}; it must hold 0 (padding) or 1 (token)`);
+      if (data[i] !== 0 && data[i] !== 1)
+        throw new DistilBertError(
+          'INVALID_INPUT',
+          `attentionMask holds ${data[i]} at flat index ${i}; it must hold 0 (padding) or 1 (token)`,
+        );
     }
     return data;
   }
@@ -262,7 +311,8 @@ function toArray(input: Ids2D, what: string): IdsArray {
   let B: number;
   let T: number;
   if (isTensor(input)) {
-    if (input.rank !== 2) throw new DistilBertError('INVALID_INPUT', `${what} must have shape [B, T], got [${input.shape.join(', ')}]`);
+    if (input.rank !== 2)
+      throw new DistilBertError('INVALID_INPUT', `${what} must have shape [B, T], got [${input.shape.join(', ')}]`);
     [B, T] = input.shape;
     const values = input.dataSync();
     if (values instanceof Int32Array) data = values;
@@ -270,18 +320,30 @@ function toArray(input: Ids2D, what: string): IdsArray {
       data = new Int32Array(values.length);
       for (let i = 0; i < values.length; i++) {
         const v = Number(values[i]);
-        if (!Number.isInteger(v)) throw new DistilBertError('INVALID_INPUT', `${what} holds ${v} at flat index ${i}; it must hold integers (use an int32 tensor)`);
+        if (!Number.isInteger(v))
+          throw new DistilBertError(
+            'INVALID_INPUT',
+            `${what} holds ${v} at flat index ${i}; it must hold integers (use an int32 tensor)`,
+          );
         data[i] = v;
       }
     }
   } else {
     [B, T] = input.shape;
-    if (!(input.data instanceof Int32Array)) throw new DistilBertError('INVALID_INPUT', `${what}.data must be an Int32Array`);
+    if (!(input.data instanceof Int32Array))
+      throw new DistilBertError('INVALID_INPUT', `${what}.data must be an Int32Array`);
     if (!Number.isInteger(B) || !Number.isInteger(T) || input.data.length !== B * T) {
-      throw new DistilBertError('INVALID_INPUT', `${what}: shape [${B}, ${T}] needs ${B * T} values, got ${input.data.length}`);
+      throw new DistilBertError(
+        'INVALID_INPUT',
+        `${what}: shape [${B}, ${T}] needs ${B * T} values, got ${input.data.length}`,
+      );
     }
     data = input.data;
   }
-  if (B < 1 || T < 1) throw new DistilBertError('INVALID_INPUT', `${what} has shape [${B}, ${T}]; it needs at least one example and one token`);
+  if (B < 1 || T < 1)
+    throw new DistilBertError(
+      'INVALID_INPUT',
+      `${what} has shape [${B}, ${T}]; it needs at least one example and one token`,
+    );
   return { data, shape: [B, T] };
 }

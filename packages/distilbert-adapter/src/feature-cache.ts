@@ -21,7 +21,8 @@ export interface FeatureEntry {
 }
 
 /** Result of looking an example up. */
-export type LookupResult = { readonly status: 'hit'; readonly features: Float32Array } | { readonly status: 'miss' | 'corrupt' };
+export type LookupResult =
+  { readonly status: 'hit'; readonly features: Float32Array } | { readonly status: 'miss' | 'corrupt' };
 
 /** A folder of feature entries for one model identity (hex SHA-256). */
 export class FeatureCache {
@@ -69,9 +70,16 @@ export class FeatureCache {
     const size = HEAD + 8 * n + 4 * n * d + 32;
     if (bytes.byteLength !== size || bytes.toString('latin1', 0, 8) !== MAGIC) return { status: 'corrupt' };
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (view.getUint32(8, true) !== FEATURE_CACHE_VERSION || view.getUint32(12, true) !== n || view.getUint32(16, true) !== d) return { status: 'corrupt' };
+    if (
+      view.getUint32(8, true) !== FEATURE_CACHE_VERSION ||
+      view.getUint32(12, true) !== n ||
+      view.getUint32(16, true) !== d
+    )
+      return { status: 'corrupt' };
     if (!bytes.subarray(24, 56).equals(this.identityBytes)) return { status: 'corrupt' };
-    const digest = createHash('sha256').update(bytes.subarray(0, size - 32)).digest();
+    const digest = createHash('sha256')
+      .update(bytes.subarray(0, size - 32))
+      .digest();
     if (!digest.equals(bytes.subarray(size - 32))) return { status: 'corrupt' };
     const copy = new Uint8Array(bytes.subarray(HEAD, size - 32)); // aligned copy
     const storedIds = new Int32Array(copy.buffer, 0, n);
@@ -84,7 +92,8 @@ export class FeatureCache {
   async store(entry: FeatureEntry): Promise<void> {
     const n = entry.ids.length;
     const d = this.dim;
-    if (entry.mask.length !== n || entry.features.length !== n * d) throw new RangeError(`feature entry of ${n} tokens needs ${n * d} values, got ${entry.features.length}`);
+    if (entry.mask.length !== n || entry.features.length !== n * d)
+      throw new RangeError(`feature entry of ${n} tokens needs ${n * d} values, got ${entry.features.length}`);
     const size = HEAD + 8 * n + 4 * n * d + 32;
     const bytes = new Uint8Array(size);
     const view = new DataView(bytes.buffer);
@@ -96,8 +105,16 @@ export class FeatureCache {
     bytes.set(this.identityBytes, 24);
     bytes.set(new Uint8Array(entry.ids.buffer, entry.ids.byteOffset, entry.ids.byteLength), HEAD);
     bytes.set(new Uint8Array(entry.mask.buffer, entry.mask.byteOffset, entry.mask.byteLength), HEAD + 4 * n);
-    bytes.set(new Uint8Array(entry.features.buffer, entry.features.byteOffset, entry.features.byteLength), HEAD + 8 * n);
-    bytes.set(createHash('sha256').update(bytes.subarray(0, size - 32)).digest(), size - 32);
+    bytes.set(
+      new Uint8Array(entry.features.buffer, entry.features.byteOffset, entry.features.byteLength),
+      HEAD + 8 * n,
+    );
+    bytes.set(
+      createHash('sha256')
+        .update(bytes.subarray(0, size - 32))
+        .digest(),
+      size - 32,
+    );
     await writeFileAtomic(this.path(entry.ids, entry.mask), bytes);
   }
 }

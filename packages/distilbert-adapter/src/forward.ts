@@ -58,11 +58,20 @@ function norm(x: tf.Tensor2D, p: NormParams, eps: number): tf.Tensor2D {
  * (attend) or FLOAT32_MIN (masked): s + FLOAT32_MIN rounds to FLOAT32_MIN for any score, so the sum is
  * exactly HF's masked_fill.
  */
-function attention(x: tf.Tensor2D, p: LayerParams, maskBias: tf.Tensor4D, B: number, T: number, config: DistilBertConfig, training: boolean): tf.Tensor2D {
+function attention(
+  x: tf.Tensor2D,
+  p: LayerParams,
+  maskBias: tf.Tensor4D,
+  B: number,
+  T: number,
+  config: DistilBertConfig,
+  training: boolean,
+): tf.Tensor2D {
   const H = config.nHeads;
   const dh = config.dim / H;
-  const heads = (t: tf.Tensor2D): tf.Tensor4D => tf.transpose(tf.reshape(t, [B, T, H, dh]), [0, 2, 1, 3]); // (B, H, T, dh)
-  const q = heads(tf.mul(lin(x, p.q), 1 / Math.sqrt(dh)) as tf.Tensor2D); // HF scales q before the product
+  // (B, H, T, dh)
+  const heads = (t: tf.Tensor2D): tf.Tensor4D => tf.transpose(tf.reshape(t, [B, T, H, dh]), [0, 2, 1, 3]);
+  const q = heads(tf.mul<tf.Tensor2D>(lin(x, p.q), 1 / Math.sqrt(dh))); // HF scales q before the product
   const k = heads(lin(x, p.k));
   const v = heads(lin(x, p.v));
   const scores = tf.add(matmul(q, tf.transpose(k, [0, 1, 3, 2])), maskBias); // (B, H, T, T)
@@ -91,9 +100,10 @@ export function distilBertForward(
   const eps = config.layerNormEps;
   const word = embeddingLookup(params.wordEmbeddings, ids); // (B, T, d)
   const pos = tf.slice(params.positionEmbeddings, [0, 0], [T, d]); // (T, d), broadcast over B
-  let h = tf.reshape(tf.add(word, pos), [B * T, d]) as tf.Tensor2D; // (B·T, d)
+  let h = tf.reshape<tf.Rank.R2>(tf.add(word, pos), [B * T, d]); // (B·T, d)
   h = dropout(norm(h, params.embNorm, eps), config.dropout, training);
-  const maskBias = tf.reshape(tf.mul(tf.sub(1, tf.cast(mask, 'float32')), FLOAT32_MIN), [B, 1, 1, T]) as tf.Tensor4D; // (B, 1, 1, T)
+  // (B, 1, 1, T)
+  const maskBias = tf.reshape<tf.Rank.R4>(tf.mul(tf.sub(1, tf.cast(mask, 'float32')), FLOAT32_MIN), [B, 1, 1, T]);
   const act = config.activation === 'gelu' ? gelu : tf.relu;
   for (const layer of params.layers) {
     const sa = attention(h, layer, maskBias, B, T, config, training); // (B·T, d); HF has no dropout here

@@ -1,7 +1,14 @@
 // The three files of a DistilBERT model: from an explicit folder, the cache, or the Hugging Face hub (verified).
 import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { downloadFile, DatasetError, mirroredUrl, sha256File, userCacheDir, writeFileAtomic } from '@grassflow/datasets';
+import {
+  downloadFile,
+  DatasetError,
+  mirroredUrl,
+  sha256File,
+  userCacheDir,
+  writeFileAtomic,
+} from '@grassflow/datasets';
 import { openSafetensorsFile } from '@grassflow/gpu-layers';
 import { parseDistilBertConfig } from './config.js';
 import { DistilBertError, messageOf } from './errors.js';
@@ -20,7 +27,11 @@ export const KNOWN_SHA256: Readonly<Record<string, string>> = {
 };
 
 const MiB = 1024 * 1024;
-const MAX_BYTES: Record<ModelFileName, number> = { 'config.json': MiB, 'vocab.txt': 16 * MiB, 'model.safetensors': 2 * 1024 * MiB };
+const MAX_BYTES: Record<ModelFileName, number> = {
+  'config.json': MiB,
+  'vocab.txt': 16 * MiB,
+  'model.safetensors': 2 * 1024 * MiB,
+};
 
 /** Options of {@link resolveModelFiles}: the hub settings plus what tests inject. */
 export interface ResolveOptions extends HubSettings {
@@ -61,7 +72,7 @@ const PYTORCH_HELP =
   '  import torch; from safetensors.torch import save_file\n' +
   "  sd = torch.load('pytorch_model.bin', map_location='cpu')\n" +
   "  save_file({k: v.contiguous() for k, v in sd.items()}, 'model.safetensors', metadata={'format': 'pt'})\n" +
-  "or with transformers: AutoModel.from_pretrained(dir).save_pretrained(dir, safe_serialization=True).";
+  'or with transformers: AutoModel.from_pretrained(dir).save_pretrained(dir, safe_serialization=True).';
 
 async function exists(path: string): Promise<'file' | 'dir' | null> {
   try {
@@ -86,7 +97,10 @@ const ID_PART = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 export function hubRepoOf(modelId: string): string {
   const parts = modelId.split('/');
   if (parts.length > 2 || parts.some((p) => !ID_PART.test(p) || p.includes('..'))) {
-    throw new DistilBertError('INVALID_MODEL_ID', `'${modelId}' is neither an existing folder nor a Hugging Face model id like 'distilbert/distilbert-base-uncased'`);
+    throw new DistilBertError(
+      'INVALID_MODEL_ID',
+      `'${modelId}' is neither an existing folder nor a Hugging Face model id like 'distilbert/distilbert-base-uncased'`,
+    );
   }
   if (parts.length === 2) return modelId;
   return modelId.startsWith('distilbert-') ? `distilbert/${modelId}` : modelId;
@@ -124,17 +138,26 @@ async function checkFolder(dir: string): Promise<void> {
   if ((await exists(join(dir, 'config.json'))) !== 'file') missing.push('config.json');
   if ((await exists(join(dir, 'model.safetensors'))) !== 'file') {
     if ((await exists(join(dir, 'pytorch_model.bin'))) === 'file') {
-      throw new DistilBertError('PYTORCH_ONLY', `${dir} holds pytorch_model.bin but no model.safetensors; this package reads safetensors only (no pickle). ${PYTORCH_HELP}`, {
-        file: join(dir, 'pytorch_model.bin'),
-      });
+      throw new DistilBertError(
+        'PYTORCH_ONLY',
+        `${dir} holds pytorch_model.bin but no model.safetensors; this package reads safetensors only (no pickle). ${PYTORCH_HELP}`,
+        {
+          file: join(dir, 'pytorch_model.bin'),
+        },
+      );
     }
     missing.push('model.safetensors');
   }
-  if ((await exists(join(dir, 'vocab.txt'))) !== 'file' && (await exists(join(dir, 'tokenizer.json'))) !== 'file') missing.push('vocab.txt');
+  if ((await exists(join(dir, 'vocab.txt'))) !== 'file' && (await exists(join(dir, 'tokenizer.json'))) !== 'file')
+    missing.push('vocab.txt');
   if (missing.length > 0) {
-    throw new DistilBertError('NOT_FOUND', `${dir} is not a complete DistilBERT folder: ${missing.join(', ')} missing (it needs config.json, vocab.txt and model.safetensors)`, {
-      file: join(dir, missing[0] as string),
-    });
+    throw new DistilBertError(
+      'NOT_FOUND',
+      `${dir} is not a complete DistilBERT folder: ${missing.join(', ')} missing (it needs config.json, vocab.txt and model.safetensors)`,
+      {
+        file: join(dir, missing[0] as string),
+      },
+    );
   }
 }
 
@@ -148,18 +171,30 @@ async function readManifest(path: string): Promise<Manifest | null> {
 }
 
 /** Checks a downloaded or hand-placed file's content; throws CORRUPT_FILE. */
-async function validateFile(file: ModelFileName, path: string, expectedSha: string | undefined): Promise<{ bytes: number; sha256: string }> {
+async function validateFile(
+  file: ModelFileName,
+  path: string,
+  expectedSha: string | undefined,
+): Promise<{ bytes: number; sha256: string }> {
   const bytes = (await stat(path)).size;
   const sha256 = await sha256File(path);
   if (expectedSha !== undefined && sha256 !== expectedSha) {
-    throw new DistilBertError('CHECKSUM_MISMATCH', `${path}: SHA-256 ${sha256} differs from the published ${expectedSha}; the file is corrupt or not the expected ${file}`, { file: path });
+    throw new DistilBertError(
+      'CHECKSUM_MISMATCH',
+      `${path}: SHA-256 ${sha256} differs from the published ${expectedSha}; the file is corrupt or not the expected ${file}`,
+      { file: path },
+    );
   }
   if (file === 'config.json') parseDistilBertConfig(await readFile(path, 'utf8'), path);
   if (file === 'model.safetensors') {
     try {
-      await (await openSafetensorsFile(path)).close(); // header validated against the file size: offsets tile the data exactly
+      // header validated against the file size: offsets tile the data exactly
+      await (await openSafetensorsFile(path)).close();
     } catch (err) {
-      throw new DistilBertError('CORRUPT_FILE', `${path} is not a valid safetensors file: ${messageOf(err)}`, { file: path, cause: err });
+      throw new DistilBertError('CORRUPT_FILE', `${path} is not a valid safetensors file: ${messageOf(err)}`, {
+        file: path,
+        cause: err,
+      });
     }
   }
   return { bytes, sha256 };
@@ -182,7 +217,11 @@ function placeByHand(repo: string, revision: string, dir: string, files: readonl
  * safetensors header checked against the file size) and recorded in the manifest.
  */
 export async function resolveModelFiles(dirOrModelId: string, o: ResolveOptions = {}): Promise<ResolvedModelFiles> {
-  if (dirOrModelId === '') throw new DistilBertError('INVALID_ARGUMENT', 'loadDistilBert needs a folder path or a model id, got an empty string');
+  if (dirOrModelId === '')
+    throw new DistilBertError(
+      'INVALID_ARGUMENT',
+      'loadDistilBert needs a folder path or a model id, got an empty string',
+    );
   const asPath = resolve(dirOrModelId);
   const kind = await exists(asPath);
   if (kind === 'dir') {
@@ -190,9 +229,13 @@ export async function resolveModelFiles(dirOrModelId: string, o: ResolveOptions 
     return { dir: asPath, source: 'folder', downloaded: [] };
   }
   if (kind === 'file' || looksLikePath(dirOrModelId)) {
-    throw new DistilBertError('NOT_FOUND', `${asPath} is not a folder: pass a folder holding config.json, vocab.txt and model.safetensors, or a hub id such as 'distilbert-base-uncased'`, {
-      file: asPath,
-    });
+    throw new DistilBertError(
+      'NOT_FOUND',
+      `${asPath} is not a folder: pass a folder holding config.json, vocab.txt and model.safetensors, or a hub id such as 'distilbert-base-uncased'`,
+      {
+        file: asPath,
+      },
+    );
   }
   const repo = hubRepoOf(dirOrModelId);
   const revision = o.revision ?? hubSettings.revision ?? 'main';
@@ -237,28 +280,51 @@ export async function resolveModelFiles(dirOrModelId: string, o: ResolveOptions 
   }
   if (needed.length > 0) {
     if (offline(o)) {
-      const why = o.localFilesOnly ?? hubSettings.localFilesOnly ? 'localFilesOnly is set' : 'GRASSFLOW_OFFLINE is set';
-      throw new DistilBertError('OFFLINE', `Model '${dirOrModelId}' (${repo}@${revision}) is not in the cache (${dir}) and downloads are off (${why}). ${placeByHand(repo, revision, dir, needed, o)}`, {
-        file: join(dir, needed[0] as string),
-      });
+      const why =
+        (o.localFilesOnly ?? hubSettings.localFilesOnly) ? 'localFilesOnly is set' : 'GRASSFLOW_OFFLINE is set';
+      throw new DistilBertError(
+        'OFFLINE',
+        `Model '${dirOrModelId}' (${repo}@${revision}) is not in the cache (${dir}) and downloads are off (${why}). ${placeByHand(repo, revision, dir, needed, o)}`,
+        {
+          file: join(dir, needed[0] as string),
+        },
+      );
     }
     await mkdir(dir, { recursive: true });
     const token = o.token ?? hubSettings.token ?? envOf(o)['HF_TOKEN'];
-    const headers: Record<string, string> = token !== undefined && token !== '' ? { authorization: `Bearer ${token}` } : {};
+    const headers: Record<string, string> =
+      token !== undefined && token !== '' ? { authorization: `Bearer ${token}` } : {};
     for (const file of needed) {
       const url = hubFileUrl(repo, revision, file, o);
       const dest = join(dir, file);
-      const maxBytes = file === 'model.safetensors' ? (o.maxModelBytes ?? hubSettings.maxModelBytes ?? MAX_BYTES[file]) : MAX_BYTES[file];
+      const maxBytes =
+        file === 'model.safetensors'
+          ? (o.maxModelBytes ?? hubSettings.maxModelBytes ?? MAX_BYTES[file])
+          : MAX_BYTES[file];
       try {
-        await downloadFile(url, dest, { sha256: known[`${repo}/${file}`] ?? null, maxBytes, headers, userAgent: 'grassflow-distilbert-adapter/0.0.0 (node)' });
+        await downloadFile(url, dest, {
+          sha256: known[`${repo}/${file}`] ?? null,
+          maxBytes,
+          headers,
+          userAgent: 'grassflow-distilbert-adapter/0.0.0 (node)',
+        });
         entries[file] = { ...(await validateFile(file, dest, undefined)), url };
       } catch (err) {
         await rm(dest, { force: true });
-        const code = err instanceof DatasetError && err.code === 'CHECKSUM_MISMATCH' ? 'CHECKSUM_MISMATCH' : err instanceof DistilBertError ? err.code : 'DOWNLOAD_FAILED';
-        throw new DistilBertError(code, `Could not get ${file} of '${dirOrModelId}' (${repo}@${revision}): ${messageOf(err)}\n${placeByHand(repo, revision, dir, needed, o)}`, {
-          file: url,
-          cause: err,
-        });
+        const code =
+          err instanceof DatasetError && err.code === 'CHECKSUM_MISMATCH'
+            ? 'CHECKSUM_MISMATCH'
+            : err instanceof DistilBertError
+              ? err.code
+              : 'DOWNLOAD_FAILED';
+        throw new DistilBertError(
+          code,
+          `Could not get ${file} of '${dirOrModelId}' (${repo}@${revision}): ${messageOf(err)}\n${placeByHand(repo, revision, dir, needed, o)}`,
+          {
+            file: url,
+            cause: err,
+          },
+        );
       }
       changed = true;
     }
@@ -268,5 +334,12 @@ export async function resolveModelFiles(dirOrModelId: string, o: ResolveOptions 
     await writeFileAtomic(manifestPath, new TextEncoder().encode(`${JSON.stringify(next, null, 2)}\n`));
   }
   const sha = entries['model.safetensors']?.sha256;
-  return { dir, source: needed.length > 0 ? 'download' : 'cache', repo, revision, ...(sha !== undefined ? { weightsSha256: sha } : {}), downloaded: needed };
+  return {
+    dir,
+    source: needed.length > 0 ? 'download' : 'cache',
+    repo,
+    revision,
+    ...(sha !== undefined ? { weightsSha256: sha } : {}),
+    downloaded: needed,
+  };
 }

@@ -9,7 +9,13 @@ export {
   type DistilBertConfig,
   type DistilBertActivation,
 } from './config.js';
-export { readDistilBertWeights, expectedTensors, type Float32Weight, type DistilBertWeights, type WeightsReport } from './weights.js';
+export {
+  readDistilBertWeights,
+  expectedTensors,
+  type Float32Weight,
+  type DistilBertWeights,
+  type WeightsReport,
+} from './weights.js';
 export { hubSettings, type HubSettings } from './settings.js';
 export {
   resolveModelFiles,
@@ -23,7 +29,14 @@ export {
   type ResolveOptions,
   type ResolvedModelFiles,
 } from './hub-files.js';
-export { distilBertForward, FLOAT32_MIN, type EncoderParams, type LayerParams, type LinearParams, type NormParams } from './forward.js';
+export {
+  distilBertForward,
+  FLOAT32_MIN,
+  type EncoderParams,
+  type LayerParams,
+  type LinearParams,
+  type NormParams,
+} from './forward.js';
 export { FeatureCache, FEATURE_CACHE_VERSION, type FeatureEntry, type LookupResult } from './feature-cache.js';
 export {
   DistilBertEncoder,

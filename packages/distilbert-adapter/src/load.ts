@@ -52,11 +52,18 @@ async function lowercaseOf(dir: string, name: string, option: boolean | undefine
  * explicit folder, cache, then download (see `resolveModelFiles`). The weights are checked against
  * config.json before use; the encoder computes HF `DistilBertModel`'s last_hidden_state.
  */
-export async function loadDistilBert(dirOrModelId: string, options: LoadDistilBertOptions = {}): Promise<DistilBertEncoder> {
+export async function loadDistilBert(
+  dirOrModelId: string,
+  options: LoadDistilBertOptions = {},
+): Promise<DistilBertEncoder> {
   const mode = options.mode ?? 'frozen';
-  if (mode !== 'frozen' && mode !== 'trainable') throw new DistilBertError('INVALID_ARGUMENT', `mode must be 'frozen' or 'trainable', got '${String(mode)}'`);
+  if (mode !== 'frozen' && mode !== 'trainable')
+    throw new DistilBertError('INVALID_ARGUMENT', `mode must be 'frozen' or 'trainable', got '${String(mode)}'`);
   if (options.featureCache !== undefined && options.featureCache !== false && mode !== 'frozen') {
-    throw new DistilBertError('INVALID_ARGUMENT', 'featureCache needs mode: "frozen" (trainable weights change, so their features cannot be cached)');
+    throw new DistilBertError(
+      'INVALID_ARGUMENT',
+      'featureCache needs mode: "frozen" (trainable weights change, so their features cannot be cached)',
+    );
   }
   const files = await resolveModelFiles(dirOrModelId, options);
   const configPath = join(files.dir, 'config.json');
@@ -80,9 +87,13 @@ export async function loadDistilBert(dirOrModelId: string, options: LoadDistilBe
 
   let featureCache: FeatureCache | undefined;
   if (options.featureCache !== undefined && options.featureCache !== false) {
-    const root = typeof options.featureCache === 'string' ? options.featureCache : join(resolveCacheDir(options), 'features');
+    const root =
+      typeof options.featureCache === 'string' ? options.featureCache : join(resolveCacheDir(options), 'features');
     const weightsSha = files.weightsSha256 ?? (await sha256File(weightsPath));
-    const identity = createHash('sha256').update(`distilbert-adapter/1\n${weightsSha}\n`).update(configText).digest('hex');
+    const identity = createHash('sha256')
+      .update(`distilbert-adapter/1\n${weightsSha}\n`)
+      .update(configText)
+      .digest('hex');
     featureCache = new FeatureCache(root, identity, config.dim);
   }
   return new DistilBertEncoder({

@@ -17,7 +17,10 @@ export interface HubSettings {
   mirror?: string;
   /** Branch, tag or commit of the hub repository (default 'main'). */
   revision?: string;
-  /** Hugging Face access token for private repositories (default `$HF_TOKEN`); never sent to another host after a redirect. */
+  /**
+   * Hugging Face access token for private repositories (default `$HF_TOKEN`); never sent to another host after a
+   * redirect.
+   */
   token?: string;
   /** Upper bound on the size of a downloaded model.safetensors in bytes (default 2 GiB). */
   maxModelBytes?: number;

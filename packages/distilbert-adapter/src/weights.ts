@@ -1,4 +1,5 @@
-// model.safetensors of a Hugging Face DistilBERT: HF tensor names, shape checks against config.json, widening to float32.
+// model.safetensors of a Hugging Face DistilBERT: HF tensor names, shape checks against config.json, widening to
+// float32.
 import {
   openSafetensorsFile,
   safetensorsValues,
@@ -95,12 +96,17 @@ export async function readDistilBertWeights(path: string, config: DistilBertConf
   try {
     reader = await openSafetensorsFile(path);
   } catch (err) {
-    if (err instanceof SafetensorsError && err.code === 'IO') throw new DistilBertError('NOT_FOUND', `cannot read ${path}: ${err.message}`, { file: path, cause: err });
+    if (err instanceof SafetensorsError && err.code === 'IO')
+      throw new DistilBertError('NOT_FOUND', `cannot read ${path}: ${err.message}`, { file: path, cause: err });
     throw corrupt(path, err);
   }
   try {
     const infos = new Map<string, SafetensorsTensorInfo>(reader.header.tensors.map((t) => [t.name, t]));
-    const prefix = infos.has('distilbert.embeddings.word_embeddings.weight') ? 'distilbert.' : infos.has('embeddings.word_embeddings.weight') ? '' : null;
+    const prefix = infos.has('distilbert.embeddings.word_embeddings.weight')
+      ? 'distilbert.'
+      : infos.has('embeddings.word_embeddings.weight')
+        ? ''
+        : null;
     if (prefix === null) {
       const some = [...infos.keys()].slice(0, 5).join(', ');
       throw new DistilBertError(
@@ -111,7 +117,8 @@ export async function readDistilBertWeights(path: string, config: DistilBertConf
       );
     }
     const expected = expectedTensors(config);
-    const backbone = (name: string): boolean => name.startsWith(`${prefix}embeddings.`) || name.startsWith(`${prefix}transformer.`);
+    const backbone = (name: string): boolean =>
+      name.startsWith(`${prefix}embeddings.`) || name.startsWith(`${prefix}transformer.`);
     const ignoredTensors: string[] = [];
     for (const name of infos.keys()) {
       if (!backbone(name)) {
@@ -142,11 +149,20 @@ export async function readDistilBertWeights(path: string, config: DistilBertConf
           continue;
         }
         const layer = /^transformer\.layer\.(\d+)\./.exec(bare);
-        const hint = layer !== null ? ` (config.json says n_layers=${config.nLayers}; is the config from another model?)` : '';
-        throw new DistilBertError('TENSOR_MISSING', `${path}: tensor '${full}' is missing${hint}; a DistilBERT with ${describeConfig(config)} needs it`, { file: path });
+        const hint =
+          layer !== null ? ` (config.json says n_layers=${config.nLayers}; is the config from another model?)` : '';
+        throw new DistilBertError(
+          'TENSOR_MISSING',
+          `${path}: tensor '${full}' is missing${hint}; a DistilBERT with ${describeConfig(config)} needs it`,
+          { file: path },
+        );
       }
       if (!FLOAT_DTYPES.has(info.dtype)) {
-        throw new DistilBertError('TENSOR_DTYPE', `${path}: tensor '${full}' has dtype ${info.dtype}; expected a float dtype (F32, F16, BF16 or F64)`, { file: path });
+        throw new DistilBertError(
+          'TENSOR_DTYPE',
+          `${path}: tensor '${full}' has dtype ${info.dtype}; expected a float dtype (F32, F16, BF16 or F64)`,
+          { file: path },
+        );
       }
       if (info.shape.length !== exp.shape.length || info.shape.some((s, i) => s !== exp.shape[i])) {
         throw new DistilBertError(
@@ -162,7 +178,10 @@ export async function readDistilBertWeights(path: string, config: DistilBertConf
     for (const [bare, exp] of expected) {
       const full = prefix + bare;
       if (!infos.has(full)) {
-        weights.set(bare, { shape: exp.shape, data: sinusoidalPositionTable(config.maxPositionEmbeddings, config.dim) });
+        weights.set(bare, {
+          shape: exp.shape,
+          data: sinusoidalPositionTable(config.maxPositionEmbeddings, config.dim),
+        });
         continue;
       }
       let tensor;

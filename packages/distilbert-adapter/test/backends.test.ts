@@ -34,8 +34,10 @@ async function runOn(backend: 'cpu' | 'wasm'): Promise<{ out: Float32Array; grad
   const mask = tf.tensor2d(MASK, undefined, 'int32');
   const out = enc.forward(ids, mask);
   const v = out.dataSync() as Float32Array;
-  const q = enc.trainableVariables().find((x) => x.name.endsWith('/transformer.layer.0.attention.q_lin.weight')) as tf.Variable;
-  const { value, grads } = tf.variableGrads(() => tf.sum(tf.square(enc.forward(ids, mask))) as tf.Scalar, [q]);
+  const q = enc
+    .trainableVariables()
+    .find((x) => x.name.endsWith('/transformer.layer.0.attention.q_lin.weight')) as tf.Variable;
+  const { value, grads } = tf.variableGrads(() => tf.sum<tf.Scalar>(tf.square(enc.forward(ids, mask))), [q]);
   const g = (grads[q.name] as tf.Tensor).dataSync() as Float32Array;
   tf.dispose([ids, mask, out, value, ...Object.values(grads)]);
   expect(tf.memory().numTensors).toBe(before);

@@ -29,7 +29,8 @@ let direct: Float32Array;
 
 async function entries(dir: string): Promise<string[]> {
   const out: string[] = [];
-  for (const e of await readdir(dir, { recursive: true, withFileTypes: true })) if (e.isFile()) out.push(join(e.parentPath, e.name));
+  for (const e of await readdir(dir, { recursive: true, withFileTypes: true }))
+    if (e.isFile()) out.push(join(e.parentPath, e.name));
   return out.sort();
 }
 
@@ -37,7 +38,8 @@ async function entries(dir: string): Promise<string[]> {
 function checkAgainstDirect(v: Float32Array): void {
   for (let b = 0; b < 3; b++) {
     const n = LENGTHS[b] as number;
-    const row = (x: Float32Array, from: number, to: number): Float32Array => x.subarray((b * 7 + from) * 32, (b * 7 + to) * 32);
+    const row = (x: Float32Array, from: number, to: number): Float32Array =>
+      x.subarray((b * 7 + from) * 32, (b * 7 + to) * 32);
     expect(maxAbsDiff(row(v, 0, n), row(direct, 0, n))).toBeLessThan(1e-6);
     expect(row(v, n, 7).every((x) => x === 0)).toBe(true);
   }

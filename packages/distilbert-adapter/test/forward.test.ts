@@ -58,7 +58,16 @@ describe('forward matches the float64 reference', () => {
       'vocab_transform.bias',
       'vocab_transform.weight',
     ]);
-    expect(encoder.config).toMatchObject({ dim: 32, nLayers: 2, nHeads: 2, hiddenDim: 64, vocabSize: 40, maxPositionEmbeddings: 64, activation: 'gelu', layerNormEps: 1e-12 });
+    expect(encoder.config).toMatchObject({
+      dim: 32,
+      nLayers: 2,
+      nHeads: 2,
+      hiddenDim: 64,
+      vocabSize: 40,
+      maxPositionEmbeddings: 64,
+      activation: 'gelu',
+      layerNormEps: 1e-12,
+    });
   });
 
   it('without the prefix (a DistilBertModel checkpoint) and with F16 weights', async () => {
@@ -86,7 +95,9 @@ describe('forward matches the float64 reference', () => {
   it('relu activation', async () => {
     const m = await writeTinyModel(join(root, 'relu'), { config: { activation: 'relu' }, seed: 5 });
     const enc = await loadDistilBert(m.dir);
-    expect(maxAbsDiff(run(enc), referenceForward(m.weights, { ...m.config, activation: 'relu' }, IDS, MASK))).toBeLessThan(1e-5);
+    expect(
+      maxAbsDiff(run(enc), referenceForward(m.weights, { ...m.config, activation: 'relu' }, IDS, MASK)),
+    ).toBeLessThan(1e-5);
     // and it differs from the gelu network with the same weights
     const g = await writeTinyModel(join(root, 'relu-gelu'), { seed: 5 });
     const encG = await loadDistilBert(g.dir);
@@ -133,12 +144,14 @@ describe('padding', () => {
   it('a fully masked row gets uniform attention, as masked_fill with finfo.min gives in HF', () => {
     const ids = [[2, 6, 8, 3]];
     const mask = [[0, 0, 0, 0]];
-    expect(maxAbsDiff(run(encoder, ids, mask), referenceForward(tiny.weights, tiny.config, ids, mask))).toBeLessThan(1e-5);
+    expect(maxAbsDiff(run(encoder, ids, mask), referenceForward(tiny.weights, tiny.config, ids, mask))).toBeLessThan(
+      1e-5,
+    );
   });
 });
 
 describe('inputs', () => {
-  it('Int32Array + shape (packBatch layout) equals tensors; the mask defaults to all ones', async () => {
+  it('Int32Array + shape (packBatch layout) equals tensors; the mask defaults to all ones', () => {
     const fromArrays = encoder.forward({ data: flat(IDS), shape: [3, 7] }, { data: flat(MASK), shape: [3, 7] });
     expect(maxAbsDiff(fromArrays.dataSync(), run(encoder))).toBe(0);
     fromArrays.dispose();
@@ -150,7 +163,10 @@ describe('inputs', () => {
   it('the tokenizer comes from vocab.txt', async () => {
     const e = await encoder.tokenizer.encode('A man is playing the guitar.');
     expect(Array.from(e.ids)).toEqual([2, 5, 6, 8, 9, 10, 11, 23, 3]);
-    const out = encoder.forward({ data: e.ids, shape: [1, e.ids.length] }, { data: e.attentionMask, shape: [1, e.ids.length] });
+    const out = encoder.forward(
+      { data: e.ids, shape: [1, e.ids.length] },
+      { data: e.attentionMask, shape: [1, e.ids.length] },
+    );
     expect(out.shape).toEqual([1, 9, 32]);
     out.dispose();
   });
@@ -158,12 +174,22 @@ describe('inputs', () => {
   it('bad inputs fail with INVALID_INPUT saying what is wrong', () => {
     const long = { data: new Int32Array(65).fill(5), shape: [1, 65] as const };
     expect(() => encoder.forward(long)).toThrow(/65 tokens per example, more than max_position_embeddings = 64/);
-    expect(() => encoder.forward({ data: Int32Array.from([2, 40, 3]), shape: [1, 3] })).toThrow(/holds 40 at flat index 1; token ids must be integers in \[0, 40\)/);
-    expect(() => encoder.forward({ data: Int32Array.from([2, -1]), shape: [1, 2] })).toThrow(/holds -1/);
-    expect(() => encoder.forward({ data: Int32Array.from([2, 5, 3]), shape: [1, 3] }, { data: Int32Array.from([1, 1]), shape: [1, 2] })).toThrow(
-      /attentionMask has shape \[1, 2\] but inputIds has \[1, 3\]/,
+    expect(() => encoder.forward({ data: Int32Array.from([2, 40, 3]), shape: [1, 3] })).toThrow(
+      /holds 40 at flat index 1; token ids must be integers in \[0, 40\)/,
     );
-    expect(() => encoder.forward({ data: Int32Array.from([2, 5, 3]), shape: [1, 3] }, { data: Int32Array.from([1, 2, 1]), shape: [1, 3] })).toThrow(/0 \(padding\) or 1/);
+    expect(() => encoder.forward({ data: Int32Array.from([2, -1]), shape: [1, 2] })).toThrow(/holds -1/);
+    expect(() =>
+      encoder.forward(
+        { data: Int32Array.from([2, 5, 3]), shape: [1, 3] },
+        { data: Int32Array.from([1, 1]), shape: [1, 2] },
+      ),
+    ).toThrow(/attentionMask has shape \[1, 2\] but inputIds has \[1, 3\]/);
+    expect(() =>
+      encoder.forward(
+        { data: Int32Array.from([2, 5, 3]), shape: [1, 3] },
+        { data: Int32Array.from([1, 2, 1]), shape: [1, 3] },
+      ),
+    ).toThrow(/0 \(padding\) or 1/);
     const float = tf.tensor2d([[2, 5.5]]);
     expect(() => encoder.forward(float)).toThrow(/must hold integers/);
     float.dispose();
@@ -198,13 +224,16 @@ describe('tokenizer files', () => {
     encoder.tokenizer.saveTokenizerJson(join(m.dir, 'tokenizer.json'));
     await rm(join(m.dir, 'vocab.txt'));
     const fromJson = await loadDistilBert(m.dir);
-    expect(Array.from((await fromJson.tokenizer.encode('A man is playing the guitar.')).ids)).toEqual([2, 5, 6, 8, 9, 10, 11, 23, 3]);
+    expect(Array.from((await fromJson.tokenizer.encode('A man is playing the guitar.')).ids)).toEqual([
+      2, 5, 6, 8, 9, 10, 11, 23, 3,
+    ]);
     fromJson.dispose();
 
     const cased = await writeTinyModel(join(root, 'cased'));
     await writeFile(join(cased.dir, 'tokenizer_config.json'), JSON.stringify({ do_lower_case: false }));
     const enc = await loadDistilBert(cased.dir);
-    expect(Array.from((await enc.tokenizer.encode('A man')).ids)).toEqual([2, 1, 6, 3]); // 'A' is not in the lowercase vocab: [UNK]
+    // 'A' is not in the lowercase vocab: [UNK]
+    expect(Array.from((await enc.tokenizer.encode('A man')).ids)).toEqual([2, 1, 6, 3]);
     enc.dispose();
     const forced = await loadDistilBert(cased.dir, { lowercase: true });
     expect(Array.from((await forced.tokenizer.encode('A man')).ids)).toEqual([2, 5, 6, 3]);

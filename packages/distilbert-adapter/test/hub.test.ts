@@ -3,7 +3,16 @@ import * as tf from '@tensorflow/tfjs-core';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CACHE_MANIFEST, DistilBertError, hubFileUrl, hubRepoOf, hubSettings, loadDistilBert, resolveModelFiles, type LoadDistilBertOptions } from '@grassflow/distilbert-adapter';
+import {
+  CACHE_MANIFEST,
+  DistilBertError,
+  hubFileUrl,
+  hubRepoOf,
+  hubSettings,
+  loadDistilBert,
+  resolveModelFiles,
+  type LoadDistilBertOptions,
+} from '@grassflow/distilbert-adapter';
 import { startHub, type HubServer } from './helpers/hub-server.js';
 import { makeTemp, removeTemp, useBackend } from './helpers/setup.js';
 import { writeTinyModel, type TinyModel } from './helpers/tiny-model.js';
@@ -59,9 +68,15 @@ describe('model ids', () => {
     expect(hubRepoOf('distilbert/distilbert-base-uncased')).toBe('distilbert/distilbert-base-uncased');
     expect(hubRepoOf('someone/my-model')).toBe('someone/my-model');
     expect(() => hubRepoOf('a/b/c')).toThrow(/neither an existing folder nor a Hugging Face model id/);
-    expect(hubFileUrl('distilbert/distilbert-base-uncased', 'main', 'vocab.txt', { env: {} })).toBe('https://huggingface.co/distilbert/distilbert-base-uncased/resolve/main/vocab.txt');
-    expect(hubFileUrl('o/m', 'refs/pr/1', 'config.json', { env: { HF_ENDPOINT: 'http://h:1/' } })).toBe('http://h:1/o/m/resolve/refs%2Fpr%2F1/config.json');
-    expect(hubFileUrl('o/m', 'main', 'config.json', { env: { GRASSFLOW_MIRROR: 'http://m' } })).toBe('http://m/huggingface.co/o/m/resolve/main/config.json');
+    expect(hubFileUrl('distilbert/distilbert-base-uncased', 'main', 'vocab.txt', { env: {} })).toBe(
+      'https://huggingface.co/distilbert/distilbert-base-uncased/resolve/main/vocab.txt',
+    );
+    expect(hubFileUrl('o/m', 'refs/pr/1', 'config.json', { env: { HF_ENDPOINT: 'http://h:1/' } })).toBe(
+      'http://h:1/o/m/resolve/refs%2Fpr%2F1/config.json',
+    );
+    expect(hubFileUrl('o/m', 'main', 'config.json', { env: { GRASSFLOW_MIRROR: 'http://m' } })).toBe(
+      'http://m/huggingface.co/o/m/resolve/main/config.json',
+    );
   });
 });
 
@@ -69,10 +84,17 @@ describe('download, cache, integrity', () => {
   it('downloads the three files into <cache>/models/<id>/<revision>/, then loads from the cache without the network', async () => {
     const enc = await loadDistilBert('distilbert-base-uncased', opts());
     const dir = join(cacheDir, 'models', 'distilbert', 'distilbert-base-uncased', 'main');
-    expect(enc.info).toMatchObject({ source: 'download', dir, repo: 'distilbert/distilbert-base-uncased', revision: 'main' });
+    expect(enc.info).toMatchObject({
+      source: 'download',
+      dir,
+      repo: 'distilbert/distilbert-base-uncased',
+      revision: 'main',
+    });
     expect(hub.requests).toEqual(FILES.map((f) => `${REPO_PATH}/${f}`));
     expect((await readdir(dir)).sort()).toEqual([CACHE_MANIFEST, ...FILES].sort());
-    const manifest = JSON.parse(await readFile(join(dir, CACHE_MANIFEST), 'utf8')) as { files: Record<string, { bytes: number; sha256: string }> };
+    const manifest = JSON.parse(await readFile(join(dir, CACHE_MANIFEST), 'utf8')) as {
+      files: Record<string, { bytes: number; sha256: string }>;
+    };
     expect(manifest.files['model.safetensors']?.bytes).toBe(bytes.get('model.safetensors')?.byteLength);
     expect(manifest.files['model.safetensors']?.sha256).toMatch(/^[0-9a-f]{64}$/);
 
@@ -82,7 +104,8 @@ describe('download, cache, integrity', () => {
     enc.dispose();
 
     hub.requests.length = 0;
-    const again = await loadDistilBert('distilbert/distilbert-base-uncased', opts({ mirror: 'http://127.0.0.1:9' })); // unreachable: the cache must suffice
+    // unreachable: the cache must suffice
+    const again = await loadDistilBert('distilbert/distilbert-base-uncased', opts({ mirror: 'http://127.0.0.1:9' }));
     expect(again.info.source).toBe('cache');
     expect(hub.requests).toEqual([]);
     again.dispose();
@@ -97,16 +120,24 @@ describe('download, cache, integrity', () => {
 
   it('GRASSFLOW_MIRROR as in @grassflow/datasets: <mirror>/huggingface.co/<path>', async () => {
     serveAt(`/huggingface.co${REPO_PATH}`);
-    const files = await resolveModelFiles('distilbert-base-uncased', { cacheDir, knownSha256: {}, env: { GRASSFLOW_MIRROR: hub.base } });
+    const files = await resolveModelFiles('distilbert-base-uncased', {
+      cacheDir,
+      knownSha256: {},
+      env: { GRASSFLOW_MIRROR: hub.base },
+    });
     expect(files.source).toBe('download');
     expect(hub.requests[0]).toBe(`/huggingface.co${REPO_PATH}/config.json`);
   });
 
   it('the published SHA-256 of vocab.txt is enforced: a different vocab is refused and not kept', async () => {
-    const err = (await loadDistilBert('distilbert-base-uncased', opts({ knownSha256: undefined })).catch((e: unknown) => e)) as DistilBertError;
+    const err = (await loadDistilBert('distilbert-base-uncased', opts({ knownSha256: undefined })).catch(
+      (e: unknown) => e,
+    )) as DistilBertError;
     expect(err).toBeInstanceOf(DistilBertError);
     expect(err.code).toBe('CHECKSUM_MISMATCH');
-    expect(err.message).toContain('differs from the expected 07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3');
+    expect(err.message).toContain(
+      'differs from the expected 07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3',
+    );
     const dir = join(cacheDir, 'models', 'distilbert', 'distilbert-base-uncased', 'main');
     expect((await readdir(dir)).sort()).toEqual(['config.json']); // no vocab.txt, no temp file, no manifest
   });
@@ -133,7 +164,9 @@ describe('download, cache, integrity', () => {
     const damaged = new Uint8Array(await readFile(path));
     damaged[damaged.length - 1] = (damaged[damaged.length - 1] as number) ^ 0x10; // same size, one weight changed
     await writeFile(path, damaged);
-    const offline = (await loadDistilBert('distilbert-base-uncased', opts({ localFilesOnly: true })).catch((e: unknown) => e)) as DistilBertError;
+    const offline = (await loadDistilBert('distilbert-base-uncased', opts({ localFilesOnly: true })).catch(
+      (e: unknown) => e,
+    )) as DistilBertError;
     expect(offline.code).toBe('CORRUPT_FILE');
     expect(offline.message).toMatch(/does not match the cache manifest/);
     hub.requests.length = 0;
@@ -162,7 +195,9 @@ describe('offline', () => {
       expect(err.code).toBe('OFFLINE');
       const dir = join(cacheDir, 'models', 'distilbert', 'distilbert-base-uncased', 'main');
       for (const f of FILES) expect(err.message).toContain(`${hub.base}${REPO_PATH}/${f} → ${join(dir, f)}`);
-      expect(err.message).toMatch(/or pass the path of a folder that holds config\.json, vocab\.txt and model\.safetensors/);
+      expect(err.message).toMatch(
+        /or pass the path of a folder that holds config\.json, vocab\.txt and model\.safetensors/,
+      );
     }
     expect(hub.requests).toEqual([]);
     await expect(stat(cacheDir)).rejects.toThrow(); // nothing created
@@ -181,7 +216,9 @@ describe('offline', () => {
   });
 
   it('a network error says which files to place where', async () => {
-    const err = (await loadDistilBert('distilbert-base-uncased', opts({ mirror: 'http://127.0.0.1:9' })).catch((e: unknown) => e)) as DistilBertError;
+    const err = (await loadDistilBert('distilbert-base-uncased', opts({ mirror: 'http://127.0.0.1:9' })).catch(
+      (e: unknown) => e,
+    )) as DistilBertError;
     expect(err.code).toBe('DOWNLOAD_FAILED');
     expect(err.message).toContain('Could not get config.json');
     expect(err.message).toContain('To provide the model by hand, download:');

@@ -37,45 +37,73 @@ describe('tensor names and shapes', () => {
 
   it('a wrong shape is named, with the shape config.json implies', async () => {
     const err = await loadError({
-      edit: (t) => t.set('distilbert.transformer.layer.0.attention.k_lin.weight', { shape: [32, 16], data: new Float64Array(512) }),
+      edit: (t) =>
+        t.set('distilbert.transformer.layer.0.attention.k_lin.weight', {
+          shape: [32, 16],
+          data: new Float64Array(512),
+        }),
     });
     expect(err.code).toBe('TENSOR_SHAPE');
-    expect(err.message).toContain("tensor 'distilbert.transformer.layer.0.attention.k_lin.weight' has shape [32, 16] but config.json implies [dim, dim] = [32, 32]");
+    expect(err.message).toContain(
+      "tensor 'distilbert.transformer.layer.0.attention.k_lin.weight' has shape [32, 16] but config.json implies [dim, dim] = [32, 32]",
+    );
   });
 
   it('config.json inconsistent with the tensors: hidden_dim, vocab_size, n_layers (both ways), max positions', async () => {
     const hidden = await loadError({ config: { hidden_dim: 48 }, shapeConfig: {} });
     expect(hidden.code).toBe('TENSOR_SHAPE');
-    expect(hidden.message).toMatch(/'distilbert\.transformer\.layer\.0\.ffn\.lin1\.weight' has shape \[64, 32\] but config\.json implies \[hidden_dim, dim\] = \[48, 32\]/);
+    expect(hidden.message).toMatch(
+      /'distilbert\.transformer\.layer\.0\.ffn\.lin1\.weight' has shape \[64, 32\] but config\.json implies \[hidden_dim, dim\] = \[48, 32\]/,
+    );
 
     const vocab = await loadError({ config: { vocab_size: 50 }, shapeConfig: {} });
-    expect(vocab.message).toMatch(/'distilbert\.embeddings\.word_embeddings\.weight' has shape \[40, 32\] but config\.json implies \[vocab_size, dim\] = \[50, 32\]/);
+    expect(vocab.message).toMatch(
+      /'distilbert\.embeddings\.word_embeddings\.weight' has shape \[40, 32\] but config\.json implies \[vocab_size, dim\] = \[50, 32\]/,
+    );
 
     const fewer = await loadError({ config: { n_layers: 1 }, shapeConfig: {} });
     expect(fewer.code).toBe('TENSOR_UNEXPECTED');
-    expect(fewer.message).toMatch(/unexpected tensor 'distilbert\.transformer\.layer\.1\.[^']+': config\.json says n_layers=1 \(layers 0\.\.0\), but the file has layer 1/);
+    expect(fewer.message).toMatch(
+      /unexpected tensor 'distilbert\.transformer\.layer\.1\.[^']+': config\.json says n_layers=1 \(layers 0\.\.0\), but the file has layer 1/,
+    );
 
     const more = await loadError({ config: { n_layers: 3 }, shapeConfig: {} });
     expect(more.code).toBe('TENSOR_MISSING');
-    expect(more.message).toMatch(/tensor 'distilbert\.transformer\.layer\.2\.[^']+' is missing \(config\.json says n_layers=3/);
+    expect(more.message).toMatch(
+      /tensor 'distilbert\.transformer\.layer\.2\.[^']+' is missing \(config\.json says n_layers=3/,
+    );
 
     const pos = await loadError({ config: { max_position_embeddings: 128 }, shapeConfig: {} });
-    expect(pos.message).toMatch(/'distilbert\.embeddings\.position_embeddings\.weight' has shape \[64, 32\] but config\.json implies \[max_position_embeddings, dim\] = \[128, 32\]/);
+    expect(pos.message).toMatch(
+      /'distilbert\.embeddings\.position_embeddings\.weight' has shape \[64, 32\] but config\.json implies \[max_position_embeddings, dim\] = \[128, 32\]/,
+    );
   });
 
   it('an integer dtype and an unknown backbone tensor are refused', async () => {
-    const dtype = await loadError({ edit: (t) => t.set('distilbert.embeddings.LayerNorm.bias', { shape: [32], data: new Float64Array(32), dtype: 'I32' }) });
+    const dtype = await loadError({
+      edit: (t) =>
+        t.set('distilbert.embeddings.LayerNorm.bias', { shape: [32], data: new Float64Array(32), dtype: 'I32' }),
+    });
     expect(dtype.code).toBe('TENSOR_DTYPE');
-    expect(dtype.message).toContain("tensor 'distilbert.embeddings.LayerNorm.bias' has dtype I32; expected a float dtype");
-    const odd = await loadError({ edit: (t) => t.set('distilbert.transformer.layer.0.attention.extra.weight', { shape: [1], data: new Float64Array(1) }) });
+    expect(dtype.message).toContain(
+      "tensor 'distilbert.embeddings.LayerNorm.bias' has dtype I32; expected a float dtype",
+    );
+    const odd = await loadError({
+      edit: (t) =>
+        t.set('distilbert.transformer.layer.0.attention.extra.weight', { shape: [1], data: new Float64Array(1) }),
+    });
     expect(odd.code).toBe('TENSOR_UNEXPECTED');
-    expect(odd.message).toContain("'distilbert.transformer.layer.0.attention.extra.weight': it is not part of a DistilBERT encoder");
+    expect(odd.message).toContain(
+      "'distilbert.transformer.layer.0.attention.extra.weight': it is not part of a DistilBERT encoder",
+    );
   });
 
   it('a file without any DistilBERT backbone says so', async () => {
     const err = await loadError({ edit: (t) => t.delete('distilbert.embeddings.word_embeddings.weight') });
     expect(err.code).toBe('TENSOR_MISSING');
-    expect(err.message).toContain("no tensor 'distilbert.embeddings.word_embeddings.weight' (nor 'embeddings.word_embeddings.weight')");
+    expect(err.message).toContain(
+      "no tensor 'distilbert.embeddings.word_embeddings.weight' (nor 'embeddings.word_embeddings.weight')",
+    );
   });
 
   it('the tokenizer must fit vocab_size', async () => {
@@ -108,15 +136,21 @@ describe('files', () => {
     const m = await writeTinyModel(join(root, 'novocab'));
     await rm(join(m.dir, 'vocab.txt'));
     await rm(join(m.dir, 'config.json'));
-    await expect(loadDistilBert(m.dir)).rejects.toThrow(/not a complete DistilBERT folder: config\.json, vocab\.txt missing/);
+    await expect(loadDistilBert(m.dir)).rejects.toThrow(
+      /not a complete DistilBERT folder: config\.json, vocab\.txt missing/,
+    );
     await expect(loadDistilBert(join(root, 'nope'))).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(loadDistilBert('./nope/x')).rejects.toThrow(/is not a folder/);
   });
 
   it('the mode and featureCache options are checked', async () => {
     const m = await writeTinyModel(join(root, 'opts'));
-    await expect(loadDistilBert(m.dir, { mode: 'trainable', featureCache: true })).rejects.toThrow(/featureCache needs mode: "frozen"/);
-    await expect(loadDistilBert(m.dir, { mode: 'fast' as 'frozen' })).rejects.toThrow(/mode must be 'frozen' or 'trainable'/);
+    await expect(loadDistilBert(m.dir, { mode: 'trainable', featureCache: true })).rejects.toThrow(
+      /featureCache needs mode: "frozen"/,
+    );
+    await expect(loadDistilBert(m.dir, { mode: 'fast' as 'frozen' })).rejects.toThrow(
+      /mode must be 'frozen' or 'trainable'/,
+    );
   });
 });
 
@@ -127,8 +161,17 @@ describe('config.json', () => {
   it('parses the fields, with HF defaults for activation, sinusoidal_pos_embds and dropouts', () => {
     const { activation: _a, sinusoidal_pos_embds: _s, dropout: _d, attention_dropout: _ad, ...rest } = TINY_CONFIG;
     expect(parseDistilBertConfig(JSON.stringify(rest))).toEqual({
-      vocabSize: 40, dim: 32, nLayers: 2, nHeads: 2, hiddenDim: 64, maxPositionEmbeddings: 64,
-      activation: 'gelu', sinusoidalPosEmbds: false, dropout: 0.1, attentionDropout: 0.1, layerNormEps: 1e-12,
+      vocabSize: 40,
+      dim: 32,
+      nLayers: 2,
+      nHeads: 2,
+      hiddenDim: 64,
+      maxPositionEmbeddings: 64,
+      activation: 'gelu',
+      sinusoidalPosEmbds: false,
+      dropout: 0.1,
+      attentionDropout: 0.1,
+      layerNormEps: 1e-12,
     });
     expect(parseDistilBertConfig(base).dim).toBe(32);
   });
@@ -138,9 +181,17 @@ describe('config.json', () => {
     const { dim: _dim, ...noDim } = TINY_CONFIG;
     expect(() => parseDistilBertConfig(JSON.stringify(noDim))).toThrow(/the field "dim" is missing/);
     expect(() => parseDistilBertConfig(edit({ n_heads: 3 }))).toThrow(/dim \(32\) must be a multiple of n_heads \(3\)/);
-    expect(() => parseDistilBertConfig(edit({ hidden_dim: 1.5 }))).toThrow(/"hidden_dim" must be a positive integer, got 1\.5/);
-    expect(() => parseDistilBertConfig(edit({ activation: 'gelu_new' }))).toThrow(/activation "gelu_new" is not supported; supported: "gelu", "relu"/);
-    expect(() => parseDistilBertConfig(edit({ model_type: 'bert' }))).toThrow(/model_type is "bert", but this package loads DistilBERT models only/);
-    expect(() => parseDistilBertConfig(edit({ sinusoidal_pos_embds: 'yes' }))).toThrow(/"sinusoidal_pos_embds" must be true or false/);
+    expect(() => parseDistilBertConfig(edit({ hidden_dim: 1.5 }))).toThrow(
+      /"hidden_dim" must be a positive integer, got 1\.5/,
+    );
+    expect(() => parseDistilBertConfig(edit({ activation: 'gelu_new' }))).toThrow(
+      /activation "gelu_new" is not supported; supported: "gelu", "relu"/,
+    );
+    expect(() => parseDistilBertConfig(edit({ model_type: 'bert' }))).toThrow(
+      /model_type is "bert", but this package loads DistilBERT models only/,
+    );
+    expect(() => parseDistilBertConfig(edit({ sinusoidal_pos_embds: 'yes' }))).toThrow(
+      /"sinusoidal_pos_embds" must be true or false/,
+    );
   });
 });

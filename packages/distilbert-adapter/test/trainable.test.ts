@@ -53,7 +53,9 @@ describe('frozen mode', () => {
     const frozen = await loadDistilBert(tiny.dir);
     expect(frozen.mode).toBe('frozen');
     expect(frozen.trainableVariables()).toEqual([]);
-    expect(() => frozen.forward({ data: Int32Array.from([2, 3]), shape: [1, 2] }, undefined, { training: true })).toThrow(/mode: "trainable"/);
+    expect(() =>
+      frozen.forward({ data: Int32Array.from([2, 3]), shape: [1, 2] }, undefined, { training: true }),
+    ).toThrow(/mode: "trainable"/);
     frozen.dispose();
   });
 });
@@ -65,7 +67,11 @@ describe('trainable mode', () => {
     expect(vars.every((v) => v instanceof tf.Variable && v.trainable)).toBe(true);
     expect(vars.some((v) => v.name.endsWith('/transformer.layer.1.ffn.lin1.weight'))).toBe(true);
     const sd = enc.stateDict();
-    for (const name of ['transformer.layer.1.ffn.lin1.weight', 'embeddings.word_embeddings.weight', 'transformer.layer.0.sa_layer_norm.bias']) {
+    for (const name of [
+      'transformer.layer.1.ffn.lin1.weight',
+      'embeddings.word_embeddings.weight',
+      'transformer.layer.0.sa_layer_norm.bias',
+    ]) {
       const t = sd.get(name) as tf.Tensor;
       const w = tiny.weights.get(name);
       expect(t.shape).toEqual(w?.shape);
@@ -97,10 +103,14 @@ describe('trainable mode', () => {
       const down = refLoss(tiny.weights);
       w[hfIndex] = orig;
       const fd = (up - down) / (2 * h);
-      expect(Math.abs(g - fd), `${name}: tfjs ${g} vs finite difference ${fd}`).toBeLessThan(1e-3 * Math.max(1, Math.abs(fd)));
+      expect(Math.abs(g - fd), `${name}: tfjs ${g} vs finite difference ${fd}`).toBeLessThan(
+        1e-3 * Math.max(1, Math.abs(fd)),
+      );
     }
     // an id that occurs in no input (39) gets exactly zero gradient
-    const word = enc.trainableVariables().find((x) => x.name.endsWith('/embeddings.word_embeddings.weight')) as tf.Variable;
+    const word = enc
+      .trainableVariables()
+      .find((x) => x.name.endsWith('/embeddings.word_embeddings.weight')) as tf.Variable;
     const gw = (grads[word.name] as tf.Tensor).dataSync();
     expect(Array.from(gw.subarray(39 * 32, 40 * 32)).every((x) => x === 0)).toBe(true);
     tf.dispose(Object.values(grads));

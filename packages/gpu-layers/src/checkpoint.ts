@@ -76,8 +76,16 @@ export interface LoadedCheckpoint {
   readonly formatVersion: number;
 }
 
-const TF_TO_SAFETENSORS: Partial<Record<tf.DataType, SafetensorsDType>> = { float32: 'F32', int32: 'I32', bool: 'BOOL' };
-const SAFETENSORS_TO_TF: Partial<Record<SafetensorsDType, tf.DataType>> = { F32: 'float32', I32: 'int32', BOOL: 'bool' };
+const TF_TO_SAFETENSORS: Partial<Record<tf.DataType, SafetensorsDType>> = {
+  float32: 'F32',
+  int32: 'I32',
+  bool: 'BOOL',
+};
+const SAFETENSORS_TO_TF: Partial<Record<SafetensorsDType, tf.DataType>> = {
+  F32: 'float32',
+  I32: 'int32',
+  BOOL: 'bool',
+};
 
 /** Reads tensors to little-endian safetensors inputs (float32 → F32, int32 → I32, bool → BOOL). */
 async function toInputs(
@@ -89,7 +97,10 @@ async function toInputs(
   for (const [name, t] of tensors) {
     const dtype = TF_TO_SAFETENSORS[t.dtype];
     if (dtype === undefined || !allowed.includes(t.dtype)) {
-      throw new CheckpointError('INVALID_ARGUMENT', `${what} '${name}' has dtype ${t.dtype}; checkpoints store ${allowed.join(', ')}`);
+      throw new CheckpointError(
+        'INVALID_ARGUMENT',
+        `${what} '${name}' has dtype ${t.dtype}; checkpoints store ${allowed.join(', ')}`,
+      );
     }
     const data = await t.data<'float32' | 'int32' | 'bool'>(); // Float32Array | Int32Array | Uint8Array
     out.set(name, { dtype, shape: t.shape, data });
@@ -112,7 +123,9 @@ export async function saveCheckpoint(
   try {
     modelConfig = validateModelConfig(model.config);
   } catch (cause) {
-    throw new CheckpointError('INVALID_ARGUMENT', `the model's config is invalid: ${(cause as Error).message}`, { cause });
+    throw new CheckpointError('INVALID_ARGUMENT', `the model's config is invalid: ${(cause as Error).message}`, {
+      cause,
+    });
   }
   const stateDict = model.stateDict();
   let tensors: Map<string, SafetensorsTensorInput>;

@@ -81,7 +81,7 @@ describe('attention', () => {
       { nHeads: H, kind, eps: 1e-6 },
     );
     const ref = naive(
-      (h.arraySync() as number[][][])[0] as number[][],
+      h.arraySync()[0] as number[][],
       Wt.arraySync() as number[][],
       bq.arraySync() as number[],
       Pt.arraySync() as number[][],
@@ -107,8 +107,8 @@ describe('attention', () => {
       [1, 0],
       [0, 1],
     ]);
-    const wQkv = tf.concat([I2, I2, I2], 1) as tf.Tensor2D; // [d, 3d]
-    const w = { wQkv, bQkv: tf.zeros([6]) as tf.Tensor1D, wProj: I2, bProj: tf.zeros([2]) as tf.Tensor1D };
+    const wQkv = tf.concat<tf.Tensor2D>([I2, I2, I2], 1); // [d, 3d]
+    const w = { wQkv, bQkv: tf.zeros<tf.Rank.R1>([6]), wProj: I2, bProj: tf.zeros<tf.Rank.R1>([2]) };
     const out = values(causalAttention(h, w, { nHeads: 1, kind: 'ea', eps: 1e-6 }));
     // t = 2: s = (9, −9, 9)/√2 → equal weights 1/3 each (up to ε) → y = (3 − 3 + 3)/3 = 1 on axis 0.
     expect(out[4]).toBeCloseTo(1, 5);
@@ -121,7 +121,7 @@ describe('block wiring', () => {
   it.each(['post', 'pre'] as const)('GrassmannBlock (%s-LN) equals its formula', async (norm) => {
     await useBackend('cpu');
     const block = new GrassmannBlock({ r: 3, offsets: [1, 2], dFF: 12, norm, dropout: 0.3, seed: 1 });
-    const h = tf.randomNormal([2, 5, 4], 0, 1, 'float32', 2) as tf.Tensor3D;
+    const h = tf.randomNormal<tf.Rank.R3>([2, 5, 4], 0, 1, 'float32', 2);
     block.apply(h); // builds the weights
     // Perturb LN and bias parameters away from ones/zeros so that every term matters.
     block.setWeights(block.getWeights().map((t, k) => tf.add(t, tf.randomNormal(t.shape, 0, 0.1, 'float32', 10 + k))));
@@ -148,7 +148,7 @@ describe('block wiring', () => {
       const hHat = ln(mix(h), 'ln1');
       expected = ln(tf.add(hHat, ffn(hHat)), 'ln2');
     } else {
-      const x = tf.add(h, mix(ln(h, 'ln1'))) as tf.Tensor3D;
+      const x = tf.add<tf.Tensor3D>(h, mix(ln(h, 'ln1')));
       expected = tf.add(x, ffn(ln(x, 'ln2')));
     }
     expect(relErr(values(block.apply(h) as tf.Tensor), values(expected))).toBeLessThan(1e-5); // inference: no dropout
@@ -159,7 +159,7 @@ describe('block wiring', () => {
   it.each(['post', 'pre'] as const)('TransformerBlock (%s-LN) equals its formula', async (norm) => {
     await useBackend('cpu');
     const block = new TransformerBlock({ nHeads: 2, dFF: 12, attention: 'ea', norm, seed: 3 });
-    const h = tf.randomNormal([2, 5, 4], 0, 1, 'float32', 4) as tf.Tensor3D;
+    const h = tf.randomNormal<tf.Rank.R3>([2, 5, 4], 0, 1, 'float32', 4);
     block.apply(h);
     block.setWeights(block.getWeights().map((t, k) => tf.add(t, tf.randomNormal(t.shape, 0, 0.1, 'float32', 20 + k))));
     const p = new Map(block.namedParams().map((q) => [q.name, q.variable as tf.Tensor]));
@@ -183,7 +183,7 @@ describe('block wiring', () => {
       const x = ln(tf.add(h, attn(h)), 'ln1');
       expected = ln(tf.add(x, ffn(x)), 'ln2');
     } else {
-      const x = tf.add(h, attn(ln(h, 'ln1'))) as tf.Tensor3D;
+      const x = tf.add<tf.Tensor3D>(h, attn(ln(h, 'ln1')));
       expected = tf.add(x, ffn(ln(x, 'ln2')));
     }
     expect(relErr(values(block.apply(h) as tf.Tensor), values(expected))).toBeLessThan(1e-5);

@@ -90,7 +90,11 @@ beforeAll(async () => {
   modelA = tinyModel({}, 21);
   modelB = tinyModel({}, 22);
   modelC = tinyModel({}, 23);
-  logits = new Map([[1, logitsOf(modelA)], [2, logitsOf(modelB)], [3, logitsOf(modelC)]]);
+  logits = new Map([
+    [1, logitsOf(modelA)],
+    [2, logitsOf(modelB)],
+    [3, logitsOf(modelC)],
+  ]);
 });
 afterAll(async () => {
   for (const m of [modelA, modelB, modelC]) m.dispose();
@@ -123,7 +127,10 @@ describe('crash safety of saveCheckpoint', () => {
       const dir = join(root, `crash-${k}`, 'ckpt');
       await saveCheckpoint(dir, modelA, { extra: { step: 1 } });
       const fs = new CrashingFs(k);
-      const error = await saveCheckpoint(dir, modelB, { extra: { step: 2 }, fs }).then(() => undefined, (e: unknown) => e);
+      const error = await saveCheckpoint(dir, modelB, { extra: { step: 2 }, fs }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       await fs.reap();
       const { step, recovered } = await loadStep(dir);
       outcomes.push(step);
@@ -196,7 +203,10 @@ describe('crash safety of saveCheckpoint', () => {
         await nodeFileSystem.rename(from, to);
       },
     };
-    const error = await saveCheckpoint(dir, modelB, { extra: { step: 2 }, fs: flaky }).then(() => undefined, (e: unknown) => e);
+    const error = await saveCheckpoint(dir, modelB, { extra: { step: 2 }, fs: flaky }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(CheckpointError);
     expect((error as Error).message).toMatch(/failed \(EXDEV: cross-device link not permitted\)/);
     expect(await loadStep(dir)).toEqual({ step: 1, recovered: false });

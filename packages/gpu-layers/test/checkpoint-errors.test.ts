@@ -48,7 +48,11 @@ async function loadError(dir: string): Promise<CheckpointError> {
   return error as CheckpointError;
 }
 
-async function expectLoadError(dir: string, code: CheckpointErrorCode, ...messages: (string | RegExp)[]): Promise<void> {
+async function expectLoadError(
+  dir: string,
+  code: CheckpointErrorCode,
+  ...messages: (string | RegExp)[]
+): Promise<void> {
   const error = await loadError(dir);
   expect(error.code).toBe(code);
   for (const m of messages) expect(error.message).toMatch(m);
@@ -56,7 +60,12 @@ async function expectLoadError(dir: string, code: CheckpointErrorCode, ...messag
 
 describe('loading a broken checkpoint', () => {
   it('missing folder', async () => {
-    await expectLoadError(join(root, 'nope'), 'NOT_FOUND', /checkpoint folder .*nope does not exist/, /save one with saveCheckpoint/);
+    await expectLoadError(
+      join(root, 'nope'),
+      'NOT_FOUND',
+      /checkpoint folder .*nope does not exist/,
+      /save one with saveCheckpoint/,
+    );
   });
 
   it('a file instead of a folder', async () => {
@@ -74,7 +83,12 @@ describe('loading a broken checkpoint', () => {
   it('missing model.safetensors', async () => {
     const dir = await fresh();
     await unlink(join(dir, 'model.safetensors'));
-    await expectLoadError(dir, 'MISSING_FILE', /model\.safetensors is missing/, /copy the whole folder again or re-save/);
+    await expectLoadError(
+      dir,
+      'MISSING_FILE',
+      /model\.safetensors is missing/,
+      /copy the whole folder again or re-save/,
+    );
   });
 
   it('truncated model.safetensors: the size recorded in config.json catches it', async () => {
@@ -82,7 +96,12 @@ describe('loading a broken checkpoint', () => {
     const path = join(dir, 'model.safetensors');
     const size = (await readFile(path)).byteLength;
     await truncate(path, size - 100);
-    await expectLoadError(dir, 'CORRUPT_FILE', new RegExp(`has ${size - 100} bytes but config\\.json records ${size}`), /truncated/);
+    await expectLoadError(
+      dir,
+      'CORRUPT_FILE',
+      new RegExp(`has ${size - 100} bytes but config\\.json records ${size}`),
+      /truncated/,
+    );
   });
 
   it('truncated model.safetensors without size records: the safetensors reader catches it', async () => {
@@ -92,7 +111,9 @@ describe('loading a broken checkpoint', () => {
     await truncate(path, (await readFile(path)).byteLength - 100);
     const error = await loadError(dir);
     expect(error.code).toBe('CORRUPT_FILE');
-    expect(error.message).toMatch(/model\.safetensors: the header describes \d+ bytes of tensor data but only \d+ follow/);
+    expect(error.message).toMatch(
+      /model\.safetensors: the header describes \d+ bytes of tensor data but only \d+ follow/,
+    );
     expect((error.cause as { code?: string }).code).toBe('TRUNCATED');
   });
 
@@ -127,20 +148,34 @@ describe('loading a broken checkpoint', () => {
   it('a missing tensor', async () => {
     const dir = await fresh();
     await rewriteWeights(dir, (t) => t.delete('blocks.1.ffn.fc2.bias'));
-    await expectLoadError(dir, 'TENSOR_MISSING', /has no tensor 'blocks\.1\.ffn\.fc2\.bias' \(expected float32 \[16\]\)/);
+    await expectLoadError(
+      dir,
+      'TENSOR_MISSING',
+      /has no tensor 'blocks\.1\.ffn\.fc2\.bias' \(expected float32 \[16\]\)/,
+    );
   });
 
   it('an unexpected extra tensor', async () => {
     const dir = await fresh();
-    await rewriteWeights(dir, (t) => t.set('head.weight', { dtype: 'F32', shape: [64, 16], data: new Float32Array(64 * 16) }));
-    await expectLoadError(dir, 'TENSOR_UNEXPECTED', /holds tensor 'head\.weight' F32 \[64, 16\] that the model does not have/);
+    await rewriteWeights(dir, (t) =>
+      t.set('head.weight', { dtype: 'F32', shape: [64, 16], data: new Float32Array(64 * 16) }),
+    );
+    await expectLoadError(
+      dir,
+      'TENSOR_UNEXPECTED',
+      /holds tensor 'head\.weight' F32 \[64, 16\] that the model does not have/,
+    );
   });
 
   it('a wrong dtype', async () => {
     const dir = await fresh();
     await rewriteWeights(dir, (t) => {
       const w = t.get('pos_emb.weight')!;
-      t.set('pos_emb.weight', { dtype: 'F64', shape: w.shape, data: Float64Array.from(new Float32Array(w.data.slice().buffer)) });
+      t.set('pos_emb.weight', {
+        dtype: 'F64',
+        shape: w.shape,
+        data: Float64Array.from(new Float32Array(w.data.slice().buffer)),
+      });
     });
     await expectLoadError(dir, 'TENSOR_DTYPE', /tensor 'pos_emb\.weight' is stored as F64, expected F32/);
   });
@@ -152,18 +187,52 @@ describe('loading a broken checkpoint', () => {
       t.set('blocks.0.mixer.w_red.weight', { dtype: 'F32', shape: [4, 8], data: new Float32Array(32) });
       t.set('zzz', { dtype: 'F32', shape: [1], data: new Float32Array(1) });
     });
-    await expectLoadError(dir, 'TENSOR_SHAPE', /'blocks\.0\.mixer\.w_red\.weight' has shape \[4, 8\] but the model expects \[4, 16\]/);
+    await expectLoadError(
+      dir,
+      'TENSOR_SHAPE',
+      /'blocks\.0\.mixer\.w_red\.weight' has shape \[4, 8\] but the model expects \[4, 16\]/,
+    );
   });
 
   const badConfigs: [string, string, CheckpointErrorCode, RegExp][] = [
-    ['not JSON', '{"format": "grassflow-checkpoint", ', 'INVALID_CONFIG', /config\.json is not valid JSON \(expected a string key at the end of the text \(character 35\)\): restore it/],
+    [
+      'not JSON',
+      '{"format": "grassflow-checkpoint", ',
+      'INVALID_CONFIG',
+      /config\.json is not valid JSON \(expected a string key at the end of the text \(character 35\)\): restore it/,
+    ],
     ['a JSON array', '[1, 2]', 'INVALID_CONFIG', /must hold a JSON object, found an array/],
-    ['a duplicate key', '{"format": "grassflow-checkpoint", "format": "x"}', 'INVALID_CONFIG', /duplicate key "format"/],
-    ['another format', '{"format": "keras", "formatVersion": 1}', 'INVALID_CONFIG', /has format "keras", expected "grassflow-checkpoint": this folder is not a grassflow checkpoint/],
+    [
+      'a duplicate key',
+      '{"format": "grassflow-checkpoint", "format": "x"}',
+      'INVALID_CONFIG',
+      /duplicate key "format"/,
+    ],
+    [
+      'another format',
+      '{"format": "keras", "formatVersion": 1}',
+      'INVALID_CONFIG',
+      /has format "keras", expected "grassflow-checkpoint": this folder is not a grassflow checkpoint/,
+    ],
     ['no format field', '{"formatVersion": 1}', 'INVALID_CONFIG', /has format undefined/],
-    ['a newer format version', '{"format": "grassflow-checkpoint", "formatVersion": 2}', 'UNSUPPORTED_VERSION', /formatVersion 2, but this @grassflow\/gpu-layers reads version 1: upgrade/],
-    ['format version 0', '{"format": "grassflow-checkpoint", "formatVersion": 0}', 'INVALID_CONFIG', /formatVersion 0; it must be a positive integer/],
-    ['format version as a string', '{"format": "grassflow-checkpoint", "formatVersion": "1"}', 'INVALID_CONFIG', /formatVersion "1"/],
+    [
+      'a newer format version',
+      '{"format": "grassflow-checkpoint", "formatVersion": 2}',
+      'UNSUPPORTED_VERSION',
+      /formatVersion 2, but this @grassflow\/gpu-layers reads version 1: upgrade/,
+    ],
+    [
+      'format version 0',
+      '{"format": "grassflow-checkpoint", "formatVersion": 0}',
+      'INVALID_CONFIG',
+      /formatVersion 0; it must be a positive integer/,
+    ],
+    [
+      'format version as a string',
+      '{"format": "grassflow-checkpoint", "formatVersion": "1"}',
+      'INVALID_CONFIG',
+      /formatVersion "1"/,
+    ],
   ];
   it.each(badConfigs)('malformed config.json: %s', async (_label, text, code, message) => {
     const dir = await fresh();
@@ -176,7 +245,11 @@ describe('loading a broken checkpoint', () => {
     await editConfig(dir, (c) => {
       (c['model'] as Record<string, unknown>)['norm'] = 'middle';
     });
-    await expectLoadError(dir, 'INVALID_CONFIG', /"model" is not a valid model config \(ModelConfig\.norm: must be one of 'post', 'pre', got "middle"\)/);
+    await expectLoadError(
+      dir,
+      'INVALID_CONFIG',
+      /"model" is not a valid model config \(ModelConfig\.norm: must be one of 'post', 'pre', got "middle"\)/,
+    );
   });
 
   it('malformed config.json: a file record without a checksum', async () => {
@@ -184,7 +257,11 @@ describe('loading a broken checkpoint', () => {
     await editConfig(dir, (c) => {
       c['files'] = { 'model.safetensors': { bytes: 10 } };
     });
-    await expectLoadError(dir, 'INVALID_CONFIG', /"files" entry "model\.safetensors" must be \{"bytes": integer, "sha256": 64 hex digits\}/);
+    await expectLoadError(
+      dir,
+      'INVALID_CONFIG',
+      /"files" entry "model\.safetensors" must be \{"bytes": integer, "sha256": 64 hex digits\}/,
+    );
   });
 
   it('extra.safetensors listed in config.json but missing', async () => {
@@ -199,7 +276,10 @@ describe('loading a broken checkpoint', () => {
 
 describe('saving with bad arguments', () => {
   const saveError = async (dir: string, options: Parameters<typeof saveCheckpoint>[2]): Promise<CheckpointError> => {
-    const error = await saveCheckpoint(dir, model, options).then(() => undefined, (e: unknown) => e);
+    const error = await saveCheckpoint(dir, model, options).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(CheckpointError);
     return error as CheckpointError;
   };
@@ -211,7 +291,11 @@ describe('saving with bad arguments', () => {
     ['undefined', { step: undefined }, /extra\.step is a undefined/],
     ['a function', { f: () => 1 }, /extra\.f is a function/],
     ['a Date', { when: new Date(0) }, /extra\.when is a Date/],
-    ['a tensor', { t: tf.scalar(1) }, /extra\.t is a Tensor; extra must be plain JSON \(store tensors in extraTensors\)/],
+    [
+      'a tensor',
+      { t: tf.scalar(1) },
+      /extra\.t is a Tensor; extra must be plain JSON \(store tensors in extraTensors\)/,
+    ],
     ['a cycle', cyclic, /extra\.self refers back to itself/],
     ['an array at the top', [1, 2], /extra must be a plain JSON object/],
   ];
@@ -246,7 +330,7 @@ describe('saving with bad arguments', () => {
     const error = await saveError(dir, {});
     expect(error.code).toBe('TARGET_NOT_CHECKPOINT');
     expect(error.message).toMatch(/would delete "tokenizer\.json"; move those files elsewhere first/);
-    expect((await loadCheckpoint(dir).then((l) => (l.model.dispose(), l.extra)))).toEqual({ step: 5 });
+    expect(await loadCheckpoint(dir).then((l) => (l.model.dispose(), l.extra))).toEqual({ step: 5 });
   });
 
   it('saves into an existing empty folder', async () => {

@@ -26,8 +26,19 @@ describe('formatVersion 1 fixture', () => {
     const loaded = await loadCheckpoint(fixture);
     expect(loaded.formatVersion).toBe(1);
     expect(loaded.config).toEqual({
-      kind: 'grassmann', attention: 'dpa', vocabSize: 64, dModel: 16, nLayers: 2, dFF: 64, maxLen: 16,
-      r: 4, offsets: [[1], [2]], eps: 1e-6, nHeads: 2, norm: 'pre', dropout: 0.1,
+      kind: 'grassmann',
+      attention: 'dpa',
+      vocabSize: 64,
+      dModel: 16,
+      nLayers: 2,
+      dFF: 64,
+      maxLen: 16,
+      r: 4,
+      offsets: [[1], [2]],
+      eps: 1e-6,
+      nHeads: 2,
+      norm: 'pre',
+      dropout: 0.1,
     });
     expect(loaded.extra).toEqual({ step: 42, note: 'formatVersion 1 fixture' });
     expect(Array.from(loaded.extraTensors.get('adam.m.example')!.dataSync())).toEqual([0.5, -0.25, Math.fround(1e-3)]);
@@ -58,11 +69,13 @@ describe('formatVersion 1 fixture', () => {
     const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
     const json = Buffer.from(bytes.subarray(8, 8 + n)).toString('utf8');
     expect(n % 8).toBe(0);
-    expect(json.startsWith(
-      '{"__metadata__":{"format":"pt","grassflow.format":"grassflow-checkpoint","grassflow.formatVersion":"1","grassflow.kind":"grassmann"},' +
-        '"blocks.0.ffn.fc1.bias":{"dtype":"F32","shape":[64],"data_offsets":[0,256]},' +
-        '"blocks.0.ffn.fc1.weight":{"dtype":"F32","shape":[64,16],"data_offsets":[256,4352]}',
-    )).toBe(true);
+    expect(
+      json.startsWith(
+        '{"__metadata__":{"format":"pt","grassflow.format":"grassflow-checkpoint","grassflow.formatVersion":"1","grassflow.kind":"grassmann"},' +
+          '"blocks.0.ffn.fc1.bias":{"dtype":"F32","shape":[64],"data_offsets":[0,256]},' +
+          '"blocks.0.ffn.fc1.weight":{"dtype":"F32","shape":[64,16],"data_offsets":[256,4352]}',
+      ),
+    ).toBe(true);
     const names = readSafetensorsHeader(bytes).tensors.map((t) => t.name);
     expect(names).toEqual([...names].sort()); // one dtype: sorted by name
     expect(names).toContain('ln_f.weight');

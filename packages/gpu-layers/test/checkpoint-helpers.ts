@@ -29,7 +29,14 @@ export function tinyModel(overrides: Partial<ModelConfig> = {}, seed = 1): Langu
 
 /** Logits of a fixed batch [2, 5] in inference mode, as a plain array. */
 export function logitsOf(model: LanguageModel): number[] {
-  const ids = tf.tensor2d([[1, 2, 3, 4, 5], [60, 7, 0, 63, 9]], [2, 5], 'int32');
+  const ids = tf.tensor2d(
+    [
+      [1, 2, 3, 4, 5],
+      [60, 7, 0, 63, 9],
+    ],
+    [2, 5],
+    'int32',
+  );
   const out = model.forward(ids);
   const values = Array.from(out.dataSync());
   ids.dispose();
@@ -41,10 +48,15 @@ export function logitsOf(model: LanguageModel): number[] {
  * Rewrites model.safetensors of a saved checkpoint through `mutate`, and config.json's record of it
  * (size and SHA-256), so that only the tensor change itself can make a load fail.
  */
-export async function rewriteWeights(dir: string, mutate: (tensors: Map<string, SafetensorsTensorInput>) => void): Promise<void> {
+export async function rewriteWeights(
+  dir: string,
+  mutate: (tensors: Map<string, SafetensorsTensorInput>) => void,
+): Promise<void> {
   const path = join(dir, 'model.safetensors');
   const { tensors, metadata } = await readSafetensorsFile(path);
-  const inputs = new Map<string, SafetensorsTensorInput>([...tensors].map(([k, t]) => [k, { dtype: t.dtype, shape: t.shape, data: t.data }]));
+  const inputs = new Map<string, SafetensorsTensorInput>(
+    [...tensors].map(([k, t]) => [k, { dtype: t.dtype, shape: t.shape, data: t.data }]),
+  );
   mutate(inputs);
   await writeSafetensorsFile(path, inputs, metadata);
   const bytes = await readFile(path);

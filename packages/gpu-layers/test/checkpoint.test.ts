@@ -73,14 +73,26 @@ describe('the on-disk format', () => {
   it('config.json: format marker, version, the model config fields, file records, extra', async () => {
     const dir = join(root, 'layout');
     const model = tinyModel({ kind: 'grassmann' }, 3);
-    const saved = await saveCheckpoint(dir, model, { extra: { step: 10, bestValLoss: 3.25, note: 'ünïcode', nested: { lr: [1e-4, null] } } });
+    const saved = await saveCheckpoint(dir, model, {
+      extra: { step: 10, bestValLoss: 3.25, note: 'ünïcode', nested: { lr: [1e-4, null] } },
+    });
     const config = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
     expect(config).toEqual(saved.config);
     expect(config['format']).toBe('grassflow-checkpoint');
     expect(config['formatVersion']).toBe(1);
     // a Grassmann model's config has the Grassmann fields only (no attention, nHeads), in the fields' fixed order
     expect(Object.keys(config['model'] as object)).toEqual([
-      'kind', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'r', 'offsets', 'eps', 'norm', 'dropout',
+      'kind',
+      'vocabSize',
+      'dModel',
+      'nLayers',
+      'dFF',
+      'maxLen',
+      'r',
+      'offsets',
+      'eps',
+      'norm',
+      'dropout',
     ]);
     expect(config['model']).toEqual(model.config);
     expect(config['extra']).toEqual({ step: 10, bestValLoss: 3.25, note: 'ünïcode', nested: { lr: [1e-4, null] } });
@@ -120,13 +132,21 @@ describe('the on-disk format', () => {
   it('extra tensors (float32, int32, bool) round-trip through extra.safetensors', async () => {
     const dir = join(root, 'extra-tensors');
     const model = tinyModel({}, 5);
-    const m = tf.tensor2d([[0.5, -1], [2, 3e-8]]);
+    const m = tf.tensor2d([
+      [0.5, -1],
+      [2, 3e-8],
+    ]);
     const count = tf.tensor1d([7, -3], 'int32');
     const flag = tf.tensor1d([true, false, true], 'bool');
     const scalar = tf.scalar(0.125);
     await saveCheckpoint(dir, model, {
       extra: { optimizer: 'adamw', step: 3 },
-      extraTensors: new Map<string, tf.Tensor>([['adam.m.tok_emb.weight', m], ['adam.count', count], ['mask', flag], ['adam.beta1_power', scalar]]),
+      extraTensors: new Map<string, tf.Tensor>([
+        ['adam.m.tok_emb.weight', m],
+        ['adam.count', count],
+        ['mask', flag],
+        ['adam.beta1_power', scalar],
+      ]),
     });
     expect(m.isDisposed).toBe(false); // the caller keeps its tensors
     expect((await readdir(dir)).sort()).toEqual(['config.json', 'extra.safetensors', 'model.safetensors']);

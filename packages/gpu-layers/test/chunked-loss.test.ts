@@ -7,11 +7,7 @@ import { relErr, tokenIds, useBackend, values } from './helpers.js';
 /** Reference: logits = h·Eᵀ in full, then the fused cross-entropy. */
 function fullLoss(h: tf.Tensor3D, table: tf.Tensor2D, y: tf.Tensor2D): tf.Scalar {
   const [B, L, d] = h.shape;
-  const logits = tf.reshape(tiedHead(tf.reshape(h, [B * L, d]) as tf.Tensor2D, table), [
-    B,
-    L,
-    table.shape[0],
-  ]) as tf.Tensor3D;
+  const logits = tf.reshape<tf.Rank.R3>(tiedHead(tf.reshape<tf.Rank.R2>(h, [B * L, d]), table), [B, L, table.shape[0]]);
   return lmLoss(logits, y);
 }
 
@@ -20,8 +16,8 @@ for (const backend of ['cpu', 'wasm'] as const) {
     it('gives the loss and the gradients of lmLoss(h·Eᵀ) for chunks that do and do not divide B·L', async () => {
       await useBackend(backend);
       const [B, L, d, V] = [3, 5, 8, 37];
-      const h = tf.randomNormal([B, L, d], 0, 1, 'float32', 1) as tf.Tensor3D;
-      const table = tf.randomNormal([V, d], 0, 1, 'float32', 2) as tf.Tensor2D;
+      const h = tf.randomNormal<tf.Rank.R3>([B, L, d], 0, 1, 'float32', 1);
+      const table = tf.randomNormal<tf.Rank.R2>([V, d], 0, 1, 'float32', 2);
       const y = tokenIds(B, L, V, 3);
       const ref = tf.valueAndGrads((a: tf.Tensor, e: tf.Tensor) => fullLoss(a as tf.Tensor3D, e as tf.Tensor2D, y))([
         h,
@@ -48,11 +44,11 @@ for (const backend of ['cpu', 'wasm'] as const) {
     it('adds its head gradient to the embedding gradient of a table used twice (tied weights)', async () => {
       await useBackend(backend);
       const [B, L, d, V] = [2, 6, 4, 11];
-      const table = tf.variable(tf.randomNormal([V, d], 0, 1, 'float32', 5)) as tf.Variable<tf.Rank.R2>;
+      const table = tf.variable<tf.Rank.R2>(tf.randomNormal([V, d], 0, 1, 'float32', 5));
       const x = tokenIds(B, L, V, 8);
       const y = tokenIds(B, L, V, 9);
       const body = (): tf.Tensor3D =>
-        tf.tanh(tf.reshape(tf.gather(table, tf.reshape(x, [B * L])), [B, L, d])) as tf.Tensor3D;
+        tf.tanh<tf.Tensor3D>(tf.reshape(tf.gather(table, tf.reshape(x, [B * L])), [B, L, d]));
       const ref = tf.variableGrads(() => fullLoss(body(), table, y), [table]);
       const got = tf.variableGrads(() => chunkedLmLoss(body(), table, y, { chunkRows: 5 }), [table]);
       expect(
@@ -63,8 +59,8 @@ for (const backend of ['cpu', 'wasm'] as const) {
 
     it('leaks no tensors and rejects bad shapes with a clear error', async () => {
       await useBackend(backend);
-      const h = tf.randomNormal([2, 3, 4]) as tf.Tensor3D;
-      const table = tf.randomNormal([9, 4]) as tf.Tensor2D;
+      const h = tf.randomNormal<tf.Rank.R3>([2, 3, 4]);
+      const table = tf.randomNormal<tf.Rank.R2>([9, 4]);
       const y = tokenIds(2, 3, 9);
       const before = tf.memory().numTensors;
       const { value, grads } = tf.valueAndGrads((a: tf.Tensor, e: tf.Tensor) =>
@@ -72,11 +68,9 @@ for (const backend of ['cpu', 'wasm'] as const) {
       )([h, table]);
       tf.dispose([value, ...grads]);
       expect(tf.memory().numTensors).toBe(before);
-      expect(() => chunkedLmLoss(h, tf.zeros([9, 5]) as tf.Tensor2D, y)).toThrow(
-        /hidden \[B, L, d\] and table \[V, d\]/,
-      );
+      expect(() => chunkedLmLoss(h, tf.zeros<tf.Rank.R2>([9, 5]), y)).toThrow(/hidden \[B, L, d\] and table \[V, d\]/);
       expect(() => chunkedLmLoss(h, table, tokenIds(3, 2, 9))).toThrow(/targets \[B, L\] = \[2, 3\]/);
-      expect(() => chunkedLmLoss(h, table, tf.zeros([2, 3]) as tf.Tensor2D)).toThrow(/int32/);
+      expect(() => chunkedLmLoss(h, table, tf.zeros<tf.Rank.R2>([2, 3]))).toThrow(/int32/);
       expect(() => chunkedLmLoss(h, table, y, { chunkRows: 0 })).toThrow(/chunkRows/);
       tf.dispose([h, table, y]);
     });

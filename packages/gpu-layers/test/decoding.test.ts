@@ -29,8 +29,8 @@ function decodeInChunks(model: ReturnType<typeof createModel>, ids: tf.Tensor2D,
   for (const size of chunks) {
     const chunk = tf.slice(ids, [0, t], [B, size]);
     if (size === 1) {
-      const logits = decoder.step(tf.reshape(chunk, [B]) as tf.Tensor1D); // [B, V]
-      parts.push(tf.expandDims(logits, 1) as tf.Tensor3D);
+      const logits = decoder.step(tf.reshape<tf.Rank.R1>(chunk, [B])); // [B, V]
+      parts.push(tf.expandDims<tf.Tensor3D>(logits, 1));
       logits.dispose();
     } else {
       parts.push(decoder.prime(chunk, { logits: 'all' })); // [B, size, V]
@@ -85,9 +85,10 @@ describe.each<TestBackend>(['cpu', 'wasm'])('decoding equals the full forward pa
       const L = config.maxLen;
       const ids = tokenIds(2, L, config.vocabSize);
       const full = model.apply(ids); // [B, L, V], dropout off
-      expect(tf.tidy(() => tf.max(tf.abs(full)).dataSync()[0] as number)).toBeGreaterThan(0.5); // logits far from 0: a real test
+      // logits far from 0: a real test
+      expect(tf.tidy(() => tf.max(tf.abs(full)).dataSync()[0] as number)).toBeGreaterThan(0.5);
 
-      const stepped = decodeInChunks(model, ids, Array(L).fill(1));
+      const stepped = decodeInChunks(model, ids, new Array<number>(L).fill(1));
       expect(maxAbsDiff(stepped, full)).toBeLessThanOrEqual(1e-5);
       const primed = decodeInChunks(model, ids, [L]);
       expect(maxAbsDiff(primed, full)).toBeLessThanOrEqual(1e-5);
@@ -125,7 +126,7 @@ describe('decoding state', () => {
     const tensorsAt: number[] = [];
     for (let t = 0; t < 61; t++) {
       const col = tf.slice(ids, [0, t], [3, 1]);
-      decoder.step(col as tf.Tensor2D).dispose();
+      decoder.step(col).dispose();
       col.dispose();
       bytesAt[decoder.position] = decoder.stateBytes();
       tensorsAt[decoder.position] = tf.memory().numTensors;

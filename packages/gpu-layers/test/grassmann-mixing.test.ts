@@ -64,7 +64,7 @@ describe('CausalGrassmannMixing', () => {
     //        g = mean + b_plu = ((−1/√11 − 2/3)/2 + 0.5, (−3/√11 + 1/3)/2, (1/√11 + 2/3)/2)
     //          = (0.015910994377810184, −0.28560035019996743, 0.4840890056221898);
     //        α = (σ(1), σ(0), σ(1)); out = (0.7310585786 + 0.2689414214·0.0159109944, 0.5·(−0.2856003502),
-    //        0.7310585786 + 0.2689414214·0.4840890056) = (0.7353377040733832, −0.14280017509998372, 0.8612501638716241).
+    // 0.7310585786 + 0.2689414214·0.4840890056) = (0.7353377040733832, −0.14280017509998372, 0.8612501638716241).
     const expected = [
       0.7310585786300049, 1.7615941559557646, 0, 0.32372097807744776, 0.8500183264036152, 2.899677761549227,
       0.7353377040733832, -0.14280017509998372, 0.8612501638716241,
@@ -90,7 +90,7 @@ describe('CausalGrassmannMixing', () => {
     await useBackend('cpu');
     const [B, L, d, r] = [1, 5, 4, 3];
     const w = randomWeights(d, r, 0.7, 11);
-    const h = tf.randomNormal([B, L, d], 0, 1, 'float32', 20) as tf.Tensor3D;
+    const h = tf.randomNormal<tf.Rank.R3>([B, L, d], 0, 1, 'float32', 20);
     const probe = tf.randomNormal([B, L, d], 0, 1, 'float32', 21);
     const opts = { offsets: [1, 2], eps: 1e-6, direction: 'causal' as const };
     const f = (hh: tf.Tensor3D, wRed: tf.Tensor2D, wPlu: tf.Tensor2D, wGate: tf.Tensor2D): tf.Scalar =>
@@ -141,12 +141,12 @@ describe('CausalGrassmannMixing', () => {
     const cases: Array<[string, tf.Tensor3D, GrassmannMixingWeights, number[]]> = [
       [
         'z = 0',
-        tf.randomNormal([1, L, d], 0, 1, 'float32', 31) as tf.Tensor3D,
+        tf.randomNormal<tf.Rank.R3>([1, L, d], 0, 1, 'float32', 31),
         { ...base, wRed: tf.zeros([d, r]), bRed: tf.zeros([r]) },
         [1],
       ],
       ['parallel z', parallel, { ...base, bRed: tf.zeros([r]) }, [1, 2]],
-      ['no pair (Δ ≥ L)', tf.randomNormal([1, L, d], 0, 1, 'float32', 32) as tf.Tensor3D, base, [L, L + 3]],
+      ['no pair (Δ ≥ L)', tf.randomNormal<tf.Rank.R3>([1, L, d], 0, 1, 'float32', 32), base, [L, L + 3]],
     ];
     for (const [name, h, w, offsets] of cases) {
       const opts = { offsets, eps: 1e-6, direction: 'causal' as const };
@@ -195,13 +195,14 @@ describe('CausalGrassmannMixing', () => {
   it('bidirectional mode also pairs (z_t, z_{t+Δ}) and sees the future', async () => {
     await useBackend('cpu');
     const w = randomWeights(4, 3, 0.7, 40);
-    const h = tf.randomNormal([1, 5, 4], 0, 1, 'float32', 41) as tf.Tensor3D;
-    const h2 = tf.concat([tf.slice(h, [0, 0, 0], [1, 4, 4]), tf.ones([1, 1, 4])], 1) as tf.Tensor3D; // last token changed
+    const h = tf.randomNormal<tf.Rank.R3>([1, 5, 4], 0, 1, 'float32', 41);
+    const h2 = tf.concat<tf.Tensor3D>([tf.slice(h, [0, 0, 0], [1, 4, 4]), tf.ones([1, 1, 4])], 1); // last token changed
     const bi = { offsets: [1], eps: 1e-6, direction: 'bidirectional' as const };
     const a = values(grassmannMixing(h, w, bi));
     const b = values(grassmannMixing(h2, w, bi));
     expect(Math.abs((a[3 * 4] as number) - (b[3 * 4] as number))).toBeGreaterThan(1e-6); // t = 3 sees t = 4
-    // At t = 0 (only the pair (z_0, z_1) exists) the value is the p̂ of (z_0, z_1): compare with the causal layer at t = 1.
+    // At t = 0 (only the pair (z_0, z_1) exists) the value is the p̂ of (z_0, z_1): compare with the causal layer at t
+    // = 1.
     const causal = values(
       grassmannMixing(h, { ...w, wGate: tf.zeros([8, 4]), bGate: tf.fill([4], -30) }, { ...bi, direction: 'causal' }),
     );

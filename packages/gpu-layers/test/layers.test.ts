@@ -26,7 +26,8 @@ describe('layers in user models', () => {
     expect(loss.every(Number.isFinite)).toBe(true);
     expect(loss[4] as number).toBeLessThan(loss[0] as number);
     expect(model.outputs[0]?.shape).toEqual([null, 20, 1]);
-    // Further training allocates nothing that stays (tfjs-layers itself keeps one tensor per model, with or without our layer).
+    // Further training allocates nothing that stays (tfjs-layers itself keeps one tensor per model, with or without our
+    // layer).
     const before = tf.memory().numTensors;
     await model.fit(x, y, { epochs: 2, batchSize: 8, verbose: 0 });
     expect(tf.memory().numTensors).toBe(before);
@@ -54,7 +55,7 @@ describe('layers in user models', () => {
     expect(clone.getConfig()).toEqual(cfg);
 
     const json = model.toJSON(null, false) as tf.serialization.ConfigDict;
-    const restored = (await tfl.models.modelFromJSON({ modelTopology: json })) as tfl.LayersModel;
+    const restored = await tfl.models.modelFromJSON({ modelTopology: json });
     restored.setWeights(model.getWeights());
     const x = tf.randomNormal([2, 12, 16], 0, 1, 'float32', 1);
     expect(values(restored.predict(x) as tf.Tensor)).toEqual(values(model.predict(x) as tf.Tensor));

@@ -181,7 +181,7 @@ describe('models', () => {
     expect(values(la)).toEqual(values(b.forward(ids)));
     expect(values(la)).not.toEqual(values(other.apply(ids)));
     expect(() => a.apply(tokenIds(1, 17, 64))).toThrow(/maxLen = 16/);
-    expect(() => a.apply(tf.zeros([1, 4]) as tf.Tensor2D)).toThrow(/int32/);
+    expect(() => a.apply(tf.zeros<tf.Rank.R2>([1, 4]))).toThrow(/int32/);
     // ids are checked once where they enter (no device read in the forward pass)
     expect(() => checkTokenIds([1, 64], c.vocabSize)).toThrow(
       /token id 64 at flat position 1 is outside \[0, vocabSize = 64\)/,
@@ -250,7 +250,8 @@ describe('models', () => {
     const m = createModel(c, { seed: 5 });
     const sd = m.stateDict();
     const wRed = sd.get('blocks.0.mixer.w_red.weight') as tf.Tensor2D; // [r, d]
-    const internal = m.trainableVariables().find((v) => v.shape[0] === c.dModel && v.shape[1] === c.r) as tf.Variable; // [d, r]
+    // [d, r]
+    const internal = m.trainableVariables().find((v) => v.shape[0] === c.dModel && v.shape[1] === c.r) as tf.Variable;
     expect(values(wRed)).toEqual(values(tf.transpose(internal)));
     m.dispose();
   });

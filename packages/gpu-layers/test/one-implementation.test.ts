@@ -82,7 +82,7 @@ describe('grassmannMixing with a past', () => {
     await useBackend('cpu');
     const w = mixingWeights(4, 3, 20);
     const h = rnd([1, 2, 4], 2) as tf.Tensor3D;
-    const z = tf.zeros([1, 1, 3]) as tf.Tensor3D;
+    const z = tf.zeros<tf.Rank.R3>([1, 1, 3]);
     expect(() => grassmannMixing(h, w, { offsets: [2], eps: 1e-6, direction: 'causal', past: { z, t0: 5 } })).toThrow(
       /at t0 = 5 past.z needs between 2 and 5 positions, got 1/,
     );
@@ -102,10 +102,10 @@ describe('grassmannMixingTrace', () => {
     const opts = { offsets, eps: 1e-6, direction: 'causal' as const };
     const tr = grassmannMixingTrace(h, w, opts);
     expect(values(tr.output)).toEqual(values(grassmannMixing(h, w, opts)));
-    const H = (h.arraySync() as number[][][])[0] as number[][];
-    const z = (tr.z.arraySync() as number[][][])[0] as number[][];
-    const Wr = w.wRed.arraySync() as number[][];
-    const br = w.bRed.arraySync() as number[];
+    const H = h.arraySync()[0] as number[][];
+    const z = tr.z.arraySync()[0] as number[][];
+    const Wr = w.wRed.arraySync();
+    const br = w.bRed.arraySync();
     z.forEach((zt, t) =>
       zt.forEach((v, i) =>
         expect(v).toBeCloseTo(
@@ -115,7 +115,7 @@ describe('grassmannMixingTrace', () => {
       ),
     );
     offsets.forEach((delta, o) => {
-      const ph = ((tr.pHat[o] as tf.Tensor3D).arraySync() as number[][][])[0] as number[][];
+      const ph = (tr.pHat[o] as tf.Tensor3D).arraySync()[0] as number[][];
       for (let t = 0; t < L; t++) {
         if (t < delta) {
           expect(ph[t]?.map(Math.abs)).toEqual([0, 0, 0]);
@@ -149,10 +149,10 @@ function naive(
 ): number[][] {
   const d = (h[0] as number[]).length;
   const dh = d / H;
-  const W = w.wQkv.arraySync() as number[][];
-  const bq = w.bQkv.arraySync() as number[];
-  const P = w.wProj.arraySync() as number[][];
-  const bp = w.bProj.arraySync() as number[];
+  const W = w.wQkv.arraySync();
+  const bq = w.bQkv.arraySync();
+  const P = w.wProj.arraySync();
+  const bp = w.bProj.arraySync();
   const lin = (x: number[], m: number[][], b: number[]) =>
     b.map((bo, o) => x.reduce((s, xv, i) => s + xv * m[i]![o]!, bo));
   const qkv = h.map((x) => lin(x, W, bq));
@@ -188,7 +188,7 @@ describe('one attention', () => {
         [1, 1, 1, 1, 1],
       ];
       const out = causalAttention(h, w, { nHeads: H, kind, eps: 1e-6, causal: false, keyMask: tf.tensor2d(mask) });
-      const hs = h.arraySync() as number[][][];
+      const hs = h.arraySync();
       const ref = hs.flatMap((x, b) => naive(x, w, H, kind, false, mask[b] as number[]).flat());
       expect(relErr(values(out), ref)).toBeLessThan(1e-5);
       // causal with padding: query 1 of sequence 0 sees keys 0, 1 only
@@ -206,7 +206,7 @@ describe('one attention', () => {
       expect(values(tr.output)).toEqual(values(causalAttention(h, w, { nHeads: H, kind, eps: 1e-6 })));
       const a = tr.weights.arraySync();
       const sc = tr.scores.arraySync();
-      const q = (tf.add(tf.matMul(tf.reshape(h, [L, d]), w.wQkv), w.bQkv) as tf.Tensor2D).arraySync(); // [L, 3d]
+      const q = tf.add<tf.Tensor2D>(tf.matMul(tf.reshape(h, [L, d]), w.wQkv), w.bQkv).arraySync(); // [L, 3d]
       a.forEach((head, hd) =>
         head.forEach((row, i) => {
           row.forEach((v, j) => {
@@ -265,8 +265,8 @@ describe('README example: the formulas on their own', () => {
     await useBackend('cpu');
     // --- README example begins ---
     const [B, L, d, r] = [1, 5, 4, 3];
-    const mat = (rows: number, cols: number) => tf.randomNormal([rows, cols]) as tf.Tensor2D;
-    const vec = (n: number) => tf.zeros([n]) as tf.Tensor1D;
+    const mat = (rows: number, cols: number) => tf.randomNormal<tf.Rank.R2>([rows, cols]);
+    const vec = (n: number) => tf.zeros<tf.Rank.R1>([n]);
     const w: GrassmannMixingWeights = {
       wRed: mat(d, r),
       bRed: vec(r),
@@ -275,7 +275,7 @@ describe('README example: the formulas on their own', () => {
       wGate: mat(2 * d, d),
       bGate: vec(d),
     };
-    const h = tf.randomNormal([B, L, d]) as tf.Tensor3D;
+    const h = tf.randomNormal<tf.Rank.R3>([B, L, d]);
     const trace = grassmannMixingTrace(h, w, { offsets: [1, 2], eps: 1e-6, direction: 'causal' });
     const attn = { wQkv: mat(d, 3 * d), bQkv: vec(3 * d), wProj: mat(d, d), bProj: vec(d) };
     const mask = tf.tensor2d([[1, 1, 1, 0, 0]]); // 1 real token, 0 padding

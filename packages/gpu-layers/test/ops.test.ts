@@ -41,8 +41,8 @@ for (const backend of ['cpu', 'wasm'] as const) {
       }
       expect(() => matmul(tf.zeros([2, 3]), tf.zeros([4, 2]))).toThrow(/inner dimensions/);
       // Tied head x·Eᵀ against tf.matMul(x, E, false, true).
-      const x = tf.randomNormal([6, 4], 0, 1, 'float32', 9) as tf.Tensor2D;
-      const table = tf.randomNormal([10, 4], 0, 1, 'float32', 10) as tf.Tensor2D;
+      const x = tf.randomNormal<tf.Rank.R2>([6, 4], 0, 1, 'float32', 9);
+      const table = tf.randomNormal<tf.Rank.R2>([10, 4], 0, 1, 'float32', 10);
       const wh = tf.randomNormal([6, 10], 0, 1, 'float32', 11);
       const oursH = tf.grads((p: tf.Tensor, q: tf.Tensor) =>
         tf.sum(tf.mul(tiedHead(p as tf.Tensor2D, q as tf.Tensor2D), wh)),
@@ -92,7 +92,7 @@ for (const backend of ['cpu', 'wasm'] as const) {
     it('crossEntropy/lmLoss: value and gradient equal tf.losses.softmaxCrossEntropy', async () => {
       await useBackend(backend);
       const [B, L, V] = [2, 3, 11];
-      const logits = tf.randomNormal([B, L, V], 0, 3, 'float32', 8) as tf.Tensor3D;
+      const logits = tf.randomNormal<tf.Rank.R3>([B, L, V], 0, 3, 'float32', 8);
       const targets = tf.tensor2d(
         [
           [0, 5, 10],
@@ -108,17 +108,15 @@ for (const backend of ['cpu', 'wasm'] as const) {
       expect(relErr(lmLoss(logits, targets).dataSync(), stockLoss(logits).dataSync())).toBeLessThan(1e-6);
       expect(relErr(values(ours as tf.Tensor), values(stock as tf.Tensor))).toBeLessThan(1e-5);
       // Uniform logits: the loss is log V.
-      const flat = crossEntropy(tf.zeros([4, V]) as tf.Tensor2D, tf.tensor1d([1, 2, 3, 4], 'int32'));
+      const flat = crossEntropy(tf.zeros<tf.Rank.R2>([4, V]), tf.tensor1d([1, 2, 3, 4], 'int32'));
       expect(flat.dataSync()[0]).toBeCloseTo(Math.log(V), 5);
-      expect(() => crossEntropy(tf.zeros([4, V]) as tf.Tensor2D, tf.tensor1d([1, 2, 3, 4], 'float32'))).toThrow(
-        /int32/,
-      );
-      expect(() => lmLoss(logits, tf.zeros([2, 2], 'int32') as tf.Tensor2D)).toThrow(/targets/);
+      expect(() => crossEntropy(tf.zeros<tf.Rank.R2>([4, V]), tf.tensor1d([1, 2, 3, 4], 'float32'))).toThrow(/int32/);
+      expect(() => lmLoss(logits, tf.zeros<tf.Rank.R2>([2, 2], 'int32'))).toThrow(/targets/);
     });
 
     it('crossEntropy falls back to a one-hot gradient where TensorScatterUpdate is missing', async () => {
       await useBackend(backend);
-      const logits = tf.randomNormal([5, 7], 0, 2, 'float32', 12) as tf.Tensor2D;
+      const logits = tf.randomNormal<tf.Rank.R2>([5, 7], 0, 2, 'float32', 12);
       const targets = tf.tensor1d([0, 6, 3, 3, 1], 'int32');
       const [withScatter] = tf.grads((x: tf.Tensor) => crossEntropy(x as tf.Tensor2D, targets))([logits]);
       const kernel = tf.getKernel('TensorScatterUpdate', backend);
@@ -128,7 +126,7 @@ for (const backend of ['cpu', 'wasm'] as const) {
         const [withOneHot] = tf.grads((x: tf.Tensor) => crossEntropy(x as tf.Tensor2D, targets))([logits]);
         expect(relErr(values(withOneHot as tf.Tensor), values(withScatter as tf.Tensor))).toBeLessThan(1e-6);
       } finally {
-        tf.registerKernel(kernel as tf.KernelConfig);
+        tf.registerKernel(kernel);
       }
       const [again] = tf.grads((x: tf.Tensor) => crossEntropy(x as tf.Tensor2D, targets))([logits]);
       expect(relErr(values(again as tf.Tensor), values(withScatter as tf.Tensor))).toBeLessThan(1e-6);

@@ -39,7 +39,7 @@ describe('Plücker order', () => {
         {
           wRed,
           bRed: tf.zeros([r]),
-          wPlu: tf.eye(d) as tf.Tensor2D,
+          wPlu: tf.eye(d),
           bPlu: tf.zeros([d]),
           wGate: tf.zeros([2 * d, d]),
           bGate: tf.fill([d], -30),
@@ -50,6 +50,7 @@ describe('Plücker order', () => {
     const p = plucker(u, v); // pair (z_{t−1}, z_t) = (u, v)
     const n = Math.hypot(...p);
     for (let c = 0; c < d; c++) expect(out[d + c]).toBeCloseTo((p[c] as number) / n, 5);
-    for (let c = 0; c < d; c++) expect(Math.abs(out[c] as number)).toBeLessThan(1e-6); // t = 0: no pair, g = 0 and h·α ≈ 0
+    // t = 0: no pair, g = 0 and h·α ≈ 0
+    for (let c = 0; c < d; c++) expect(Math.abs(out[c] as number)).toBeLessThan(1e-6);
   });
 });

@@ -1,5 +1,6 @@
 // Throughput of pluckerBatch, TS vs gpu.js, at N = 1e3, 1e5, 1e6 and r = 8, 32, 64.
-// Run: pnpm --filter @grassflow/grassmann-math bench   (or from the package: node --import tsx bench/plucker-batch.bench.ts)
+// Run: pnpm --filter @grassflow/grassmann-math bench (or from the package: node --import tsx
+// bench/plucker-batch.bench.ts)
 // Env: BENCH_OUTPUT_BUDGET_MB (default 1024): cells whose [N, r(r−1)/2] float32 output is larger are
 // streamed through a reused 64 MiB output buffer in chunks instead of one allocation.
 import os from 'node:os';
@@ -41,10 +42,22 @@ interface Cell {
 }
 
 /** One full pass over N pairs: a single call, or chunk by chunk into one reused buffer. */
-function pass(a: Float32Array, b: Float32Array, N: number, r: number, backend: PluckerBatchBackend, out: Float32Array, chunkRows: number): void {
+function pass(
+  a: Float32Array,
+  b: Float32Array,
+  N: number,
+  r: number,
+  backend: PluckerBatchBackend,
+  out: Float32Array,
+  chunkRows: number,
+): void {
   for (let s = 0; s < N; s += chunkRows) {
     const rows = Math.min(chunkRows, N - s);
-    pluckerBatch(a.subarray(s * r, (s + rows) * r), b.subarray(s * r, (s + rows) * r), rows, r, { backend, out, checkFinite: false });
+    pluckerBatch(a.subarray(s * r, (s + rows) * r), b.subarray(s * r, (s + rows) * r), rows, r, {
+      backend,
+      out,
+      checkFinite: false,
+    });
   }
 }
 
@@ -75,10 +88,21 @@ const fmt = (x: number, digits = 3): string => x.toPrecision(digits);
 
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`pluckerBatch throughput — Node ${process.version}, ${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM`);
-  console.log(`median of ≥${MIN_REPS} runs (≥${MIN_SECONDS} s, at most ~${MAX_SECONDS} s per cell); inputs float32; checkFinite: false`);
-  console.log(`load average at start (1/5/15 min): ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')}`);
-  console.log(`output budget ${OUTPUT_BUDGET_BYTES / 2 ** 20} MiB: larger outputs are streamed in ${CHUNK_BYTES / 2 ** 20} MiB chunks ("chunked")`);
+  console.log(
+    `pluckerBatch throughput — Node ${process.version}, ${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM`,
+  );
+  console.log(
+    `median of ≥${MIN_REPS} runs (≥${MIN_SECONDS} s, at most ~${MAX_SECONDS} s per cell); inputs float32; checkFinite: false`,
+  );
+  console.log(
+    `load average at start (1/5/15 min): ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' / ')}`,
+  );
+  console.log(
+    `output budget ${OUTPUT_BUDGET_BYTES / 2 ** 20} MiB: larger outputs are streamed in ${CHUNK_BYTES / 2 ** 20} MiB chunks ("chunked")`,
+  );
   const cells: Cell[] = [];
   let gpuMode = 'not run';
   for (const r of RS) {
@@ -92,12 +116,19 @@ async function main(): Promise<void> {
         const cell = measure(a.subarray(0, N * r), b.subarray(0, N * r), N, r, backend);
         if (backend === 'gpujs') gpuMode = gpuJsBackendMode() ?? 'unknown';
         cells.push(cell);
-        console.error(`  measured N=${N} r=${r} ${backend}: ${fmt(cell.seconds * 1000)} ms (${cell.reps} runs${cell.chunked ? `, chunked, ${gib.toFixed(2)} GiB output not kept` : ''})`);
+        console.error(
+          `  measured N=${N} r=${r} ${backend}: ${fmt(cell.seconds * 1000)} ms (${cell.reps} runs${cell.chunked ? `, chunked, ${gib.toFixed(2)} GiB output not kept` : ''})`,
+        );
       }
     }
   }
   console.log(`gpu.js backend that ran: ${gpuMode}`);
-  console.log(`load average at end (1/5/15 min): ${os.loadavg().map((x) => x.toFixed(1)).join(' / ')}\n`);
+  console.log(
+    `load average at end (1/5/15 min): ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' / ')}\n`,
+  );
   console.log('| N | r | C(r,2) | backend | wall / pass | CPU / pass | Mpairs/s | output GB/s | in+out GB/s | note |');
   console.log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---|');
   for (const c of cells) {
@@ -108,9 +139,13 @@ async function main(): Promise<void> {
     const name = c.backend === 'gpujs' ? `gpujs (${gpuMode})` : 'ts';
     const dur = (x: number): string => (x >= 1 ? `${fmt(x)} s` : `${fmt(x * 1000)} ms`);
     const note = c.chunked ? `chunked: ${((c.N * P * 4) / 2 ** 30).toFixed(1)} GiB output streamed` : '';
-    console.log(`| ${c.N.toExponential(0)} | ${c.r} | ${P} | ${name} | ${dur(c.seconds)} | ${dur(c.cpuSeconds)} | ${fmt(pairsPerS / 1e6)} | ${fmt(outGB)} | ${fmt(allGB)} | ${note} |`);
+    console.log(
+      `| ${c.N.toExponential(0)} | ${c.r} | ${P} | ${name} | ${dur(c.seconds)} | ${dur(c.cpuSeconds)} | ${fmt(pairsPerS / 1e6)} | ${fmt(outGB)} | ${fmt(allGB)} | ${note} |`,
+    );
   }
-  console.log('\nMpairs/s and GB/s are per wall-clock second. Speed-up of ts over gpujs (wall-time ratio; CPU-time ratio):');
+  console.log(
+    '\nMpairs/s and GB/s are per wall-clock second. Speed-up of ts over gpujs (wall-time ratio; CPU-time ratio):',
+  );
   for (const r of RS) {
     const row = NS.map((N) => {
       const t = cells.find((c) => c.N === N && c.r === r && c.backend === 'ts')!;

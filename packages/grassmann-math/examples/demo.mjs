@@ -24,13 +24,21 @@ console.log(`normalised p̂             = ${fmt(normalizePlucker(p))}`);
 
 // 2. The Plücker relation p01 p23 − p02 p13 + p03 p12 = 0 holds exactly for a wedge u ∧ v.
 console.log(`relations residual(u∧v)  = ${pluckerRelationsResidual(p, 4).toExponential(2)}  (a point of Gr(2,4))`);
-console.log(`residual(e0∧e1 + e2∧e3)  = ${pluckerRelationsResidual([1, 0, 0, 0, 0, 1], 4).toFixed(4)}  (not decomposable)`);
+console.log(
+  `residual(e0∧e1 + e2∧e3)  = ${pluckerRelationsResidual([1, 0, 0, 0, 0, 1], 4).toFixed(4)}  (not decomposable)`,
+);
 const { u: q1, v: q2, scale } = planeFromPlucker(p, 4);
 console.log(`recovered basis: ‖p‖ = ${scale.toFixed(4)}, u = ${fmt(q1)}, v = ${fmt(q2)}`);
 
 // 3. Principal angles and distances between two planes in R^4 (subspaces as lists of column vectors).
-const A = [[1, 0, 0, 0], [0, 1, 0, 0]];
-const B = [[Math.cos(0.3), 0, Math.sin(0.3), 0], [0, Math.cos(1.1), 0, Math.sin(1.1)]];
+const A = [
+  [1, 0, 0, 0],
+  [0, 1, 0, 0],
+];
+const B = [
+  [Math.cos(0.3), 0, Math.sin(0.3), 0],
+  [0, Math.cos(1.1), 0, Math.sin(1.1)],
+];
 console.log(`principal angles (rad)   = ${fmt(principalAngles(A, B))}   (built as 0.3 and 1.1)`);
 console.log(
   `distances: geodesic ${geodesicDistance(A, B).toFixed(4)}, chordal ${chordalDistance(A, B).toFixed(4)}, ` +
@@ -52,6 +60,8 @@ for (const backend of ['ts', 'gpujs']) {
     s = Math.min(s, (performance.now() - t0) / 1000);
   }
   const name = backend === 'gpujs' ? `gpujs (${gpuJsBackendMode()})` : 'ts';
-  console.log(`pluckerBatch N=${N}, r=${r}, ${name.padEnd(15)}: ${(s * 1000).toFixed(1)} ms (best of 3), ${(N / s / 1e6).toFixed(2)} Mpairs/s`);
+  console.log(
+    `pluckerBatch N=${N}, r=${r}, ${name.padEnd(15)}: ${(s * 1000).toFixed(1)} ms (best of 3), ${(N / s / 1e6).toFixed(2)} Mpairs/s`,
+  );
 }
 await releaseGpuJsKernels();

@@ -22,11 +22,22 @@ export function binomial(n: number, k: number): number {
 export function checkGrade(fn: string, n: number, k: number, kName = 'k'): number {
   checkInteger(fn, 'n', n, 1);
   if (!Number.isInteger(k) || k < 0 || k > n) {
-    throw new GrassmannInputError(fn, kName, `an integer in [0, n] = [0, ${n}]`, describe(k), 'A k-vector on R^n needs k ≤ n.');
+    throw new GrassmannInputError(
+      fn,
+      kName,
+      `an integer in [0, n] = [0, ${n}]`,
+      describe(k),
+      'A k-vector on R^n needs k ≤ n.',
+    );
   }
   const dim = binomial(n, k);
   if (dim > MAX_KVECTOR_DIMENSION) {
-    throw new GrassmannInputError(fn, kName, `a grade with C(n, k) ≤ ${MAX_KVECTOR_DIMENSION}`, `C(${n}, ${k}) = ${dim}`);
+    throw new GrassmannInputError(
+      fn,
+      kName,
+      `a grade with C(n, k) ≤ ${MAX_KVECTOR_DIMENSION}`,
+      `C(${n}, ${k}) = ${dim}`,
+    );
   }
   return dim;
 }
@@ -117,7 +128,12 @@ export function unrankCombination(rank: number, n: number, k: number): number[] 
 /** Position of the pair (i, j), i < j, among the C(n,2) Plücker coordinates: i(2n−i−1)/2 + (j−i−1). */
 export function pairIndex(i: number, j: number, n: number): number {
   if (!Number.isInteger(i) || !Number.isInteger(j) || i < 0 || i >= j || j >= n) {
-    throw new GrassmannInputError('pairIndex', 'i, j', `integers with 0 ≤ i < j < n = ${n}`, `i = ${String(i)}, j = ${String(j)}`);
+    throw new GrassmannInputError(
+      'pairIndex',
+      'i, j',
+      `integers with 0 ≤ i < j < n = ${n}`,
+      `i = ${String(i)}, j = ${String(j)}`,
+    );
   }
   return (i * (2 * n - i - 1)) / 2 + (j - i - 1);
 }

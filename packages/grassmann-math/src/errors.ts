@@ -64,7 +64,13 @@ export function checkVector(fn: string, name: string, value: unknown, length?: n
 }
 
 /** Checks that `value` is an integer in [min, max] and returns it. */
-export function checkInteger(fn: string, name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function checkInteger(
+  fn: string,
+  name: string,
+  value: unknown,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `an integer ≥ ${min}` : `an integer in [${min}, ${max}]`;
     throw new GrassmannInputError(fn, name, range, describe(value));

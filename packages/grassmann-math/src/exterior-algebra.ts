@@ -110,7 +110,13 @@ export function wedge(a: KVector | NumericVector, b: KVector | NumericVector): K
   const k = A.k;
   const l = B.k;
   if (k + l > n) {
-    throw new GrassmannInputError('wedge', 'b', `a grade l ≤ n − k = ${n - k}`, `l = ${l}`, 'Λ^{k+l}(R^n) is zero for k + l > n.');
+    throw new GrassmannInputError(
+      'wedge',
+      'b',
+      `a grade l ≤ n − k = ${n - k}`,
+      `l = ${l}`,
+      'Λ^{k+l}(R^n) is zero for k + l > n.',
+    );
   }
   const m = k + l;
   const out = new Float64Array(checkGrade('wedge', n, m, 'k + l'));
@@ -170,7 +176,12 @@ function sameSpace(fn: string, a: KVector | NumericVector, b: KVector | NumericV
   const A = asKVector(fn, 'a', a);
   const B = asKVector(fn, 'b', b);
   if (A.n !== B.n || A.k !== B.k) {
-    throw new GrassmannInputError(fn, 'b', `a ${A.k}-vector on R^${A.n} (same n and k as a)`, `a ${B.k}-vector on R^${B.n}`);
+    throw new GrassmannInputError(
+      fn,
+      'b',
+      `a ${A.k}-vector on R^${A.n} (same n and k as a)`,
+      `a ${B.k}-vector on R^${B.n}`,
+    );
   }
   return [A, B];
 }

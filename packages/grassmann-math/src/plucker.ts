@@ -101,7 +101,13 @@ export function pluckerRelationsResidual(p: NumericVector, n: number): number {
   const c = checkTwoVector(fn, p, n);
   const nrm = norm(c);
   if (nrm === 0) {
-    throw new GrassmannInputError(fn, 'p', 'a nonzero 2-vector', 'the zero vector', 'The zero 2-vector is no point of Gr(2, n).');
+    throw new GrassmannInputError(
+      fn,
+      'p',
+      'a nonzero 2-vector',
+      'the zero vector',
+      'The zero 2-vector is no point of Gr(2, n).',
+    );
   }
   if (n < 4) return 0;
   // Row offsets of the pair index: idx(i, j) = off[i] + j, off[i] = i(2n−i−1)/2 − i − 1.
@@ -146,7 +152,8 @@ export function normalizePlucker(p: NumericVector): Float64Array {
  */
 export function smoothNormalizePlucker(p: NumericVector, eps = 1e-6): Float64Array {
   const c = checkVector('smoothNormalizePlucker', 'p', p);
-  if (!Number.isFinite(eps) || eps < 0) throw new GrassmannInputError('smoothNormalizePlucker', 'eps', 'a finite number ≥ 0', describe(eps));
+  if (!Number.isFinite(eps) || eps < 0)
+    throw new GrassmannInputError('smoothNormalizePlucker', 'eps', 'a finite number ≥ 0', describe(eps));
   const nrm = norm(c);
   const d = Math.sqrt(nrm * nrm + eps * eps);
   if (d === 0) return new Float64Array(c.length);

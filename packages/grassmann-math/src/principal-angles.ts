@@ -107,7 +107,12 @@ export function principalAngles(A: SubspaceInput, B: SubspaceInput): Float64Arra
   let QA = orthonormalBasisMatrix(A, 'principalAngles', 'A');
   let QB = orthonormalBasisMatrix(B, 'principalAngles', 'B');
   if (QA.rows !== QB.rows) {
-    throw new GrassmannInputError('principalAngles', 'B', `vectors of R^${QA.rows} (same n as A)`, `vectors of R^${QB.rows}`);
+    throw new GrassmannInputError(
+      'principalAngles',
+      'B',
+      `vectors of R^${QA.rows} (same n as A)`,
+      `vectors of R^${QB.rows}`,
+    );
   }
   if (QB.columns > QA.columns) [QA, QB] = [QB, QA];
   const m = QB.columns;
@@ -129,8 +134,13 @@ function equalDimensionAngles(fn: string, A: SubspaceInput, B: SubspaceInput): F
   const kA = toColumns(fn, 'A', A).k;
   const kB = toColumns(fn, 'B', B).k;
   if (kA !== kB) {
-    throw new GrassmannInputError(fn, 'B', `${kA} vectors (a subspace of the same dimension as A)`, `${kB} vectors`,
-      'Distances on Gr(k, n) compare subspaces of equal dimension k; principalAngles accepts different ones.');
+    throw new GrassmannInputError(
+      fn,
+      'B',
+      `${kA} vectors (a subspace of the same dimension as A)`,
+      `${kB} vectors`,
+      'Distances on Gr(k, n) compare subspaces of equal dimension k; principalAngles accepts different ones.',
+    );
   }
   return principalAngles(A, B);
 }

@@ -49,7 +49,12 @@ export function toColumns(fn: string, name: string, input: SubspaceInput, requir
   } else if (Array.isArray(input)) {
     const list = input as readonly unknown[];
     if (list.length === 0) {
-      throw new GrassmannInputError(fn, name, 'a non-empty list of column vectors or a {data, rows, cols} matrix', 'an empty list');
+      throw new GrassmannInputError(
+        fn,
+        name,
+        'a non-empty list of column vectors or a {data, rows, cols} matrix',
+        'an empty list',
+      );
     }
     const first = checkVector(fn, `${name}[0]`, list[0]);
     n = first.length;

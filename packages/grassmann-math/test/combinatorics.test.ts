@@ -20,7 +20,14 @@ describe('index map of k-vector coordinates', () => {
   });
 
   it('combinations(4,2) = (0,1),(0,2),(0,3),(1,2),(1,3),(2,3): lexicographic, the Plücker feature order', () => {
-    expect(combinations(4, 2)).toEqual([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]);
+    expect(combinations(4, 2)).toEqual([
+      [0, 1],
+      [0, 2],
+      [0, 3],
+      [1, 2],
+      [1, 3],
+      [2, 3],
+    ]);
     expect(combinations(3, 0)).toEqual([[]]);
   });
 
@@ -42,13 +49,16 @@ describe('index map of k-vector coordinates', () => {
 
   it('rankCombination(combinations(n,k)[q]) = q and unrankCombination(q) = combinations(n,k)[q]', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 12 }).chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n }))), ([n, k]) => {
-        const all = combinations(n, k);
-        all.forEach((c, q) => {
-          expect(rankCombination(c, n)).toBe(q);
-          expect(unrankCombination(q, n, k)).toEqual(c);
-        });
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 12 }).chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n }))),
+        ([n, k]) => {
+          const all = combinations(n, k);
+          all.forEach((c, q) => {
+            expect(rankCombination(c, n)).toBe(q);
+            expect(unrankCombination(q, n, k)).toEqual(c);
+          });
+        },
+      ),
       { numRuns: 40 },
     );
   });

@@ -49,7 +49,16 @@ describe('typed input errors name the argument and the expected shape', () => {
   });
 
   it('pluckerK / wedge / kvector: k > n → error (Λ^k(R^n) = 0)', () => {
-    expectInputError(() => pluckerK([[1, 0], [0, 1], [1, 1]]), 'vectors', 'k ≤ n');
+    expectInputError(
+      () =>
+        pluckerK([
+          [1, 0],
+          [0, 1],
+          [1, 1],
+        ]),
+      'vectors',
+      'k ≤ n',
+    );
     expectInputError(() => wedge(basisKVector(3, [0, 1]), basisKVector(3, [1, 2])), 'b', 'l ≤ n − k');
     expectInputError(() => kvector(3, 4, [1]), 'k', '[0, 3]');
     expectInputError(() => kvector(4, 2, [1, 2, 3]), 'coeffs', 'length 6');
@@ -63,11 +72,24 @@ describe('typed input errors name the argument and the expected shape', () => {
   });
 
   it('planeFromPlucker: a non-decomposable 2-vector (e0∧e1 + e2∧e3) is rejected', () => {
-    expect(expectInputError(() => planeFromPlucker([1, 0, 0, 0, 0, 1], 4), 'p', 'decomposable').received).toContain('5.000e-1');
+    expect(expectInputError(() => planeFromPlucker([1, 0, 0, 0, 0, 1], 4), 'p', 'decomposable').received).toContain(
+      '5.000e-1',
+    );
   });
 
   it('principalAngles: dependent columns, zero vector, different ambient n, empty list', () => {
-    expectInputError(() => principalAngles([[1, 2, 3], [2, 4, 6]], [[1, 0, 0]]), 'A', 'linearly independent');
+    expectInputError(
+      () =>
+        principalAngles(
+          [
+            [1, 2, 3],
+            [2, 4, 6],
+          ],
+          [[1, 0, 0]],
+        ),
+      'A',
+      'linearly independent',
+    );
     expectInputError(() => principalAngles([[1, 0, 0]], [[0, 0, 0]]), 'B', 'linearly independent');
     expectInputError(() => principalAngles([[1, 0, 0]], [[1, 0]]), 'B', 'same n');
     expectInputError(() => principalAngles([], [[1, 0]]), 'A', 'non-empty');
@@ -75,7 +97,18 @@ describe('typed input errors name the argument and the expected shape', () => {
   });
 
   it('distances: subspaces of different dimension → "B" must have the same dimension as A', () => {
-    expectInputError(() => geodesicDistance([[1, 0, 0]], [[1, 0, 0], [0, 1, 0]]), 'B', 'same dimension');
+    expectInputError(
+      () =>
+        geodesicDistance(
+          [[1, 0, 0]],
+          [
+            [1, 0, 0],
+            [0, 1, 0],
+          ],
+        ),
+      'B',
+      'same dimension',
+    );
   });
 
   it('pluckerBatch: wrong length, NaN, r < 2, small out, unknown backend', () => {
@@ -89,7 +122,11 @@ describe('typed input errors name the argument and the expected shape', () => {
     expectInputError(() => pluckerBatch(z, z, 2.5, 8), 'N', 'integer');
     expectInputError(() => pluckerBatch(z, z, 2, 8, { out: new Float32Array(55) }), 'options.out', '56');
     expectInputError(() => pluckerBatch(z, z, 2, 8, { backend: 'cuda' as unknown as 'ts' }), 'options.backend', "'ts'");
-    expectInputError(() => pluckerBatch(z, z, 2, 8, { backend: 'gpujs', gpuMode: 'webgpu' as unknown as 'gpu' }), 'options.gpuMode', 'webasm');
+    expectInputError(
+      () => pluckerBatch(z, z, 2, 8, { backend: 'gpujs', gpuMode: 'webgpu' as unknown as 'gpu' }),
+      'options.gpuMode',
+      'webasm',
+    );
   });
 
   it('pluckerBatch: checkFinite: false skips the scan (NaN propagates as IEEE arithmetic says)', () => {

@@ -34,7 +34,9 @@ const volume = (n: number): KVector => basisKVector(n, [...Array(n).keys()]);
 
 describe('wedge product', () => {
   it('wedge(u, v).coeffs = plucker(u, v) (same basis order)', () => {
-    fc.assert(fc.property(vectors(2), ({ vs: [u, v] }) => expectAllClose(wedge(u!, v!).coeffs, plucker(u!, v!), 1e-12)));
+    fc.assert(
+      fc.property(vectors(2), ({ vs: [u, v] }) => expectAllClose(wedge(u!, v!).coeffs, plucker(u!, v!), 1e-12)),
+    );
   });
 
   it('basis signs: e1∧e0 = −e0∧e1, e2∧(e0∧e1) = e0∧e1∧e2, e0∧(e0∧e1) = 0', () => {
@@ -50,7 +52,9 @@ describe('wedge product', () => {
       .chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n }), fc.integer({ min: 0, max: n })))
       .filter(([n, k, l]) => k + l <= n)
       .chain(([n, k, l]) =>
-        fc.tuple(vec(combinations(n, k).length), vec(combinations(n, l).length)).map(([a, b]) => [kvector(n, k, a), kvector(n, l, b)] as const),
+        fc
+          .tuple(vec(combinations(n, k).length), vec(combinations(n, l).length))
+          .map(([a, b]) => [kvector(n, k, a), kvector(n, l, b)] as const),
       );
     fc.assert(
       fc.property(pair, ([a, b]) => {
@@ -75,7 +79,12 @@ describe('wedge product', () => {
       fc.property(vectors(2), coord, ({ vs: [u, v] }, t) => {
         expect(Array.from(wedge(u!, u!).coeffs).every((x) => x === 0)).toBe(true);
         const w = v!.map((x, i) => x + t * u![i]!);
-        expectAllClose(wedge(u!, w).coeffs, wedge(u!, v!).coeffs, 1e-12, maxAbs(u!) * (maxAbs(v!) + Math.abs(t) * maxAbs(u!)));
+        expectAllClose(
+          wedge(u!, w).coeffs,
+          wedge(u!, v!).coeffs,
+          1e-12,
+          maxAbs(u!) * (maxAbs(v!) + Math.abs(t) * maxAbs(u!)),
+        );
       }),
     );
   });

@@ -10,9 +10,9 @@ export const vec = (n: number): fc.Arbitrary<number[]> => fc.array(coord, { minL
 
 /** n in [lo, hi] together with `count` vectors of R^n. */
 export const vectors = (count: number, lo = 2, hi = 7): fc.Arbitrary<{ n: number; vs: number[][] }> =>
-  fc.integer({ min: lo, max: hi }).chain((n) =>
-    fc.array(vec(n), { minLength: count, maxLength: count }).map((vs) => ({ n, vs })),
-  );
+  fc
+    .integer({ min: lo, max: hi })
+    .chain((n) => fc.array(vec(n), { minLength: count, maxLength: count }).map((vs) => ({ n, vs })));
 
 /**
  * k linearly independent vectors of R^n: k distinct identity columns (random order) plus noise with
@@ -20,14 +20,16 @@ export const vectors = (count: number, lo = 2, hi = 7): fc.Arbitrary<{ n: number
  */
 export const wellConditioned = (n: number, k: number): fc.Arbitrary<number[][]> => {
   const b = 0.9 / Math.sqrt(n * k);
-  return fc.array(fc.array(fc.double({ min: -b, max: b, noNaN: true }), { minLength: n, maxLength: n }), {
-    minLength: k,
-    maxLength: k,
-  }).chain((noise) =>
-    fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n }).map((perm) =>
-      noise.map((e, j) => e.map((x, i) => x + (perm[j] === i ? 1 : 0))),
-    ),
-  );
+  return fc
+    .array(fc.array(fc.double({ min: -b, max: b, noNaN: true }), { minLength: n, maxLength: n }), {
+      minLength: k,
+      maxLength: k,
+    })
+    .chain((noise) =>
+      fc
+        .shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n })
+        .map((perm) => noise.map((e, j) => e.map((x, i) => x + (perm[j] === i ? 1 : 0)))),
+    );
 };
 
 export function maxAbs(a: ArrayLike<number>): number {

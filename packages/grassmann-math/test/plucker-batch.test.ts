@@ -26,7 +26,15 @@ function randomArray(length: number, seed: number): Float32Array {
  * |x − y| ≤ tol · (|a_i b_j| + |a_j b_i|) for every coordinate: relative to the size of the two
  * products, the scale of float32 rounding in the difference.
  */
-function expectBatchAgree(x: Float32Array, y: Float32Array, a: ArrayLike<number>, b: ArrayLike<number>, N: number, r: number, tol: number): void {
+function expectBatchAgree(
+  x: Float32Array,
+  y: Float32Array,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  N: number,
+  r: number,
+  tol: number,
+): void {
   expect(x.length).toBe(y.length);
   let o = 0;
   for (let n = 0; n < N; n++) {
@@ -61,7 +69,13 @@ describe('pluckerBatch: out[n, (i,j)] = zPrev[n,i] zCur[n,j] − zPrev[n,j] zCur
   });
 
   it('TS and gpu.js backends agree to 1e-6 relative (r = 2, 3, 8, 32, 64; N spanning several kernel chunks plus a tail)', () => {
-    const cases: [number, number][] = [[5, 2], [1001, 3], [20011, 8], [1203, 32], [397, 64]];
+    const cases: [number, number][] = [
+      [5, 2],
+      [1001, 3],
+      [20011, 8],
+      [1203, 32],
+      [397, 64],
+    ];
     for (const [N, r] of cases) {
       const a = randomArray(N * r, 10 + r);
       const b = randomArray(N * r, 20 + r);
@@ -120,6 +134,8 @@ describe('pluckerBatch: out[n, (i,j)] = zPrev[n,i] zCur[n,j] − zPrev[n,j] zCur
   it(`default backend is '${DEFAULT_PLUCKER_BATCH_BACKEND}' (the faster one in bench/)`, () => {
     const a = randomArray(64, 6);
     const b = randomArray(64, 7);
-    expect(Array.from(pluckerBatch(a, b, 8, 8))).toEqual(Array.from(pluckerBatch(a, b, 8, 8, { backend: DEFAULT_PLUCKER_BATCH_BACKEND })));
+    expect(Array.from(pluckerBatch(a, b, 8, 8))).toEqual(
+      Array.from(pluckerBatch(a, b, 8, 8, { backend: DEFAULT_PLUCKER_BATCH_BACKEND })),
+    );
   });
 });

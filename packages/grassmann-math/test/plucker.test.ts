@@ -26,7 +26,9 @@ describe('plucker(u, v): p_ij = u_i v_j − u_j v_i', () => {
   });
 
   it('antisymmetry: plucker(u, v) = −plucker(v, u)', () => {
-    fc.assert(fc.property(vectors(2), ({ vs: [u, v] }) => expectAllClose(plucker(u!, v!), scale(plucker(v!, u!), -1), 0)));
+    fc.assert(
+      fc.property(vectors(2), ({ vs: [u, v] }) => expectAllClose(plucker(u!, v!), scale(plucker(v!, u!), -1), 0)),
+    );
   });
 
   it('bilinearity: plucker(a u + b w, v) = a plucker(u, v) + b plucker(w, v) (and in the second slot)', () => {
@@ -61,7 +63,9 @@ describe('pluckerK: k×k minors = v_1 ∧ … ∧ v_k', () => {
   });
 
   it('pluckerK(v_1, …, v_k) = wedge(v_1, …, v_k) for k = 1…n (row-major matrix input too)', () => {
-    const arb = fc.integer({ min: 1, max: 6 }).chain((n) => fc.integer({ min: 1, max: n }).chain((k) => vectors(k, n, n)));
+    const arb = fc
+      .integer({ min: 1, max: 6 })
+      .chain((n) => fc.integer({ min: 1, max: n }).chain((k) => vectors(k, n, n)));
     fc.assert(
       fc.property(arb, ({ n, vs }) => {
         const k = vs.length;
@@ -76,14 +80,20 @@ describe('pluckerK: k×k minors = v_1 ∧ … ∧ v_k', () => {
 
   it('change of basis: pluckerK(V G) = det(G) · pluckerK(V) for 3×3 G', () => {
     fc.assert(
-      fc.property(vectors(3, 3, 6), fc.array(fc.array(coord, { minLength: 3, maxLength: 3 }), { minLength: 3, maxLength: 3 }), ({ vs }, G) => {
-        // column j of V G is Σ_s G[s][j] v_s
-        const VG = [0, 1, 2].map((j) => vs.reduce((acc, v, s) => add(acc, scale(v, G[s]![j]!)), new Array<number>(vs[0]!.length).fill(0)));
-        const lhs = pluckerK(VG);
-        const rhs = scale(pluckerK(vs), det(G));
-        const terms = (maxAbs(G.flat()) * Math.max(...vs.map(maxAbs))) ** 3 * 36;
-        expectAllClose(lhs, rhs, 1e-12, terms);
-      }),
+      fc.property(
+        vectors(3, 3, 6),
+        fc.array(fc.array(coord, { minLength: 3, maxLength: 3 }), { minLength: 3, maxLength: 3 }),
+        ({ vs }, G) => {
+          // column j of V G is Σ_s G[s][j] v_s
+          const VG = [0, 1, 2].map((j) =>
+            vs.reduce((acc, v, s) => add(acc, scale(v, G[s]![j]!)), new Array<number>(vs[0]!.length).fill(0)),
+          );
+          const lhs = pluckerK(VG);
+          const rhs = scale(pluckerK(vs), det(G));
+          const terms = (maxAbs(G.flat()) * Math.max(...vs.map(maxAbs))) ** 3 * 36;
+          expectAllClose(lhs, rhs, 1e-12, terms);
+        },
+      ),
     );
   });
 });
@@ -128,14 +138,18 @@ describe('Plücker relations', () => {
 
   it('residual · ‖p‖² = ‖p ∧ p‖ / 2 (relations are the coefficients of ½ p∧p); residual(λp) = residual(p)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 4, max: 7 }).chain((n) => fc.tuple(fc.constant(n), vec((n * (n - 1)) / 2))), fc.double({ min: 0.1, max: 10, noNaN: true }), ([n, p], lam) => {
-        const nn = dot(p, p);
-        fc.pre(nn > 1e-6);
-        const pp = wedge({ n, k: 2, coeffs: Float64Array.from(p) }, { n, k: 2, coeffs: Float64Array.from(p) });
-        const r = pluckerRelationsResidual(p, n);
-        expect(Math.abs(r * nn - kvectorNorm(pp) / 2)).toBeLessThanOrEqual(1e-12 * (1 + nn));
-        expect(Math.abs(pluckerRelationsResidual(scale(p, -lam), n) - r)).toBeLessThanOrEqual(1e-12);
-      }),
+      fc.property(
+        fc.integer({ min: 4, max: 7 }).chain((n) => fc.tuple(fc.constant(n), vec((n * (n - 1)) / 2))),
+        fc.double({ min: 0.1, max: 10, noNaN: true }),
+        ([n, p], lam) => {
+          const nn = dot(p, p);
+          fc.pre(nn > 1e-6);
+          const pp = wedge({ n, k: 2, coeffs: Float64Array.from(p) }, { n, k: 2, coeffs: Float64Array.from(p) });
+          const r = pluckerRelationsResidual(p, n);
+          expect(Math.abs(r * nn - kvectorNorm(pp) / 2)).toBeLessThanOrEqual(1e-12 * (1 + nn));
+          expect(Math.abs(pluckerRelationsResidual(scale(p, -lam), n) - r)).toBeLessThanOrEqual(1e-12);
+        },
+      ),
     );
   });
 });
@@ -143,18 +157,23 @@ describe('Plücker relations', () => {
 describe('normalisation', () => {
   it('normalizePlucker: ‖p̂‖ = 1, largest |coordinate| positive, p̂(λp) = p̂(p) for λ ≠ 0', () => {
     fc.assert(
-      fc.property(vectors(2, 2, 7), fc.double({ min: 0.01, max: 100, noNaN: true }), fc.boolean(), ({ vs: [u, v] }, lam, neg) => {
-        const p = plucker(u!, v!);
-        fc.pre(maxAbs(p) > 1e-9);
-        const h = normalizePlucker(p);
-        expect(Math.abs(norm(h) - 1)).toBeLessThan(1e-14);
-        const mags = Array.from(p, Math.abs).sort((a, b) => b - a);
-        const big = p.findIndex((x) => Math.abs(x) === mags[0]);
-        expect(h[big]!).toBeGreaterThan(0);
-        // The sign convention is discontinuous at ties of the largest magnitude; skip near-ties.
-        fc.pre(mags.length === 1 || mags[1]! < mags[0]! * (1 - 1e-9));
-        expectAllClose(normalizePlucker(scale(p, neg ? -lam : lam)), h, 1e-14);
-      }),
+      fc.property(
+        vectors(2, 2, 7),
+        fc.double({ min: 0.01, max: 100, noNaN: true }),
+        fc.boolean(),
+        ({ vs: [u, v] }, lam, neg) => {
+          const p = plucker(u!, v!);
+          fc.pre(maxAbs(p) > 1e-9);
+          const h = normalizePlucker(p);
+          expect(Math.abs(norm(h) - 1)).toBeLessThan(1e-14);
+          const mags = Array.from(p, Math.abs).sort((a, b) => b - a);
+          const big = p.findIndex((x) => Math.abs(x) === mags[0]);
+          expect(h[big]!).toBeGreaterThan(0);
+          // The sign convention is discontinuous at ties of the largest magnitude; skip near-ties.
+          fc.pre(mags.length === 1 || mags[1]! < mags[0]! * (1 - 1e-9));
+          expectAllClose(normalizePlucker(scale(p, neg ? -lam : lam)), h, 1e-14);
+        },
+      ),
     );
   });
 
@@ -169,16 +188,20 @@ describe('normalisation', () => {
 describe('planeFromPlucker: basis recovery', () => {
   it('round trip: u, v orthonormal, scale · plucker(u, v) = p, scale = ‖p‖, span(u, v) = span(x, y)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 2, max: 8 }).chain((n) => wellConditioned(n, 2).map((vs) => ({ n, vs }))), fc.double({ min: 0.1, max: 10, noNaN: true }), ({ n, vs: [x, y] }, s) => {
-        const p = scale(plucker(x!, y!), s);
-        const { u, v, scale: sc } = planeFromPlucker(p, n);
-        expect(Math.abs(dot(u, u) - 1)).toBeLessThan(1e-12);
-        expect(Math.abs(dot(v, v) - 1)).toBeLessThan(1e-12);
-        expect(Math.abs(dot(u, v))).toBeLessThan(1e-12);
-        expect(Math.abs(sc - norm(p))).toBeLessThan(1e-10 * norm(p));
-        expectAllClose(scale(plucker(u, v), sc), p, 1e-10);
-        expect(maxAbs(principalAngles([u, v], [x!, y!]))).toBeLessThan(1e-7);
-      }),
+      fc.property(
+        fc.integer({ min: 2, max: 8 }).chain((n) => wellConditioned(n, 2).map((vs) => ({ n, vs }))),
+        fc.double({ min: 0.1, max: 10, noNaN: true }),
+        ({ n, vs: [x, y] }, s) => {
+          const p = scale(plucker(x!, y!), s);
+          const { u, v, scale: sc } = planeFromPlucker(p, n);
+          expect(Math.abs(dot(u, u) - 1)).toBeLessThan(1e-12);
+          expect(Math.abs(dot(v, v) - 1)).toBeLessThan(1e-12);
+          expect(Math.abs(dot(u, v))).toBeLessThan(1e-12);
+          expect(Math.abs(sc - norm(p))).toBeLessThan(1e-10 * norm(p));
+          expectAllClose(scale(plucker(u, v), sc), p, 1e-10);
+          expect(maxAbs(principalAngles([u, v], [x!, y!]))).toBeLessThan(1e-7);
+        },
+      ),
     );
   });
 });
@@ -186,23 +209,29 @@ describe('planeFromPlucker: basis recovery', () => {
 describe('Plücker embedding and principal angles', () => {
   it('|⟨p̂(A), p̂(B)⟩| = Π cos θ_i for 2-planes A, B ⊂ R^n', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 2, max: 8 }).chain((n) => fc.tuple(wellConditioned(n, 2), wellConditioned(n, 2))), ([A, B]) => {
-        const lhs = Math.abs(dot(normalizePlucker(plucker(A[0]!, A[1]!)), normalizePlucker(plucker(B[0]!, B[1]!))));
-        const rhs = Array.from(principalAngles(A, B)).reduce((s, t) => s * Math.cos(t), 1);
-        expect(Math.abs(lhs - rhs)).toBeLessThan(1e-10);
-      }),
+      fc.property(
+        fc.integer({ min: 2, max: 8 }).chain((n) => fc.tuple(wellConditioned(n, 2), wellConditioned(n, 2))),
+        ([A, B]) => {
+          const lhs = Math.abs(dot(normalizePlucker(plucker(A[0]!, A[1]!)), normalizePlucker(plucker(B[0]!, B[1]!))));
+          const rhs = Array.from(principalAngles(A, B)).reduce((s, t) => s * Math.cos(t), 1);
+          expect(Math.abs(lhs - rhs)).toBeLessThan(1e-10);
+        },
+      ),
     );
   });
 
   it('|⟨p̂_K(A), p̂_K(B)⟩| = Π cos θ_i for 3-planes (via pluckerK)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 3, max: 7 }).chain((n) => fc.tuple(wellConditioned(n, 3), wellConditioned(n, 3))), ([A, B]) => {
-        const pa = pluckerK(A);
-        const pb = pluckerK(B);
-        const lhs = Math.abs(innerProduct(pa, pb)) / (norm(pa) * norm(pb));
-        const rhs = Array.from(principalAngles(A, B)).reduce((s, t) => s * Math.cos(t), 1);
-        expect(Math.abs(lhs - rhs)).toBeLessThan(1e-10);
-      }),
+      fc.property(
+        fc.integer({ min: 3, max: 7 }).chain((n) => fc.tuple(wellConditioned(n, 3), wellConditioned(n, 3))),
+        ([A, B]) => {
+          const pa = pluckerK(A);
+          const pb = pluckerK(B);
+          const lhs = Math.abs(innerProduct(pa, pb)) / (norm(pa) * norm(pb));
+          const rhs = Array.from(principalAngles(A, B)).reduce((s, t) => s * Math.cos(t), 1);
+          expect(Math.abs(lhs - rhs)).toBeLessThan(1e-10);
+        },
+      ),
     );
   });
 });

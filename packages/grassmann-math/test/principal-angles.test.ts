@@ -14,7 +14,9 @@ const subspaces = (count: number, lo = 2, hi = 6) =>
   fc
     .integer({ min: lo, max: hi })
     .chain((n) => fc.integer({ min: 1, max: n }).map((k) => ({ n, k })))
-    .chain(({ n, k }) => fc.array(wellConditioned(n, k), { minLength: count, maxLength: count }).map((S) => ({ n, k, S })));
+    .chain(({ n, k }) =>
+      fc.array(wellConditioned(n, k), { minLength: count, maxLength: count }).map((S) => ({ n, k, S })),
+    );
 
 /** Orthogonal projector Q Qᵀ onto span(A), as an n×n array. */
 function projector(A: number[][]): number[][] {
@@ -27,10 +29,22 @@ describe('principalAngles', () => {
   it('explicit: span(e0, e1) vs span(cos a e0 + sin a e2, cos b e1 + sin b e3) has angles {a, b}', () => {
     const a = 0.3;
     const b = 1.1;
-    const th = principalAngles([[1, 0, 0, 0], [0, 1, 0, 0]], [[Math.cos(a), 0, Math.sin(a), 0], [0, Math.cos(b), 0, Math.sin(b)]]);
+    const th = principalAngles(
+      [
+        [1, 0, 0, 0],
+        [0, 1, 0, 0],
+      ],
+      [
+        [Math.cos(a), 0, Math.sin(a), 0],
+        [0, Math.cos(b), 0, Math.sin(b)],
+      ],
+    );
     expectAllClose(th, [a, b], 1e-14);
     // Same subspaces as a row-major 4×2 matrix {data, rows, cols}: columns are the vectors.
-    const thM = principalAngles({ data: [1, 0, 0, 1, 0, 0, 0, 0], rows: 4, cols: 2 }, [[Math.cos(a), 0, Math.sin(a), 0], [0, Math.cos(b), 0, Math.sin(b)]]);
+    const thM = principalAngles({ data: [1, 0, 0, 1, 0, 0, 0, 0], rows: 4, cols: 2 }, [
+      [Math.cos(a), 0, Math.sin(a), 0],
+      [0, Math.cos(b), 0, Math.sin(b)],
+    ]);
     expectAllClose(thM, [a, b], 1e-14);
   });
 
@@ -64,15 +78,41 @@ describe('principalAngles', () => {
   });
 
   it('different dimensions: line ⊂ plane gives θ = [0]; line ⟂ plane gives [π/2]', () => {
-    expectAllClose(principalAngles([[1, 1, 0]], [[1, 0, 0], [0, 1, 0]]), [0], 1e-15);
-    expectAllClose(principalAngles([[0, 0, 2]], [[1, 0, 0], [0, 1, 0]]), [Math.PI / 2], 1e-15);
+    expectAllClose(
+      principalAngles(
+        [[1, 1, 0]],
+        [
+          [1, 0, 0],
+          [0, 1, 0],
+        ],
+      ),
+      [0],
+      1e-15,
+    );
+    expectAllClose(
+      principalAngles(
+        [[0, 0, 2]],
+        [
+          [1, 0, 0],
+          [0, 1, 0],
+        ],
+      ),
+      [Math.PI / 2],
+      1e-15,
+    );
   });
 });
 
 describe('principalAngles: regressions found by fast-check', () => {
   it('entries of 1e-300…5e-324 next to 1 (subnormals): θ(span(e2, (1, .367, 0)), span(e2, e0)) = [0, atan .367]', () => {
-    const A = [[1, 0.36742346141747634, 6.4e-323], [7e-323, 9e-323, 1]];
-    const B = [[-4.588004167025245e-62, 8.4e-323, 1], [0.999999999999997, -1.1723303670916141e-57, 5e-324]];
+    const A = [
+      [1, 0.36742346141747634, 6.4e-323],
+      [7e-323, 9e-323, 1],
+    ];
+    const B = [
+      [-4.588004167025245e-62, 8.4e-323, 1],
+      [0.999999999999997, -1.1723303670916141e-57, 5e-324],
+    ];
     const th = principalAngles(A, B);
     expect(th[0]!).toBeLessThan(1e-15);
     expect(Math.abs(th[1]! - Math.atan(0.36742346141747634))).toBeLessThan(1e-14);
@@ -80,12 +120,24 @@ describe('principalAngles: regressions found by fast-check', () => {
 
   it('θ(A, A) = 0 for a basis of R^6 equal to a permutation matrix up to entries of 1e-9…1e-323', () => {
     const A = [
-      [-1.3769975957880247e-164, 1, 5.276348090092113e-215, -2.2945257916984412e-28, 5.791790680693094e-250, 1.0691472209048184e-290],
-      [0.9999993428768859, 2.637780501548477e-92, -4.648081779205733e-23, -1.7146957871980749e-127, -1.1141541872275039e-233, -1.0539273387038461e-222],
-      [-1.0621734817299619e-156, -1.2186552666409425e-238, 3.6663070566666846e-51, 1, -8.655066028560164e-166, 1.1616672388123073e-9],
+      [
+        -1.3769975957880247e-164, 1, 5.276348090092113e-215, -2.2945257916984412e-28, 5.791790680693094e-250,
+        1.0691472209048184e-290,
+      ],
+      [
+        0.9999993428768859, 2.637780501548477e-92, -4.648081779205733e-23, -1.7146957871980749e-127,
+        -1.1141541872275039e-233, -1.0539273387038461e-222,
+      ],
+      [
+        -1.0621734817299619e-156, -1.2186552666409425e-238, 3.6663070566666846e-51, 1, -8.655066028560164e-166,
+        1.1616672388123073e-9,
+      ],
       [9.227441579585016e-205, 6.663966148326628e-272, 1, 2.894116611527248e-63, 8e-323, 1.1192731134757393e-306],
       [-1.9248471729493692e-217, 9.52543569522285e-211, 1.4095557203748603e-241, -3.792781034580048e-229, 2.5e-323, 1],
-      [-5.656793623319904e-210, 7.999883558511744e-260, 1.4948123091512925e-288, -1.088157285083339e-57, 1, -6.4194195535861375e-264],
+      [
+        -5.656793623319904e-210, 7.999883558511744e-260, 1.4948123091512925e-288, -1.088157285083339e-57, 1,
+        -6.4194195535861375e-264,
+      ],
     ];
     expect(Math.max(...principalAngles(A, A))).toBeLessThan(1e-7);
     expect(geodesicDistance(A, A)).toBeLessThan(1e-7);
@@ -133,7 +185,9 @@ describe('Grassmann distances', () => {
         expect(Math.abs(geodesicDistance(A!, B!) - Math.sqrt(dot(th, th)))).toBeLessThan(1e-12);
         const PA = projector(A!);
         const PB = projector(B!);
-        const fro = Math.sqrt(PA.flatMap((row, i) => row.map((x, j) => (x - PB[i]![j]!) ** 2)).reduce((s, x) => s + x, 0));
+        const fro = Math.sqrt(
+          PA.flatMap((row, i) => row.map((x, j) => (x - PB[i]![j]!) ** 2)).reduce((s, x) => s + x, 0),
+        );
         expect(Math.abs(chordalDistance(A!, B!) - fro / Math.SQRT2)).toBeLessThan(1e-9);
         expect(Math.abs(projectionDistance(A!, B!) - Math.max(...th.map(Math.sin)))).toBeLessThan(1e-12);
       }),

@@ -45,7 +45,9 @@ describe('README example', () => {
     } catch (e) {
       expect(e).toBeInstanceOf(GrassmannInputError);
       expect((e as GrassmannInputError).argument).toBe('v');
-      expect((e as GrassmannInputError).message).toBe('plucker: argument "v" must be a finite vector of length 3; got length 2.');
+      expect((e as GrassmannInputError).message).toBe(
+        'plucker: argument "v" must be a finite vector of length 3; got length 2.',
+      );
     }
   });
 });

@@ -48,7 +48,9 @@ const row = (what: string, tokens: number, seconds: number, mb = MB): void => {
   ]);
 };
 
-console.log(`node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown CPU'}), median of ${RUNS} runs`);
+console.log(
+  `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown CPU'}), median of ${RUNS} runs`,
+);
 console.log(`load average at the start (1 min): ${loadavg()[0]!.toFixed(2)} (other processes slow the numbers down)`);
 console.log(`corpus: ${trainPath} (${MB.toFixed(2)} MB)\n`);
 
@@ -72,7 +74,8 @@ row('wordpiece: decode all ids (sync)', wpEnc.result.length, wpDec.seconds);
 
 const header = ['task', 'tokens', 'seconds', 'M tokens/s', 'MB/s'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-const line = (cells: string[]): string => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+const line = (cells: string[]): string =>
+  `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
 console.log(`load average at the end (1 min): ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores\n`);
 console.log(line(header));
 console.log(`|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|')}|`);

@@ -26,7 +26,10 @@ export class TokenizerError extends Error {
 /** Throw `INVALID_ARGUMENT` unless `value` is an integer in [min, max]. */
 export function assertInteger(name: string, value: unknown, min: number, max = 2 ** 31 - 1): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new TokenizerError('INVALID_ARGUMENT', `${name} must be an integer in [${min}, ${max}], got ${String(value)}.`);
+    throw new TokenizerError(
+      'INVALID_ARGUMENT',
+      `${name} must be an integer in [${min}, ${max}], got ${String(value)}.`,
+    );
   }
 }
 

@@ -8,7 +8,10 @@ import { TokenizerError } from './errors';
 /** Read a whole file as bytes; a missing path throws `FILE_NOT_FOUND` naming the path and `what` it should be. */
 export function readFileOrThrow(path: string, what: string, hint: string): Buffer {
   if (typeof path !== 'string' || path.length === 0) {
-    throw new TokenizerError('INVALID_ARGUMENT', `The path of the ${what} must be a non-empty string, got ${String(path)}.`);
+    throw new TokenizerError(
+      'INVALID_ARGUMENT',
+      `The path of the ${what} must be a non-empty string, got ${String(path)}.`,
+    );
   }
   const abs = resolve(path);
   let isFile = false;

@@ -23,8 +23,12 @@ const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 function bytesOf(text: string | Uint8Array, name: string): Uint8Array {
   if (typeof text === 'string') return utf8.encode(text);
   // A plain Uint8Array view (no copy): a Buffer subclass would make the scanning loops polymorphic and slower.
-  if (text instanceof Uint8Array) return text.constructor === Uint8Array ? text : new Uint8Array(text.buffer, text.byteOffset, text.byteLength);
-  throw new TokenizerError('INVALID_ARGUMENT', `${name} must be a string or a Uint8Array of UTF-8, got ${typeof text}.`);
+  if (text instanceof Uint8Array)
+    return text.constructor === Uint8Array ? text : new Uint8Array(text.buffer, text.byteOffset, text.byteLength);
+  throw new TokenizerError(
+    'INVALID_ARGUMENT',
+    `${name} must be a string or a Uint8Array of UTF-8, got ${typeof text}.`,
+  );
 }
 
 /** Saved vocabulary (JSON). `sha256` covers `words.join("\n")` and guards against edits and truncation. */
@@ -67,7 +71,10 @@ export class WordLevelTokenizer {
 
   private readonly wordList: readonly string[];
   private readonly index: WordIndex;
-  /** Decoding table: the UTF-8 of " " + word for each id (" \n" for `<eos>`), back to back; id's bytes start at spacedStart[id]. */
+  /**
+   * Decoding table: the UTF-8 of " " + word for each id (" \n" for `<eos>`), back to back; id's bytes start at
+   * spacedStart[id].
+   */
   private readonly spaced: Uint8Array;
   private readonly spacedStart: Int32Array;
   private readonly ids: ReadonlyMap<string, number>;
@@ -107,7 +114,7 @@ export class WordLevelTokenizer {
     this.spacedStart = new Int32Array(words.length + 1);
     pieces.forEach((p, i) => (this.spacedStart[i + 1] = this.spacedStart[i]! + p.length));
     this.spaced = new Uint8Array(this.spacedStart[words.length]!);
-    pieces.forEach((p, i) => this.spaced.set(p, this.spacedStart[i]!));
+    pieces.forEach((p, i) => this.spaced.set(p, this.spacedStart[i]));
     this.ids = ids;
     this.vocabSize = words.length;
     this.eosId = eos;
@@ -126,7 +133,7 @@ export class WordLevelTokenizer {
     const eos = utf8.encode(EOS);
     const n = bytes.length;
     let lines = 0;
-    for (let i = 0; i < n; ) {
+    for (let i = 0; i < n;) {
       let j = i;
       while (j < n && CLASS[bytes[j]!] !== 2) {
         while (j < n && CLASS[bytes[j]!] === 1) j++;
@@ -139,7 +146,10 @@ export class WordLevelTokenizer {
       i = j + 1;
     }
     if (lines === 0) {
-      throw new TokenizerError('INVALID_ARGUMENT', 'Cannot build a word-level vocabulary from an empty corpus; pass the text of the training split.');
+      throw new TokenizerError(
+        'INVALID_ARGUMENT',
+        'Cannot build a word-level vocabulary from an empty corpus; pass the text of the training split.',
+      );
     }
     if (!words.includes(UNK)) words.push(UNK);
     return new WordLevelTokenizer(words, 'built from corpus');
@@ -147,12 +157,15 @@ export class WordLevelTokenizer {
 
   /** Build the vocabulary of a corpus file (e.g. wiki.train.tokens); `FILE_NOT_FOUND` names a missing path. */
   static fromCorpusFile(path: string): WordLevelTokenizer {
-    return WordLevelTokenizer.fromCorpus(readFileOrThrow(path, 'Corpus file', 'Pass the path of a Wikitext .tokens file, e.g. wiki.train.tokens.'));
+    return WordLevelTokenizer.fromCorpus(
+      readFileOrThrow(path, 'Corpus file', 'Pass the path of a Wikitext .tokens file, e.g. wiki.train.tokens.'),
+    );
   }
 
   /** Tokenizer over a given word list (id = index); it must hold `<eos>` and `<unk>`, each word once. */
   static fromWords(words: readonly string[]): WordLevelTokenizer {
-    if (!Array.isArray(words)) throw new TokenizerError('INVALID_ARGUMENT', 'fromWords expects an array of words.');
+    const given: unknown = words; // callers from JavaScript may pass anything
+    if (!Array.isArray(given)) throw new TokenizerError('INVALID_ARGUMENT', 'fromWords expects an array of words.');
     return new WordLevelTokenizer([...words], 'given words');
   }
 
@@ -178,9 +191,11 @@ export class WordLevelTokenizer {
     if (f.version !== VERSION) return bad(`version ${String(f.version)} is not supported (expected ${VERSION})`);
     if (f.eos !== EOS || f.unk !== UNK) return bad(`"eos"/"unk" must be "${EOS}"/"${UNK}"`);
     const words = f.words;
-    if (!Array.isArray(words) || !words.every((w): w is string => typeof w === 'string')) return bad('"words" is not an array of strings');
+    if (!Array.isArray(words) || !words.every((w): w is string => typeof w === 'string'))
+      return bad('"words" is not an array of strings');
     if (f.size !== words.length) return bad(`"size" is ${String(f.size)} but "words" has ${words.length} entries`);
-    if (f.sha256 !== sha256Hex(words.join('\n'))) return bad('the SHA-256 of "words" does not match "sha256" (file edited or damaged)');
+    if (f.sha256 !== sha256Hex(words.join('\n')))
+      return bad('the SHA-256 of "words" does not match "sha256" (file edited or damaged)');
     try {
       return new WordLevelTokenizer(words, path);
     } catch (err) {
@@ -227,7 +242,7 @@ export class WordLevelTokenizer {
     const n = bytes.length;
     let out = new Int32Array(Math.max(256, n >> 2));
     let k = 0;
-    for (let i = 0; i < n; ) {
+    for (let i = 0; i < n;) {
       let j = i;
       while (j < n && CLASS[bytes[j]!] !== 2) {
         while (j < n && CLASS[bytes[j]!] === 1) j++;
@@ -262,7 +277,10 @@ export class WordLevelTokenizer {
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]!;
       if (!(id >= 0 && id < V && Number.isInteger(id))) {
-        throw new TokenizerError('INVALID_ARGUMENT', `decode: ids[${i}] = ${String(id)} is not a word id (0 … ${V - 1}).`);
+        throw new TokenizerError(
+          'INVALID_ARGUMENT',
+          `decode: ids[${i}] = ${String(id)} is not a word id (0 … ${V - 1}).`,
+        );
       }
       total += starts[id + 1]! - starts[id]!;
     }

@@ -23,7 +23,12 @@ export interface TruncationOptions {
 /** Padding with [PAD] (type id 0, attention mask 0). HF's rule: never shortens a longer encoding. */
 export type PaddingOptions =
   | { readonly strategy: 'longest'; readonly padToMultipleOf?: number; readonly direction?: 'right' | 'left' }
-  | { readonly strategy: 'fixed'; readonly length: number; readonly padToMultipleOf?: number; readonly direction?: 'right' | 'left' };
+  | {
+      readonly strategy: 'fixed';
+      readonly length: number;
+      readonly padToMultipleOf?: number;
+      readonly direction?: 'right' | 'left';
+    };
 
 /** Options of {@link WordPieceTokenizer.encode} and `encodeBatch`. */
 export interface WordPieceEncodeOptions {
@@ -63,7 +68,12 @@ export interface ResolvedEncodeOptions {
   readonly maxTokensPerSentence: number | undefined;
   readonly truncation: Required<TruncationOptions> | undefined;
   readonly padding:
-    | { readonly strategy: 'longest' | 'fixed'; readonly length: number; readonly multiple: number; readonly direction: 'right' | 'left' }
+    | {
+        readonly strategy: 'longest' | 'fixed';
+        readonly length: number;
+        readonly multiple: number;
+        readonly direction: 'right' | 'left';
+      }
     | undefined;
 }
 
@@ -81,7 +91,10 @@ function checkDirection(name: string, value: unknown): 'right' | 'left' {
 export function resolveEncodeOptions(opts: WordPieceEncodeOptions = {}): ResolvedEncodeOptions {
   const addSpecialTokens = opts.addSpecialTokens ?? true;
   if (typeof addSpecialTokens !== 'boolean') {
-    throw new TokenizerError('INVALID_ARGUMENT', `addSpecialTokens must be a boolean, got ${String(addSpecialTokens)}.`);
+    throw new TokenizerError(
+      'INVALID_ARGUMENT',
+      `addSpecialTokens must be a boolean, got ${String(addSpecialTokens)}.`,
+    );
   }
   const k = opts.maxTokensPerSentence;
   if (k !== undefined) assertInteger('maxTokensPerSentence', k, 1);

@@ -1,4 +1,5 @@
-// BERT WordPiece tokenizer on the Hugging Face Rust `tokenizers` library: ids equal to HF's bert-base-uncased fast tokenizer.
+// BERT WordPiece tokenizer on the Hugging Face Rust `tokenizers` library: ids equal to HF's bert-base-uncased fast
+// tokenizer.
 import {
   bertNormalizer,
   bertPreTokenizer,
@@ -20,7 +21,13 @@ import {
   type WordPieceEncoding,
   type WordPieceInput,
 } from './wordpiece-options';
-import { BERT_SPECIAL_TOKENS, checkedVocab, parseVocabTxt, summarizeTokenizerJson, type WordPieceVocab } from './wordpiece-vocab';
+import {
+  BERT_SPECIAL_TOKENS,
+  checkedVocab,
+  parseVocabTxt,
+  summarizeTokenizerJson,
+  type WordPieceVocab,
+} from './wordpiece-vocab';
 
 /** Options of {@link WordPieceTokenizer.fromVocabFile}. */
 export interface WordPieceVocabOptions {
@@ -44,10 +51,16 @@ function buildBertTokenizer(vocab: WordPieceVocab, lowercase: boolean): Tokenize
   const table = Object.create(null) as Record<string, number>; // null prototype: a token "__proto__" stays a key
   vocab.tokens.forEach((token, id) => (table[token] = id));
   const tokenizer = new Tokenizer(
-    WordPiece.init(table, { unkToken: '[UNK]', continuingSubwordPrefix: '##', maxInputCharsPerWord: MAX_INPUT_CHARS_PER_WORD }),
+    WordPiece.init(table, {
+      unkToken: '[UNK]',
+      continuingSubwordPrefix: '##',
+      maxInputCharsPerWord: MAX_INPUT_CHARS_PER_WORD,
+    }),
   );
   // strip_accents follows lowercase, as HF's BertNormalizer with strip_accents = null.
-  tokenizer.setNormalizer(bertNormalizer({ cleanText: true, handleChineseChars: true, stripAccents: lowercase, lowercase }));
+  tokenizer.setNormalizer(
+    bertNormalizer({ cleanText: true, handleChineseChars: true, stripAccents: lowercase, lowercase }),
+  );
   tokenizer.setPreTokenizer(bertPreTokenizer());
   const cls = vocab.ids.get('[CLS]') ?? 0;
   const sep = vocab.ids.get('[SEP]') ?? 0;
@@ -69,7 +82,10 @@ function encodeFailed(err: unknown, what: string): TokenizerError {
 
 function checkText(value: unknown, name: string): string {
   if (typeof value !== 'string') {
-    throw new TokenizerError('INVALID_ARGUMENT', `${name} must be a string, got ${value === null ? 'null' : typeof value}.`);
+    throw new TokenizerError(
+      'INVALID_ARGUMENT',
+      `${name} must be a string, got ${value === null ? 'null' : typeof value}.`,
+    );
   }
   return value;
 }
@@ -89,7 +105,13 @@ export class WordPieceTokenizer {
   /** Number of tokens in the vocabulary (30,522 for bert-base-uncased). */
   readonly vocabSize: number;
   /** Ids of the special tokens; `mask` is undefined when the vocabulary has no [MASK]. */
-  readonly specialIds: { readonly pad: number; readonly unk: number; readonly cls: number; readonly sep: number; readonly mask: number | undefined };
+  readonly specialIds: {
+    readonly pad: number;
+    readonly unk: number;
+    readonly cls: number;
+    readonly sep: number;
+    readonly mask: number | undefined;
+  };
 
   /** Runs the async encodes; never has truncation or padding set. */
   private readonly raw: Tokenizer;
@@ -100,7 +122,13 @@ export class WordPieceTokenizer {
   private readonly decoder: Decoder | null;
   private specialCounts: Promise<{ single: number; pair: number }> | undefined;
 
-  private constructor(raw: Tokenizer, post: Tokenizer, vocab: WordPieceVocab, skipOnDecode: ReadonlySet<number>, id: string) {
+  private constructor(
+    raw: Tokenizer,
+    post: Tokenizer,
+    vocab: WordPieceVocab,
+    skipOnDecode: ReadonlySet<number>,
+    id: string,
+  ) {
     this.raw = raw;
     this.post = post;
     this.vocab = vocab;
@@ -109,7 +137,13 @@ export class WordPieceTokenizer {
     this.id = id;
     this.vocabSize = vocab.tokens.length;
     const must = (t: string): number => vocab.ids.get(t) ?? -1; // present: checkedVocab requires them
-    this.specialIds = { pad: must('[PAD]'), unk: must('[UNK]'), cls: must('[CLS]'), sep: must('[SEP]'), mask: vocab.ids.get('[MASK]') };
+    this.specialIds = {
+      pad: must('[PAD]'),
+      unk: must('[UNK]'),
+      cls: must('[CLS]'),
+      sep: must('[SEP]'),
+      mask: vocab.ids.get('[MASK]'),
+    };
   }
 
   /**
@@ -117,7 +151,11 @@ export class WordPieceTokenizer {
    * HF's `bert-base-uncased` tokenizer.json. Throws `FILE_NOT_FOUND` or `BAD_VOCAB` with the path.
    */
   static fromVocabFile(path: string, opts: WordPieceVocabOptions = {}): WordPieceTokenizer {
-    const bytes = readFileOrThrow(path, 'WordPiece vocab file', 'Pass the path of a BERT vocab.txt, e.g. bert-base-uncased/vocab.txt.');
+    const bytes = readFileOrThrow(
+      path,
+      'WordPiece vocab file',
+      'Pass the path of a BERT vocab.txt, e.g. bert-base-uncased/vocab.txt.',
+    );
     return WordPieceTokenizer.fromVocab(parseVocabTxt(bytes.toString('utf8'), path).tokens, opts, path);
   }
 
@@ -131,7 +169,13 @@ export class WordPieceTokenizer {
     const skip = new Set(BERT_SPECIAL_TOKENS.flatMap((t) => vocab.ids.get(t) ?? []));
     // The hash of tokens joined by "\n" plus a final "\n" is the SHA-256 of a canonical vocab.txt itself.
     const id = `wordpiece:${sha256Hex(vocab.tokens.join('\n') + '\n')}:${lowercase ? 'lowercase' : 'cased'}`;
-    return new WordPieceTokenizer(buildBertTokenizer(vocab, lowercase), buildBertTokenizer(vocab, lowercase), vocab, skip, id);
+    return new WordPieceTokenizer(
+      buildBertTokenizer(vocab, lowercase),
+      buildBertTokenizer(vocab, lowercase),
+      vocab,
+      skip,
+      id,
+    );
   }
 
   /**
@@ -140,7 +184,9 @@ export class WordPieceTokenizer {
    * Throws `FILE_NOT_FOUND` or `BAD_TOKENIZER_JSON` with the path and the reason.
    */
   static fromTokenizerJson(path: string): WordPieceTokenizer {
-    const text = readFileOrThrow(path, 'tokenizer.json', 'Pass the path of a Hugging Face tokenizer.json.').toString('utf8');
+    const text = readFileOrThrow(path, 'tokenizer.json', 'Pass the path of a Hugging Face tokenizer.json.').toString(
+      'utf8',
+    );
     const summary = summarizeTokenizerJson(text, path);
     const load = (): Tokenizer => {
       let tokenizer: Tokenizer;
@@ -176,7 +222,10 @@ export class WordPieceTokenizer {
 
   /** Encode one sentence, or a pair (sentence A, sentence B) with type ids 0 / 1. */
   async encode(text: string, pair?: string | null, opts: WordPieceEncodeOptions = {}): Promise<WordPieceEncoding> {
-    const input: WordPieceInput = pair === undefined || pair === null ? checkText(text, 'text') : [checkText(text, 'text'), checkText(pair, 'pair')];
+    const input: WordPieceInput =
+      pair === undefined || pair === null
+        ? checkText(text, 'text')
+        : [checkText(text, 'text'), checkText(pair, 'pair')];
     const [encoding] = await this.encodeBatch([input], opts);
     if (encoding === undefined) throw new TokenizerError('ENCODE_FAILED', 'Encoding returned no result.');
     return encoding;
@@ -186,16 +235,22 @@ export class WordPieceTokenizer {
    * Encode a batch of sentences and pairs. Order: word pieces (Rust, in parallel) → per-sentence
    * truncation → truncation of the whole encoding → special tokens → padding (to the longest or fixed).
    */
-  async encodeBatch(inputs: readonly WordPieceInput[], opts: WordPieceEncodeOptions = {}): Promise<WordPieceEncoding[]> {
-    if (!Array.isArray(inputs)) throw new TokenizerError('INVALID_ARGUMENT', 'encodeBatch expects an array of strings or [string, string] pairs.');
+  async encodeBatch(
+    inputs: readonly WordPieceInput[],
+    opts: WordPieceEncodeOptions = {},
+  ): Promise<WordPieceEncoding[]> {
+    if (!Array.isArray(inputs))
+      throw new TokenizerError(
+        'INVALID_ARGUMENT',
+        'encodeBatch expects an array of strings or [string, string] pairs.',
+      );
     const o = resolveEncodeOptions(opts);
     const sentences: string[] = [];
     inputs.forEach((input, i) => {
       if (typeof input === 'string') sentences.push(input);
       else if (Array.isArray(input) && input.length === 2) {
         sentences.push(checkText(input[0], `inputs[${i}][0]`), checkText(input[1], `inputs[${i}][1]`));
-      }
-      else throw new TokenizerError('INVALID_ARGUMENT', `inputs[${i}] must be a string or a [string, string] pair.`);
+      } else throw new TokenizerError('INVALID_ARGUMENT', `inputs[${i}] must be a string or a [string, string] pair.`);
     });
     let pieces: Encoding[];
     try {

@@ -3,7 +3,10 @@ import { TokenizerError } from './errors';
 
 /** Special tokens every BERT WordPiece vocabulary must hold (the HF `BertTokenizerFast` defaults). */
 export const REQUIRED_SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'] as const;
-/** Special tokens registered as HF "special added tokens" when present: matched verbatim in input text, skipped on decode. */
+/**
+ * Special tokens registered as HF "special added tokens" when present: matched verbatim in input text, skipped on
+ * decode.
+ */
 export const BERT_SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'] as const;
 
 /** A vocabulary in id order: `tokens[id]` is the token of `id`, `ids` the inverse map. */
@@ -25,7 +28,9 @@ export function parseVocabTxt(text: string, source: string): WordPieceVocab {
   const lines = text.split('\n');
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   if (lines.length === 0) {
-    throw new TokenizerError('BAD_VOCAB', `WordPiece vocab ${source} is empty (0 tokens). ${VOCAB_HINT}`, { file: source });
+    throw new TokenizerError('BAD_VOCAB', `WordPiece vocab ${source} is empty (0 tokens). ${VOCAB_HINT}`, {
+      file: source,
+    });
   }
   return checkedVocab(
     lines.map((line) => line.trimEnd()),
@@ -39,7 +44,9 @@ export function parseVocabTxt(text: string, source: string): WordPieceVocab {
  */
 export function checkedVocab(tokens: readonly string[], source: string): WordPieceVocab {
   if (tokens.length === 0) {
-    throw new TokenizerError('BAD_VOCAB', `WordPiece vocab ${source} is empty (0 tokens). ${VOCAB_HINT}`, { file: source });
+    throw new TokenizerError('BAD_VOCAB', `WordPiece vocab ${source} is empty (0 tokens). ${VOCAB_HINT}`, {
+      file: source,
+    });
   }
   const ids = new Map<string, number>();
   for (let id = 0; id < tokens.length; id++) {
@@ -129,7 +136,9 @@ export function summarizeTokenizerJson(text: string, source: string): TokenizerJ
   const seen = new Uint8Array(entries.length);
   for (const [token, id] of entries) {
     if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= entries.length) {
-      return fail(`"model.vocab" gives ${JSON.stringify(token)} the id ${String(id)}; ids must be 0 … ${entries.length - 1}`);
+      return fail(
+        `"model.vocab" gives ${JSON.stringify(token)} the id ${String(id)}; ids must be 0 … ${entries.length - 1}`,
+      );
     }
     if (seen[id] === 1) return fail(`"model.vocab" gives the id ${id} to two tokens`);
     seen[id] = 1;

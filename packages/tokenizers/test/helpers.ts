@@ -28,7 +28,23 @@ export function tempDir(): string {
  * A tiny BERT-style vocabulary: ids 0–4 the specials, then whole words and `##` pieces.
  * id: 0 [PAD] 1 [UNK] 2 [CLS] 3 [SEP] 4 [MASK] 5 the 6 cat 7 un 8 ##aff 9 ##able 10 , 11 ! 12 . 13 a 14 ##a
  */
-export const TINY_VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'un', '##aff', '##able', ',', '!', '.', 'a', '##a'];
+export const TINY_VOCAB = [
+  '[PAD]',
+  '[UNK]',
+  '[CLS]',
+  '[SEP]',
+  '[MASK]',
+  'the',
+  'cat',
+  'un',
+  '##aff',
+  '##able',
+  ',',
+  '!',
+  '.',
+  'a',
+  '##a',
+];
 
 /** Write `lines` as a vocab.txt (one token per line, final newline) in `dir`; returns its path. */
 export function writeVocab(dir: string, name: string, lines: readonly string[]): string {

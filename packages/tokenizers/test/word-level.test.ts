@@ -44,7 +44,12 @@ describe('WordLevelTokenizer on a small corpus', () => {
     const t = WordLevelTokenizer.fromCorpus(' Senjō no Valkyria 3 : 戦場のヴァルキュリア3 \uFEFFx \n');
     expect(t.words()).toContain('\uFEFFx'); // a leading BOM stays part of the word
     const text = ' 戦場のヴァルキュリア3 Senjō Senjo \n';
-    expect(Array.from(t.encode(text))).toEqual([t.tokenToId('戦場のヴァルキュリア3'), t.tokenToId('Senjō'), t.unkId, t.eosId]);
+    expect(Array.from(t.encode(text))).toEqual([
+      t.tokenToId('戦場のヴァルキュリア3'),
+      t.tokenToId('Senjō'),
+      t.unkId,
+      t.eosId,
+    ]);
   });
 
   it('saves atomically, loads back with the same identity, and rejects damaged files', () => {

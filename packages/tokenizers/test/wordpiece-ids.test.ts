@@ -14,7 +14,9 @@ describe.skipIf(dataDir === undefined)('WordPiece ids equal HF bert-base-uncased
     expect(tok.vocabSize).toBe(30522);
     // Lines 1, 101–104 of vocab.txt: [PAD] 0, [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103.
     expect(tok.specialIds).toEqual({ pad: 0, unk: 100, cls: 101, sep: 102, mask: 103 });
-    expect(['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].map((t) => tok.tokenToId(t))).toEqual([0, 100, 101, 102, 103]);
+    expect(['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].map((t) => tok.tokenToId(t))).toEqual([
+      0, 100, 101, 102, 103,
+    ]);
     expect(tok.idToToken(1)).toBe('[unused0]');
     // sha256 of vocab.txt as published (SOURCES.md): the identity hashes the vocabulary in id order.
     expect(tok.id).toBe('wordpiece:07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3:lowercase');
@@ -22,7 +24,9 @@ describe.skipIf(dataDir === undefined)('WordPiece ids equal HF bert-base-uncased
 
   it('encodes the reference sentence as HF does', async () => {
     // [CLS] a man is playing a guitar on stage . [SEP] — the ids HF's fast tokenizer gives.
-    expect(await ids('A man is playing a guitar on stage.')).toEqual([101, 1037, 2158, 2003, 2652, 1037, 2858, 2006, 2754, 1012, 102]);
+    expect(await ids('A man is playing a guitar on stage.')).toEqual([
+      101, 1037, 2158, 2003, 2652, 1037, 2858, 2006, 2754, 1012, 102,
+    ]);
   });
 
   it('lowercases and strips accents', async () => {
@@ -41,7 +45,9 @@ describe.skipIf(dataDir === undefined)('WordPiece ids equal HF bert-base-uncased
     // 東京は日本の首都です: ideographs split; the kana は, の stand alone because their neighbours are
     // ideographs; 首 is not in the vocab → 100; です stays one word, NFD turns で into て + U+3099 (Mn,
     // stripped) → "てす" → て 1665 + ##す 30184. 東 1879 京 1755 は 1672 日 1864 本 1876 の 1671 都 1961.
-    expect(await ids('東京は日本の首都です')).toEqual([101, 1879, 1755, 1672, 1864, 1876, 1671, 100, 1961, 1665, 30184, 102]);
+    expect(await ids('東京は日本の首都です')).toEqual([
+      101, 1879, 1755, 1672, 1864, 1876, 1671, 100, 1961, 1665, 30184, 102,
+    ]);
   });
 
   it('splits every punctuation character into its own token', async () => {
@@ -49,17 +55,18 @@ describe.skipIf(dataDir === undefined)('WordPiece ids equal HF bert-base-uncased
     // . 1012 ×3, " 1000 quoted 9339 " 1000, [ 1031 brackets 19719 ] 1033, { 1063 brace 17180 ##s 2015 } 1065,
     // a 1037 / 1013 b 1038, c 1039 ; 1025 d 1040.
     expect(await ids('Hello, world! (It\'s) well-known... "quoted" [brackets] {braces} a/b c;d')).toEqual([
-      101, 7592, 1010, 2088, 999, 1006, 2009, 1005, 1055, 1007, 2092, 1011, 2124, 1012, 1012, 1012, 1000, 9339, 1000, 1031,
-      19719, 1033, 1063, 17180, 2015, 1065, 1037, 1013, 1038, 1039, 1025, 1040, 102,
+      101, 7592, 1010, 2088, 999, 1006, 2009, 1005, 1055, 1007, 2092, 1011, 2124, 1012, 1012, 1012, 1000, 9339, 1000,
+      1031, 19719, 1033, 1063, 17180, 2015, 1065, 1037, 1013, 1038, 1039, 1025, 1040, 102,
     ]);
   });
 
   it('splits numbers at punctuation and continues with ## pieces', async () => {
     // in 1999, 1984 3118, "3.14%" → 3 1017 . 1012 14 2403 % 1003; of 1997; "$2,000" → $ 1002 2 1016 , 1010 000 2199;
-    // cost 3465; "1,000,000" → 1 1015 , 000 , 000; dollars 6363 at 2012; "10:30pm." → 10 2184 : 1024 30 2382 ##pm 9737 . 1012.
+    // cost 3465; "1,000,000" → 1 1015 , 000 , 000; dollars 6363 at 2012; "10:30pm." → 10 2184 : 1024 30 2382 ##pm 9737
+    // . 1012.
     expect(await ids('In 1984, 3.14% of $2,000 cost 1,000,000 dollars at 10:30pm.')).toEqual([
-      101, 1999, 3118, 1010, 1017, 1012, 2403, 1003, 1997, 1002, 1016, 1010, 2199, 3465, 1015, 1010, 2199, 1010, 2199, 6363,
-      2012, 2184, 1024, 2382, 9737, 1012, 102,
+      101, 1999, 3118, 1010, 1017, 1012, 2403, 1003, 1997, 1002, 1016, 1010, 2199, 3465, 1015, 1010, 2199, 1010, 2199,
+      6363, 2012, 2184, 1024, 2382, 9737, 1012, 102,
     ]);
   });
 
@@ -67,7 +74,18 @@ describe.skipIf(dataDir === undefined)('WordPiece ids equal HF bert-base-uncased
     // tokenization → token 19204 + ##ization 3989; unbelievably → un 4895 ##bel 8671 ##ie 2666 ##va 3567 ##bly 6321;
     // transformers is a whole word 19081.
     const e = await tok.encode('tokenization unbelievably transformers');
-    expect(e.tokens).toEqual(['[CLS]', 'token', '##ization', 'un', '##bel', '##ie', '##va', '##bly', 'transformers', '[SEP]']);
+    expect(e.tokens).toEqual([
+      '[CLS]',
+      'token',
+      '##ization',
+      'un',
+      '##bel',
+      '##ie',
+      '##va',
+      '##bly',
+      'transformers',
+      '[SEP]',
+    ]);
     expect(Array.from(e.ids)).toEqual([101, 19204, 3989, 4895, 8671, 2666, 3567, 6321, 19081, 102]);
     // Emoji are not in the vocab, not even as ## pieces: i 1045 love 2293 pizza 10733 😀 100 🍕 100.
     expect(await ids('I love pizza 😀 🍕')).toEqual([101, 1045, 2293, 10733, 100, 100, 102]);

@@ -1,4 +1,5 @@
-// Pairs and type ids, truncation (whole and per sentence), padding, batches — checked by hand and against HF's own pair path.
+// Pairs and type ids, truncation (whole and per sentence), padding, batches — checked by hand and against HF's own pair
+// path.
 import { readFileSync } from 'node:fs';
 import { Tokenizer } from 'tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +22,13 @@ describe.skipIf(dataDir === undefined)('WordPiece pairs, truncation, padding (re
     expect(Array.from(e.ids)).toEqual([101, ...A_IDS, 102, ...B_IDS, 102]);
     expect(Array.from(e.typeIds)).toEqual([...Array<number>(11).fill(0), ...Array<number>(6).fill(1)]);
     expect(Array.from(e.attentionMask)).toEqual(Array<number>(17).fill(1));
-    expect(Array.from(e.specialTokensMask)).toEqual([1, ...Array<number>(9).fill(0), 1, ...Array<number>(5).fill(0), 1]);
+    expect(Array.from(e.specialTokensMask)).toEqual([
+      1,
+      ...Array<number>(9).fill(0),
+      1,
+      ...Array<number>(5).fill(0),
+      1,
+    ]);
     expect(e.tokens[10]).toBe('[SEP]');
   });
 
@@ -49,7 +56,9 @@ describe.skipIf(dataDir === undefined)('WordPiece pairs, truncation, padding (re
     expect(Array.from(second.ids)).toEqual([101, ...B_IDS, 102, ...A_IDS.slice(0, 4), 102]);
     const left = await tok.encode(A, null, { truncation: { maxLength: 5, direction: 'left' } });
     expect(Array.from(left.ids)).toEqual([101, ...A_IDS.slice(-3), 102]); // keeps "on stage ."
-    await expect(tok.encode(A, B, { truncation: { maxLength: 6, strategy: 'only_second' } })).rejects.toThrow(/too short/);
+    await expect(tok.encode(A, B, { truncation: { maxLength: 6, strategy: 'only_second' } })).rejects.toThrow(
+      /too short/,
+    );
     await expect(tok.encode(A, B, { truncation: { maxLength: 3 } })).rejects.toThrow(/maxLength ≥ 4/);
     await expect(tok.encode(A, null, { truncation: { maxLength: 2 } })).rejects.toThrow(/maxLength ≥ 3/);
   });
@@ -60,7 +69,12 @@ describe.skipIf(dataDir === undefined)('WordPiece pairs, truncation, padding (re
     const snli = readFileSync(dataPath('snli/snli_1.0_dev.jsonl'), 'utf8').split('\n').slice(0, 60);
     const pairs = snli.filter((l) => l !== '').map((l) => JSON.parse(l) as { sentence1: string; sentence2: string });
     const hfName = { longest_first: 'LongestFirst', only_first: 'OnlyFirst', only_second: 'OnlySecond' } as const;
-    for (const [maxLength, strategy] of [[16, 'longest_first'], [21, 'longest_first'], [26, 'only_first'], [22, 'only_second']] as const) {
+    for (const [maxLength, strategy] of [
+      [16, 'longest_first'],
+      [21, 'longest_first'],
+      [26, 'only_first'],
+      [22, 'only_second'],
+    ] as const) {
       const hf = Tokenizer.fromFile(path);
       // HF types the strategy as a const enum whose values are these strings.
       hf.setTruncation(maxLength, { strategy: hfName[strategy], direction: 'right' } as never);
@@ -72,7 +86,9 @@ describe.skipIf(dataDir === undefined)('WordPiece pairs, truncation, padding (re
           ref = await hf.encode(p.sentence1, p.sentence2);
         } catch {
           // only_first / only_second with too short a sentence: HF rejects it, and so do we.
-          await expect(tok.encode(p.sentence1, p.sentence2, { truncation: { maxLength, strategy } })).rejects.toThrow(/too short/);
+          await expect(tok.encode(p.sentence1, p.sentence2, { truncation: { maxLength, strategy } })).rejects.toThrow(
+            /too short/,
+          );
           continue;
         }
         const ours = await tok.encode(p.sentence1, p.sentence2, { truncation: { maxLength, strategy } });

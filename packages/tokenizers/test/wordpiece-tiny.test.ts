@@ -35,11 +35,21 @@ function hubStyleJson(vocab: readonly string[]): object {
     truncation: null,
     padding: null,
     added_tokens: special,
-    normalizer: { type: 'BertNormalizer', clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+    normalizer: {
+      type: 'BertNormalizer',
+      clean_text: true,
+      handle_chinese_chars: true,
+      strip_accents: null,
+      lowercase: true,
+    },
     pre_tokenizer: { type: 'BertPreTokenizer' },
     post_processor: {
       type: 'TemplateProcessing',
-      single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+      single: [
+        { SpecialToken: { id: '[CLS]', type_id: 0 } },
+        { Sequence: { id: 'A', type_id: 0 } },
+        { SpecialToken: { id: '[SEP]', type_id: 0 } },
+      ],
       pair: [
         { SpecialToken: { id: '[CLS]', type_id: 0 } },
         { Sequence: { id: 'A', type_id: 0 } },
@@ -104,7 +114,9 @@ describe('WordPiece algorithm on a tiny vocabulary', () => {
 
   it('cased vocabularies keep case and accents', async () => {
     const cased = WordPieceTokenizer.fromVocab([...TINY_VOCAB, 'The', 'café'], { lowercase: false });
-    expect(Array.from((await cased.encode('The café the', null, { addSpecialTokens: false })).ids)).toEqual([15, 16, 5]);
+    expect(Array.from((await cased.encode('The café the', null, { addSpecialTokens: false })).ids)).toEqual([
+      15, 16, 5,
+    ]);
   });
 });
 
@@ -114,7 +126,10 @@ describe('tokenizer.json', () => {
     writeFileSync(path, JSON.stringify(hubStyleJson(TINY_VOCAB)));
     const fromJson = WordPieceTokenizer.fromTokenizerJson(path);
     const fromTxt = WordPieceTokenizer.fromVocabFile(vocabPath);
-    for (const [a, b] of [['Unaffable, THE cat!', 'aaa dog [MASK].'], ['the', 'cat']] as const) {
+    for (const [a, b] of [
+      ['Unaffable, THE cat!', 'aaa dog [MASK].'],
+      ['the', 'cat'],
+    ] as const) {
       expect(await fromJson.encode(a, b)).toEqual(await fromTxt.encode(a, b));
     }
     expect(fromJson.vocabSize).toBe(TINY_VOCAB.length);
@@ -146,12 +161,18 @@ describe('tokenizer.json', () => {
     expect(notJson.message).toMatch(/not valid JSON/);
     const bpe = hubStyleJson(TINY_VOCAB) as { model: Record<string, unknown> };
     bpe.model['type'] = 'BPE';
-    expect(caught(() => WordPieceTokenizer.fromTokenizerJson(write('bpe.json', JSON.stringify(bpe)))).message).toMatch(/"BPE", not "WordPiece"/);
+    expect(caught(() => WordPieceTokenizer.fromTokenizerJson(write('bpe.json', JSON.stringify(bpe)))).message).toMatch(
+      /"BPE", not "WordPiece"/,
+    );
     const gap = hubStyleJson(TINY_VOCAB) as { model: { vocab: Record<string, number> } };
     gap.model.vocab['cat'] = 99;
-    expect(caught(() => WordPieceTokenizer.fromTokenizerJson(write('gap.json', JSON.stringify(gap)))).message).toMatch(/ids must be 0 … 14/);
-    const noCls = hubStyleJson(TINY_VOCAB.filter((t) => t !== '[CLS]')) as object;
-    expect(caught(() => WordPieceTokenizer.fromTokenizerJson(write('nocls.json', JSON.stringify(noCls)))).message).toMatch(/lacks \[CLS\]/);
+    expect(caught(() => WordPieceTokenizer.fromTokenizerJson(write('gap.json', JSON.stringify(gap)))).message).toMatch(
+      /ids must be 0 … 14/,
+    );
+    const noCls = hubStyleJson(TINY_VOCAB.filter((t) => t !== '[CLS]'));
+    expect(
+      caught(() => WordPieceTokenizer.fromTokenizerJson(write('nocls.json', JSON.stringify(noCls)))).message,
+    ).toMatch(/lacks \[CLS\]/);
     const badPipeline = hubStyleJson(TINY_VOCAB) as Record<string, unknown>;
     badPipeline['normalizer'] = { type: 'NoSuchNormalizer' };
     const lib = caught(() => WordPieceTokenizer.fromTokenizerJson(write('badnorm.json', JSON.stringify(badPipeline))));
@@ -175,15 +196,17 @@ describe('bad vocabularies and bad input', () => {
     const empty = caught(() => WordPieceTokenizer.fromVocabFile(writeVocab(dir, 'empty.txt', [])));
     expect(empty.code).toBe('BAD_VOCAB');
     expect(empty.message).toMatch(/empty \(0 tokens\)/);
-    expect(caught(() => WordPieceTokenizer.fromVocabFile(writeVocab(dir, 'dup.txt', [...TINY_VOCAB, 'cat']))).message).toMatch(
-      /"cat" appears twice \(ids 6 and 15\)/,
-    );
-    expect(caught(() => WordPieceTokenizer.fromVocabFile(writeVocab(dir, 'hole.txt', [...TINY_VOCAB.slice(0, 6), '', 'x']))).message).toMatch(
-      /token 6 \(line 7\) is empty/,
-    );
-    expect(caught(() => WordPieceTokenizer.fromVocabFile(writeVocab(dir, 'nounk.txt', ['[PAD]', '[CLS]', '[SEP]', 'a']))).message).toMatch(
-      /lacks \[UNK\]/,
-    );
+    expect(
+      caught(() => WordPieceTokenizer.fromVocabFile(writeVocab(dir, 'dup.txt', [...TINY_VOCAB, 'cat']))).message,
+    ).toMatch(/"cat" appears twice \(ids 6 and 15\)/);
+    expect(
+      caught(() => WordPieceTokenizer.fromVocabFile(writeVocab(dir, 'hole.txt', [...TINY_VOCAB.slice(0, 6), '', 'x'])))
+        .message,
+    ).toMatch(/token 6 \(line 7\) is empty/);
+    expect(
+      caught(() => WordPieceTokenizer.fromVocabFile(writeVocab(dir, 'nounk.txt', ['[PAD]', '[CLS]', '[SEP]', 'a'])))
+        .message,
+    ).toMatch(/lacks \[UNK\]/);
   });
 
   it('CRLF vocab files read as LF ones (trailing whitespace trimmed, as HF)', async () => {
@@ -196,9 +219,13 @@ describe('bad vocabularies and bad input', () => {
 
   it('rejects bad options and inputs with INVALID_ARGUMENT', async () => {
     const tok = WordPieceTokenizer.fromVocabFile(vocabPath);
-    await expect(tok.encode('the', null, { maxTokensPerSentence: 0 })).rejects.toThrow(/maxTokensPerSentence must be an integer/);
+    await expect(tok.encode('the', null, { maxTokensPerSentence: 0 })).rejects.toThrow(
+      /maxTokensPerSentence must be an integer/,
+    );
     await expect(tok.encode('the', null, { truncation: { maxLength: 4.5 } })).rejects.toThrow(/truncation.maxLength/);
-    await expect(tok.encode('the', null, { padding: { strategy: 'fixed', length: -1 } })).rejects.toThrow(/padding.length/);
+    await expect(tok.encode('the', null, { padding: { strategy: 'fixed', length: -1 } })).rejects.toThrow(
+      /padding.length/,
+    );
     await expect(tok.encode(42 as unknown as string)).rejects.toThrow(/text must be a string/);
     await expect(tok.encodeBatch([['a'] as unknown as [string, string]])).rejects.toThrow(/inputs\[0\]/);
     await expect(tok.encodeCorpus('the', { lineEndId: 99 })).rejects.toThrow(/lineEndId/);

@@ -53,7 +53,8 @@ function layerNorm(x: Float64Array, rows: number, g: RefWeight, b: RefWeight): F
     for (let i = 0; i < d; i++) v += ((x[n * d + i] as number) - mean) ** 2;
     v /= d;
     const r = 1 / Math.sqrt(v + 1e-12);
-    for (let i = 0; i < d; i++) y[n * d + i] = ((x[n * d + i] as number) - mean) * r * (g.data[i] as number) + (b.data[i] as number);
+    for (let i = 0; i < d; i++)
+      y[n * d + i] = ((x[n * d + i] as number) - mean) * r * (g.data[i] as number) + (b.data[i] as number);
   }
   return y;
 }
@@ -62,7 +63,13 @@ function layerNorm(x: Float64Array, rows: number, g: RefWeight, b: RefWeight): F
  * last_hidden_state [B, T, d] of one sequence batch: ids[b][t], mask[b][t] ∈ {0, 1}.
  * `positions` replaces the position table (for sinusoidal tests).
  */
-export function referenceForward(weights: Map<string, RefWeight>, cfg: RefConfig, ids: number[][], mask: number[][], positions?: RefWeight): Float64Array {
+export function referenceForward(
+  weights: Map<string, RefWeight>,
+  cfg: RefConfig,
+  ids: number[][],
+  mask: number[][],
+  positions?: RefWeight,
+): Float64Array {
   const W = (name: string): RefWeight => {
     const w = weights.get(name);
     if (w === undefined) throw new Error(`reference: no weight ${name}`);
@@ -95,7 +102,8 @@ export function referenceForward(weights: Map<string, RefWeight>, cfg: RefConfig
           const scores = new Float64Array(T);
           for (let j = 0; j < T; j++) {
             let s = 0;
-            for (let c = 0; c < dh; c++) s += ((q[i * d + h * dh + c] as number) / Math.sqrt(dh)) * (k[j * d + h * dh + c] as number);
+            for (let c = 0; c < dh; c++)
+              s += ((q[i * d + h * dh + c] as number) / Math.sqrt(dh)) * (k[j * d + h * dh + c] as number);
             scores[j] = (mask[b] as number[])[j] === 0 ? FLOAT32_MIN : s; // masked_fill with finfo(float32).min
           }
           const max = Math.max(...scores);
@@ -103,7 +111,8 @@ export function referenceForward(weights: Map<string, RefWeight>, cfg: RefConfig
           for (let j = 0; j < T; j++) z += Math.exp((scores[j] as number) - max);
           for (let j = 0; j < T; j++) {
             const a = Math.exp((scores[j] as number) - max) / z;
-            for (let c = 0; c < dh; c++) ctx[i * d + h * dh + c] = (ctx[i * d + h * dh + c] as number) + a * (v[j * d + h * dh + c] as number);
+            for (let c = 0; c < dh; c++)
+              ctx[i * d + h * dh + c] = (ctx[i * d + h * dh + c] as number) + a * (v[j * d + h * dh + c] as number);
           }
         }
       }

@@ -22,10 +22,42 @@ export const TINY_CONFIG = {
 
 /** 36 tokens: ids 0..35 (the config's vocab_size 40 leaves 4 unused rows, as HF allows). */
 export const TINY_VOCAB = [
-  '[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]',
-  'a', 'man', 'dog', 'is', 'playing', 'the', 'guitar', 'on', 'stage', 'runs', 'an', 'animal', 'moves',
-  'two', 'men', 'talk', 'nobody', 'speaks', '.', ',', 'play', '##ing', '##s', 'some', '##one', 'music',
-  'making', 'cat', 'sleeps', 'outside', 'inside',
+  '[PAD]',
+  '[UNK]',
+  '[CLS]',
+  '[SEP]',
+  '[MASK]',
+  'a',
+  'man',
+  'dog',
+  'is',
+  'playing',
+  'the',
+  'guitar',
+  'on',
+  'stage',
+  'runs',
+  'an',
+  'animal',
+  'moves',
+  'two',
+  'men',
+  'talk',
+  'nobody',
+  'speaks',
+  '.',
+  ',',
+  'play',
+  '##ing',
+  '##s',
+  'some',
+  '##one',
+  'music',
+  'making',
+  'cat',
+  'sleeps',
+  'outside',
+  'inside',
 ];
 
 /** A weight in the HF layout with float64 values (all exactly representable in float16). */
@@ -36,14 +68,23 @@ export interface RefWeight {
   readonly dtype?: 'I32';
 }
 
-export type HfConfig = Record<string, unknown> & { dim: number; n_layers: number; hidden_dim: number; vocab_size: number; max_position_embeddings: number; n_heads: number };
+export type HfConfig = Record<string, unknown> & {
+  dim: number;
+  n_layers: number;
+  hidden_dim: number;
+  vocab_size: number;
+  max_position_embeddings: number;
+  n_heads: number;
+};
 
 export interface TinyModelOptions {
   /** Seed of the weights (default 1). */
   seed?: number;
   /** Prefix backbone names with `distilbert.` (default true). */
   prefix?: boolean;
-  /** Stored dtype (default F32). BF16 rounds every value to bfloat16 in place, so the reference sees the stored values. */
+  /**
+   * Stored dtype (default F32). BF16 rounds every value to bfloat16 in place, so the reference sees the stored values.
+   */
   dtype?: 'F32' | 'F16' | 'BF16';
   /** Overrides of config.json fields written to the file (the weights follow `shapeConfig`). */
   config?: Record<string, unknown>;
@@ -87,7 +128,15 @@ export function randomWeights(cfg: HfConfig, seed: number): Map<string, RefWeigh
   const m = new Map<string, RefWeight>();
   const { dim: d, hidden_dim: F, vocab_size: V, max_position_embeddings: P } = cfg;
   const put = (name: string, shape: number[], half: number, center = 0): void => {
-    m.set(name, { shape, data: values(shape.reduce((a, b) => a * b, 1), next, half, center) });
+    m.set(name, {
+      shape,
+      data: values(
+        shape.reduce((a, b) => a * b, 1),
+        next,
+        half,
+        center,
+      ),
+    });
   };
   put('embeddings.word_embeddings.weight', [V, d], 1);
   put('embeddings.position_embeddings.weight', [P, d], 0.5);
@@ -170,7 +219,10 @@ export async function writeTinyModel(dir: string, opts: TinyModelOptions = {}): 
     all.set('vocab_transform.bias', { shape: [d], data: values(d, next, 0.1) });
     all.set('vocab_layer_norm.weight', { shape: [d], data: values(d, next, 0.1, 1) });
     all.set('vocab_layer_norm.bias', { shape: [d], data: values(d, next, 0.1) });
-    all.set('vocab_projector.bias', { shape: [shapeConfig.vocab_size], data: values(shapeConfig.vocab_size, next, 0.1) });
+    all.set('vocab_projector.bias', {
+      shape: [shapeConfig.vocab_size],
+      data: values(shapeConfig.vocab_size, next, 0.1),
+    });
   }
   opts.edit?.(all);
   await mkdir(dir, { recursive: true });

@@ -138,8 +138,8 @@ function mixingParts(
   checkPast(zPast, t0, m, B, r, offsets, direction);
   return tf.tidy(() => {
     const h2 = tf.reshape(h, [B * L, d]); // [B·L, d]
-    const z = tf.reshape(tf.add(matmul(h2, w.wRed), w.bRed), [B, L, r]) as tf.Tensor3D; // [B, L, r]
-    const zAll = m === 0 ? z : (tf.concat([zPast as tf.Tensor3D, z], 1) as tf.Tensor3D); // [B, n, r], n = m + L
+    const z = tf.reshape<tf.Rank.R3>(tf.add(matmul(h2, w.wRed), w.bRed), [B, L, r]); // [B, L, r]
+    const zAll = m === 0 ? z : tf.concat<tf.Tensor3D>([zPast as tf.Tensor3D, z], 1); // [B, n, r], n = m + L
     const n = m + L;
     // [z_i | z_j] per pair [B, n, 2C]: a gather of columns when decoding (no gradient, and on wasm each matrix
     // product has a fixed cost that dominates at one token), else one product with the 0/1 selection matrix S
@@ -148,7 +148,7 @@ function mixingParts(
       past !== undefined
         ? tf.gather(tf.reshape(zAll, [B * n, r]), pluckerColumns(r), 1)
         : matmulConst(tf.reshape(zAll, [B * n, r]), pluckerSelection(r));
-    const zs = tf.reshape(zs2, [B, n, 2 * C]) as tf.Tensor3D; // [B, n, 2C]
+    const zs = tf.reshape<tf.Rank.R3>(zs2, [B, n, 2 * C]); // [B, n, 2C]
     const cur = m === 0 ? zs : rows(zs, m, L); // [B, L, 2C]: the new positions
     const zi = tf.slice(cur, [0, 0, 0], [B, L, C]); // [B, L, C] z_{t,i}
     const zj = tf.slice(cur, [0, 0, C], [B, L, C]); // [B, L, C] z_{t,j}
@@ -163,7 +163,7 @@ function mixingParts(
     if (terms.length === 0) {
       g = tf.zeros([B, L, d]);
     } else {
-      const pSum = terms.length === 1 ? (terms[0] as tf.Tensor3D) : (tf.addN(terms) as tf.Tensor3D); // [B, L, C]
+      const pSum = terms.length === 1 ? (terms[0] as tf.Tensor3D) : tf.addN<tf.Tensor3D>(terms); // [B, L, C]
       // every position with the same count (e.g. all past max(Δ), as when decoding): 1/count is a number
       const uniform = counts.every((c) => c === counts[0]) && (counts[0] as number) > 0;
       const invCount = uniform ? 1 / (counts[0] as number) : perPosition(counts.map((c) => (c > 0 ? 1 / c : 0)));
@@ -173,8 +173,8 @@ function mixingParts(
       g = tf.add(proj, uniform ? bias : tf.mul(bias, perPosition(counts.map((c) => (c > 0 ? 1 : 0))))); // 0: no pair
     }
     const hg = tf.concat([h2, tf.reshape(g, [B * L, d])], 1); // [B·L, 2d], order [h; g]
-    const alpha = tf.reshape(tf.sigmoid(tf.add(matmul(hg, w.wGate), w.bGate)), [B, L, d]) as tf.Tensor3D; // [B, L, d]
-    const output = tf.add(g, tf.mul(alpha, tf.sub(h, g))) as tf.Tensor3D; // α⊙h + (1−α)⊙g
+    const alpha = tf.reshape<tf.Rank.R3>(tf.sigmoid(tf.add(matmul(hg, w.wGate), w.bGate)), [B, L, d]); // [B, L, d]
+    const output = tf.add<tf.Tensor3D>(g, tf.mul(alpha, tf.sub(h, g))); // α⊙h + (1−α)⊙g
     return trace ? { output, zAll, trace: { z, pHat: perOffset, g, alpha } } : { output, zAll };
   });
 }
@@ -215,7 +215,7 @@ function pairsByShift(
           ]); // [B, L, 2C], 0: no pair
     const pi = tf.slice(partner, [0, 0, 0], [B, L, C]); // z_{t−Δ,i}
     const pj = tf.slice(partner, [0, 0, C], [B, L, C]); // z_{t−Δ,j}
-    const pHat = normalisePlucker(tf.sub(tf.mul(pi, zj), tf.mul(pj, zi)) as tf.Tensor3D, eps); // [B, L, C]
+    const pHat = normalisePlucker(tf.sub<tf.Tensor3D>(tf.mul(pi, zj), tf.mul(pj, zi)), eps); // [B, L, C]
     terms.push(pHat);
     if (trace) perOffset.push(pHat);
     if (direction === 'bidirectional') {
@@ -226,7 +226,7 @@ function pairsByShift(
       ]); // z_{t+Δ}, 0 past the end
       const fi = tf.slice(future, [0, 0, 0], [B, L, C]); // z_{t+Δ,i}
       const fj = tf.slice(future, [0, 0, C], [B, L, C]); // z_{t+Δ,j}
-      terms.push(normalisePlucker(tf.sub(tf.mul(zi, fj), tf.mul(zj, fi)) as tf.Tensor3D, eps)); // (z_t, z_{t+Δ})
+      terms.push(normalisePlucker(tf.sub<tf.Tensor3D>(tf.mul(zi, fj), tf.mul(zj, fi)), eps)); // (z_t, z_{t+Δ})
     }
   }
   return { terms, perOffset };
@@ -258,8 +258,8 @@ function pairsByGather(
   const pj = tf.slice(partner, [0, 0, 0, C], [B, O, L, C]); // [B, O, L, C] z_{t−Δ,j}
   const p = tf.sub(tf.mul(pi, tf.reshape(zj, [B, 1, L, C])), tf.mul(pj, tf.reshape(zi, [B, 1, L, C]))); // [B, O, L, C]
   const pHat = normalisePlucker(p, eps); // [B, O, L, C]
-  const sum = (O === 1 ? tf.reshape(pHat, [B, L, C]) : tf.sum(pHat, 1)) as tf.Tensor3D; // [B, L, C]
-  const one = (o: number) => tf.reshape(tf.slice(pHat, [0, o, 0, 0], [B, 1, L, C]), [B, L, C]) as tf.Tensor3D;
+  const sum = O === 1 ? tf.reshape<tf.Rank.R3>(pHat, [B, L, C]) : tf.sum<tf.Tensor3D>(pHat, 1); // [B, L, C]
+  const one = (o: number) => tf.reshape<tf.Rank.R3>(tf.slice(pHat, [0, o, 0, 0], [B, 1, L, C]), [B, L, C]);
   return { terms: [sum], perOffset: trace ? offsets.map((_, o) => one(o)) : [] };
 }
 

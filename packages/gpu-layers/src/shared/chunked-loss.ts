@@ -13,7 +13,9 @@ export interface ChunkedLmLossOptions {
 
 const CHUNK_BYTES = 32 * 1024 * 1024;
 
-/** Whether a gradient tape is recording (tf.grads/variableGrads running): then the gradient is computed with the loss. */
+/**
+ * Whether a gradient tape is recording (tf.grads/variableGrads running): then the gradient is computed with the loss.
+ */
 function gradientRequested(): boolean {
   const state = (tf.engine() as unknown as { state?: { gradientDepth?: number } }).state;
   return (state?.gradientDepth ?? 0) > 0;
@@ -43,7 +45,7 @@ function lossParts(
 ): LossParts {
   const [N, d] = h.shape;
   const V = table.shape[0];
-  const tableT = tf.transpose(table) as tf.Tensor2D; // [d, V], once
+  const tableT = tf.transpose<tf.Tensor2D>(table); // [d, V], once
   const invN = 1 / N;
   let sum = tf.scalar(0);
   let dTableT: tf.Tensor2D | null = withGrad ? tf.zeros([d, V]) : null; // [d, V]
@@ -54,13 +56,13 @@ function lossParts(
     const step = tf.tidy(() => {
       const hc = tf.slice(h, [start, 0], [c, d]); // [c, d]
       const tc = tf.slice(targets, [start], [c]); // [c]
-      const logits = tf.matMul(hc, tableT) as tf.Tensor2D; // [c, V]
-      const { nll, probs } = nllRows(logits, tc as tf.Tensor1D, acc !== null); // [c], softmax [c, V]
-      const chunkSum = tf.add(sum, tf.sum(nll)) as tf.Scalar;
+      const logits = tf.matMul<tf.Tensor2D>(hc, tableT); // [c, V]
+      const { nll, probs } = nllRows(logits, tc, acc !== null); // [c], softmax [c, V]
+      const chunkSum = tf.add<tf.Scalar>(sum, tf.sum(nll));
       if (acc === null) return { chunkSum };
       const p = probs as tf.Tensor2D; // [c, V] softmax
-      const dhc = tf.mul(tf.sub(tf.matMul(p, table), tf.gather(table, tc)), invN) as tf.Tensor2D; // [c, d]
-      const next = tf.add(acc, tf.matMul(tf.transpose(tf.mul(hc, invN)), p)) as tf.Tensor2D; // [d, c]·[c, V]
+      const dhc = tf.mul<tf.Tensor2D>(tf.sub(tf.matMul(p, table), tf.gather(table, tc)), invN); // [c, d]
+      const next = tf.add<tf.Tensor2D>(acc, tf.matMul(tf.transpose(tf.mul(hc, invN)), p)); // [d, c]·[c, V]
       return { chunkSum, dhc, next };
     }) as { chunkSum: tf.Scalar; dhc?: tf.Tensor2D; next?: tf.Tensor2D };
     sum.dispose();
@@ -73,12 +75,12 @@ function lossParts(
   }
   tableT.dispose();
   if (dTableT === null) return { sum };
-  const dh = dhChunks.length === 1 ? (dhChunks[0] as tf.Tensor2D) : (tf.concat(dhChunks, 0) as tf.Tensor2D); // [N, d]
+  const dh = dhChunks.length === 1 ? (dhChunks[0] as tf.Tensor2D) : tf.concat<tf.Tensor2D>(dhChunks, 0); // [N, d]
   if (dhChunks.length > 1) tf.dispose(dhChunks);
   const dTable = tf.tidy(() => {
     // −Σ_n onehot(t_n)·h_n/N: rows of h summed by target id (the embedding gradient's segment sum).
     const picked = tf.unsortedSegmentSum(tf.mul(h, invN), targets, V); // [V, d]
-    return tf.sub(tf.transpose(dTableT as tf.Tensor2D), picked) as tf.Tensor2D; // [V, d]
+    return tf.sub<tf.Tensor2D>(tf.transpose(dTableT), picked); // [V, d]
   });
   dTableT.dispose();
   return { sum, dh, dE: dTable };
@@ -93,7 +95,7 @@ const chunkedWithGrad = (rows: number) =>
     const withGrad = gradientRequested();
     const parts = lossParts(h, table, targets, rows, withGrad);
     const N = h.shape[0];
-    const value = tf.mul(parts.sum, 1 / N) as tf.Scalar;
+    const value = tf.mul<tf.Scalar>(parts.sum, 1 / N);
     parts.sum.dispose();
     // The gradients were computed with the loss (the chunk's probabilities are at hand then): save them.
     save(withGrad ? [parts.dh as tf.Tensor2D, parts.dE as tf.Tensor2D] : []);
@@ -147,5 +149,5 @@ export function chunkedLmLoss(
     cache.set(rows, fn);
   }
   const f = fn;
-  return tf.tidy(() => f(tf.reshape(hidden, [B * L, d]), table, tf.reshape(targets, [B * L])) as tf.Scalar);
+  return tf.tidy(() => f(tf.reshape(hidden, [B * L, d]), table, tf.reshape(targets, [B * L])));
 }

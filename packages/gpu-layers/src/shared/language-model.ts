@@ -62,7 +62,7 @@ export function checkTokenIds(ids: ArrayLike<number>, vocabSize: number): void {
 /** Internal [in, out] ↔ PyTorch [out, in] for linear weights. */
 function torchShape(p: NamedParam): number[] {
   const s = p.variable.shape;
-  return p.linear ? [s[1] as number, s[0] as number] : [...s];
+  return p.linear ? [s[1] as number, s[0]] : [...s];
 }
 
 /** A variable holding `init`'s values; `init` itself is disposed (tf.variable keeps its own reference). */
@@ -143,7 +143,8 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     }
     return tf.tidy(() => {
       const pos = tf.reshape(tf.slice(this.posEmb, [t0, 0], [L, d]), [1, L, d]); // [1, L, d]
-      return dropout(tf.add(embeddingLookup(this.tokEmb, inputIds), pos) as tf.Tensor3D, rate, opts.training === true); // [B, L, d]
+      // [B, L, d]
+      return dropout(tf.add<tf.Tensor3D>(embeddingLookup(this.tokEmb, inputIds), pos), rate, opts.training === true);
     });
   }
 
@@ -156,7 +157,7 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
   logits(x: tf.Tensor3D): tf.Tensor3D {
     const [B, L, d] = x.shape;
     return tf.tidy(() =>
-      tf.reshape(tiedHead(tf.reshape(x, [B * L, d]) as tf.Tensor2D, this.tokEmb), [B, L, this.config.vocabSize]),
+      tf.reshape(tiedHead(tf.reshape<tf.Rank.R2>(x, [B * L, d]), this.tokEmb), [B, L, this.config.vocabSize]),
     ); // [B·L, d]·[d, V]
   }
 

@@ -23,8 +23,8 @@ export function nllRows(
     const s = tf.sum(ex, -1, true); // [N, 1]
     const lse = tf.reshape(tf.add(tf.log(s), m), [N]); // [N]
     const picked = tf.gather(tf.reshape(logits, [N * V]), flatTargetIndex(N, V, targets)); // [N] logit of the target
-    const nll = tf.sub(lse, picked) as tf.Tensor1D; // [N]
-    return withSoftmax ? { nll, probs: tf.div(ex, s) as tf.Tensor2D } : { nll };
+    const nll = tf.sub<tf.Tensor1D>(lse, picked); // [N]
+    return withSoftmax ? { nll, probs: tf.div<tf.Tensor2D>(ex, s) } : { nll };
   });
 }
 
@@ -52,7 +52,7 @@ const crossEntropyWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFun
   const targets = args[1] as tf.Tensor1D; // [N] int32
   const save = args[2] as tf.GradSaveFunc;
   const { nll, probs } = nllRows(logits, targets, true);
-  const loss = tf.mean(nll) as tf.Scalar;
+  const loss = tf.mean<tf.Scalar>(nll);
   nll.dispose();
   save([probs as tf.Tensor2D, targets]);
   return {
@@ -84,7 +84,7 @@ const crossEntropyWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFun
  */
 export function crossEntropy(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Scalar {
   checkLogitsTargets('crossEntropy', logits, targets);
-  return crossEntropyWithGrad(logits, targets) as tf.Scalar;
+  return crossEntropyWithGrad(logits, targets);
 }
 
 /** Next-token loss of a language model: {@link crossEntropy} over logits [B, L, V] and targets [B, L]. */

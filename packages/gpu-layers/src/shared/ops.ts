@@ -98,7 +98,7 @@ export function tiedHead(x: tf.Tensor2D, table: tf.Tensor2D): tf.Tensor2D {
 
 /** y = x·W + b for x [..., in], W [in, out] (internal layout), b [out]; leading axes are flattened. */
 export function linear(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor): tf.Tensor {
-  const inDim = w.shape[0] as number;
+  const inDim = w.shape[0];
   const outDim = w.shape[1] as number;
   const lead = x.shape.slice(0, -1);
   const x2 = tf.reshape(x, [-1, inDim]); // [N, in]
@@ -112,13 +112,13 @@ const layerNormWithGrad = (eps: number) =>
     const gamma = args[1] as tf.Tensor1D; // [d]
     const beta = args[2] as tf.Tensor1D; // [d]
     const save = args[3] as tf.GradSaveFunc;
-    const [value, xhat, rstd] = tf.tidy(() => {
+    const [value, xhat, rstd] = tf.tidy((): [tf.Tensor2D, tf.Tensor, tf.Tensor] => {
       const mean = tf.mean(x, -1, true); // [N, 1]
       const xc = tf.sub(x, mean); // [N, d]
       const variance = tf.mean(tf.square(xc), -1, true); // [N, 1]
       const rstd = tf.rsqrt(tf.add(variance, eps)); // [N, 1]
       const xhat = tf.mul(xc, rstd); // [N, d]
-      return [tf.add(tf.mul(xhat, gamma), beta), xhat, rstd];
+      return [tf.add<tf.Tensor2D>(tf.mul(xhat, gamma), beta), xhat, rstd];
     });
     save([xhat, rstd, gamma]);
     return {
@@ -160,7 +160,7 @@ const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
 const geluWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   const x = args[0] as tf.Tensor;
   const save = args[1] as tf.GradSaveFunc;
-  const [value, cdf] = tf.tidy(() => {
+  const [value, cdf] = tf.tidy((): [tf.Tensor, tf.Tensor] => {
     const cdf = tf.mul(0.5, tf.add(1, tf.erf(tf.mul(x, SQRT1_2)))); // Φ(x)
     return [tf.mul(x, cdf), cdf];
   });

@@ -49,7 +49,7 @@ export abstract class ResidualBlock extends ParamLayer {
   }
 
   protected drop(x: tf.Tensor3D, training: boolean): tf.Tensor3D {
-    return dropout(x, this.dropoutRate, training) as tf.Tensor3D;
+    return dropout<tf.Tensor3D>(x, this.dropoutRate, training);
   }
 
   override computeOutputShape(inputShape: Shape | Shape[]): Shape | Shape[] {
@@ -62,7 +62,7 @@ export abstract class ResidualBlock extends ParamLayer {
       const x = this.postMix(h, training, mix);
       return this.ln(tf.add(x, this.drop(this.ffn(x), training)), 'ln2');
     }
-    const x = tf.add(h, this.drop(mix(this.ln(h, 'ln1')), training)) as tf.Tensor3D;
+    const x = tf.add<tf.Tensor3D>(h, this.drop(mix(this.ln(h, 'ln1')), training));
     return tf.add(x, this.drop(this.ffn(this.ln(x, 'ln2')), training));
   }
 

@@ -65,7 +65,7 @@ function maskedWeights(scores: tf.Tensor3D, mask: tf.Tensor | null, kind: 'dpa' 
     const s2 = tf.square(scores);
     const ratio = tf.div(s2, tf.add(s2, 1));
     const e = mask === null ? ratio : tf.mul(mask, ratio); // [BH, L, n]
-    return tf.div(e, tf.add(tf.sum(e, -1, true), eps)) as tf.Tensor3D;
+    return tf.div<tf.Tensor3D>(e, tf.add(tf.sum(e, -1, true), eps));
   });
 }
 
@@ -145,15 +145,15 @@ function attentionParts(
     const qkv = tf.reshape(linear(h, w.wQkv, w.bQkv), [B * L, 3 * d]); // [B·L, 3d]: columns q | k | v
     const [q2, k2, v2] = tf.split(qkv, 3, 1) as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D]; // [B·L, d] each
     const heads = (x: tf.Tensor2D, perm: number[], shape: [number, number, number]) =>
-      tf.reshape(tf.transpose(tf.reshape(x, [B, L, H, dh]), perm), shape) as tf.Tensor3D;
+      tf.reshape<tf.Rank.R3>(tf.transpose(tf.reshape(x, [B, L, H, dh]), perm), shape);
     const q = heads(q2, [0, 2, 1, 3], [B * H, L, dh]); // [B, L, H, dh] → [B, H, L, dh] → [B·H, L, dh]
     const kTNew = heads(k2, [0, 2, 3, 1], [B * H, dh, L]); // [B, L, H, dh] → [B, H, dh, L] → [B·H, dh, L]
     const vNew = heads(v2, [0, 2, 1, 3], [B * H, L, dh]); // [B·H, L, dh]
     const oldK = past?.keysT ?? null;
     const oldV = past?.values ?? null;
-    const kT = oldK === null ? kTNew : (tf.concat([oldK, kTNew], 2) as tf.Tensor3D); // [B·H, dh, t0 + L]
-    const v = oldV === null ? vNew : (tf.concat([oldV, vNew], 1) as tf.Tensor3D); // [B·H, t0 + L, dh]
-    const scores = tf.mul(matmul(q, kT), 1 / Math.sqrt(dh)) as tf.Tensor3D; // [B·H, L, t0 + L]
+    const kT = oldK === null ? kTNew : tf.concat<tf.Tensor3D>([oldK, kTNew], 2); // [B·H, dh, t0 + L]
+    const v = oldV === null ? vNew : tf.concat<tf.Tensor3D>([oldV, vNew], 1); // [B·H, t0 + L, dh]
+    const scores = tf.mul<tf.Tensor3D>(matmul(q, kT), 1 / Math.sqrt(dh)); // [B·H, L, t0 + L]
     const a = maskedWeights(scores, attentionMask(B, H, L, t0, options), options.kind, options.eps);
     const y = matmul(a, v); // [B·H, L, dh]
     const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, L, dh]), [0, 2, 1, 3]), [B, L, d]); // [B, L, d]

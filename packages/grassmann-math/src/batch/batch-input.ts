@@ -26,7 +26,10 @@ export function checkBatch(
   const width = checkInteger(fn, 'r', r, 2, 65536);
   const P = pairCount(width);
   const inputShape = `a Float32Array or Float64Array of N·r = ${rows}·${width} = ${rows * width} values (row-major [N, r])`;
-  for (const [name, z] of [['zPrev', zPrev], ['zCur', zCur]] as const) {
+  for (const [name, z] of [
+    ['zPrev', zPrev],
+    ['zCur', zCur],
+  ] as const) {
     if (!(z instanceof Float32Array || z instanceof Float64Array)) {
       throw new GrassmannInputError(fn, name, inputShape, describe(z));
     }
@@ -34,7 +37,12 @@ export function checkBatch(
     if (checkFinite) {
       for (let t = 0; t < z.length; t++) {
         if (!Number.isFinite(z[t]!)) {
-          throw new GrassmannInputError(fn, name, 'finite values', `${z[t]} at row ${Math.floor(t / width)}, column ${t % width}`);
+          throw new GrassmannInputError(
+            fn,
+            name,
+            'finite values',
+            `${z[t]} at row ${Math.floor(t / width)}, column ${t % width}`,
+          );
         }
       }
     }
@@ -42,11 +50,21 @@ export function checkBatch(
   const needed = rows * P;
   if (out === undefined) {
     if (needed > MAX_TYPED_ARRAY_LENGTH) {
-      throw new GrassmannInputError(fn, 'N', `small enough that N·r(r−1)/2 ≤ 2^32 (one Float32Array)`, `${rows} (${needed} outputs)`,
-        'Process the batch in chunks, passing each chunk its own `out` buffer.');
+      throw new GrassmannInputError(
+        fn,
+        'N',
+        `small enough that N·r(r−1)/2 ≤ 2^32 (one Float32Array)`,
+        `${rows} (${needed} outputs)`,
+        'Process the batch in chunks, passing each chunk its own `out` buffer.',
+      );
     }
   } else if (!(out instanceof Float32Array) || out.length < needed) {
-    throw new GrassmannInputError(fn, 'options.out', `a Float32Array of at least N·r(r−1)/2 = ${needed} values`, describe(out));
+    throw new GrassmannInputError(
+      fn,
+      'options.out',
+      `a Float32Array of at least N·r(r−1)/2 = ${needed} values`,
+      describe(out),
+    );
   }
   return P;
 }

@@ -105,7 +105,7 @@ export function pluckerBatchGpuJsInto(
   if (N === 0) return;
   const P = (r * (r - 1)) / 2;
   let kernel: IKernelRunShortcut | null = null;
-  for (let start = 0; start < N; ) {
+  for (let start = 0; start < N;) {
     const entry = kernelFor(mode, r, rowsFor(r, N - start));
     const { rows, padA, padB } = entry;
     kernel = entry.kernel;

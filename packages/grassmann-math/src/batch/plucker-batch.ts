@@ -49,7 +49,12 @@ export function pluckerBatch(
     pluckerBatchTsInto(zPrev, zCur, N, r, target);
   } else if (backend === 'gpujs') {
     if (!GPU_MODES.includes(gpuMode)) {
-      throw new GrassmannInputError('pluckerBatch', 'options.gpuMode', `one of ${GPU_MODES.join(', ')}`, describe(gpuMode));
+      throw new GrassmannInputError(
+        'pluckerBatch',
+        'options.gpuMode',
+        `one of ${GPU_MODES.join(', ')}`,
+        describe(gpuMode),
+      );
     }
     pluckerBatchGpuJsInto(zPrev, zCur, N, r, target, gpuMode);
   } else {
