@@ -58,10 +58,7 @@ export function blockWeights(block: ParamLayer): Map<string, Mat> {
   for (const p of block.namedParams()) {
     const s = p.variable.shape;
     const data = Float64Array.from(p.variable.dataSync());
-    out.set(
-      p.name,
-      s.length === 2 ? { rows: s[0] as number, cols: s[1] as number, data } : { rows: 1, cols: data.length, data },
-    );
+    out.set(p.name, s.length === 2 ? { rows: s[0], cols: s[1], data } : { rows: 1, cols: data.length, data });
   }
   return out;
 }

@@ -102,7 +102,7 @@ function handSetGrassmann(normKind: 'post' | 'pre'): { model: LanguageModel; sd:
   const dict = model.stateDict();
   for (const [name, t] of dict) {
     // every weight hand-set (biases and LayerNorms too), large enough that gates and planes differ from position to position
-    const shape = t.shape.length === 1 ? [1, t.shape[0] as number] : (t.shape as [number, number]);
+    const shape = t.shape.length === 1 ? [1, t.shape[0]] : (t.shape as [number, number]);
     sd.set(
       name,
       Array.from({ length: shape[0] as number }, () =>
@@ -294,7 +294,7 @@ describe('inspect: attention entropy and antiparallel weight equal an independen
         nLayers: 2,
         dropout: 0,
       });
-      const model = createModel(config, { seed: 3 }) as TiedEmbeddingLM;
+      const model = createModel(config, { seed: 3 });
       const rand = lcg(11);
       const dict = model.stateDict();
       const load = new Map<string, tf.Tensor>();

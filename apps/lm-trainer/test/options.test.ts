@@ -37,7 +37,7 @@ describe('sequence length: --seq-len, alias --block', () => {
     expect(stored).toMatchObject({ batch: 8, microBatch: 4, block: 16 });
     expect('seqLen' in stored).toBe(false);
     expect(Object.keys(stored).slice(0, 3)).toEqual(['batch', 'microBatch', 'block']);
-    expect(readTrainingConfig(JSON.parse(JSON.stringify(stored)))).toEqual(t);
+    expect(readTrainingConfig(JSON.parse(JSON.stringify(stored)) as typeof stored)).toEqual(t);
   });
 });
 

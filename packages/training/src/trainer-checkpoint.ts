@@ -87,8 +87,7 @@ export class TrainerCheckpointError extends Error {
 
 async function float32Inputs(tensors: Iterable<[string, tf.Tensor]>): Promise<Map<string, SafetensorsTensorInput>> {
   const out = new Map<string, SafetensorsTensorInput>();
-  for (const [name, t] of tensors)
-    out.set(name, { dtype: 'F32', shape: t.shape, data: (await t.data()) as Float32Array });
+  for (const [name, t] of tensors) out.set(name, { dtype: 'F32', shape: t.shape, data: await t.data() });
   return out;
 }
 

@@ -54,7 +54,7 @@ async function train(dir: string, opts: { stopAtStep?: number; resume?: boolean 
     ...(opts.stopAtStep === undefined ? {} : { stopAtStep: opts.stopAtStep }),
     quiet: true,
     describe: 'toy',
-    report: async () => join(dir, 'report.md'),
+    report: () => Promise.resolve(join(dir, 'report.md')),
     dispose: () => model.dispose(),
   });
   return { ...o, metrics: await run.readMetrics() };

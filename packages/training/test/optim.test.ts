@@ -27,7 +27,7 @@ describe('AdamW', () => {
     // step 1, g = [0.5, -1]: m = 0.1g, v = 0.001g², m̂ = g, v̂ = g², update = g/(|g| + ε) ≈ sign(g)
     opt.apply({ w: tf.tensor2d([[0.5, -1]]) }, lr);
     const e1 = [1 * (1 - lr * 0.1) - lr * (0.5 / (0.5 + 1e-8)), -2 * (1 - lr * 0.1) - lr * (-1 / (1 + 1e-8))];
-    expect(Array.from(w.dataSync())).toEqual(e1.map((x) => expect.closeTo(x, 6)) as unknown as number[]);
+    expect(Array.from(w.dataSync())).toEqual(e1.map((x) => expect.closeTo(x, 6)));
     // step 2, g = [0.2, 0.4]
     const g2 = [0.2, 0.4];
     const g1 = [0.5, -1];

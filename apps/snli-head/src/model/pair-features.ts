@@ -26,6 +26,6 @@ export function stackPair<T extends tf.Tensor>(premise: T, hypothesis: T): T {
 
 /** Inverse of {@link stackPair} along the batch axis: [2B, …] → ([B, …], [B, …]). */
 export function splitPair<T extends tf.Tensor>(x: T): [T, T] {
-  const half = (x.shape[0] as number) / 2;
+  const half = x.shape[0] / 2;
   return tf.split(x, [half, half], 0) as [T, T];
 }
