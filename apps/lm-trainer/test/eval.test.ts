@@ -4,7 +4,7 @@ import { TrainingRng } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { wikitextForWordPiece } from '../src/shared/corpus';
 import { sampleToken } from '../src/generate/generate';
-import { evaluatePerplexity } from '../src/lm-task';
+import { evaluatePerplexity } from '../src/shared/lm-task';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });

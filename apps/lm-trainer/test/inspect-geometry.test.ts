@@ -9,9 +9,9 @@ import {
   type TiedEmbeddingLM,
 } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { planeStep } from '../src/inspect-grassmann';
+import { planeStep } from '../src/inspect/grassmann';
 import { inspectModel } from '../src/inspect/model';
-import { summarize } from '../src/inspect-tensors';
+import { summarize } from '../src/inspect/tensors';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });

@@ -9,7 +9,7 @@ import { ladderCommand } from '../src/ladder/command';
 import { parseLevels, parseModels } from '../src/ladder/options';
 import { grassmannReach, reachableFraction, receptiveField } from '../src/ladder/reach';
 import { spreadOf, type LadderResults } from '../src/ladder/report';
-import { maskedLmLoss, scoreLogits } from '../src/ladder-task';
+import { maskedLmLoss, scoreLogits } from '../src/ladder/task';
 import { cli, tmp } from './helpers';
 
 beforeAll(async () => {

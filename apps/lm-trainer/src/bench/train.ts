@@ -10,7 +10,7 @@ import {
   parseFlags,
 } from '@grassflow/training';
 import { trainStep, UsageError, wantsHelp, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
-import { LmTrainTask } from '../lm-task.js';
+import { LmTrainTask } from '../shared/lm-task.js';
 import {
   COMMON_TRAIN_FLAGS,
   microBatchOf,

@@ -15,7 +15,7 @@ import {
   type CliCommand,
 } from '@grassflow/training';
 import { dataDirOrThrow, loadRunData, loadSplitIds, loadTokenizer, type TokenizerKind } from '../shared/corpus.js';
-import { evaluatePerplexity } from '../lm-task.js';
+import { evaluatePerplexity } from '../shared/lm-task.js';
 import {
   COMMON_TRAIN_FLAGS,
   MODEL_KINDS,

@@ -7,7 +7,7 @@ import {
   type CheckpointSource,
 } from '../shared/checkpoint-dir.js';
 import { loadSplitIds } from '../shared/corpus.js';
-import { evaluatePerplexity } from '../lm-task.js';
+import { evaluatePerplexity } from '../shared/lm-task.js';
 
 const EVAL_FLAGS = {
   checkpoint: CHECKPOINT_FLAGS.checkpoint,

@@ -1,8 +1,8 @@
 // inspectModel: run a model on token sequences and collect the geometry of every block (Grassmann) or head (Transformer).
 import { GrassmannBlock, TransformerBlock, type LanguageModel, type ModelConfig } from '@grassflow/gpu-layers';
-import { inspectAttentionLayer, type AttentionLayerReport } from '../inspect-attention.js';
-import { inspectGrassmannLayer, type GrassmannLayerReport } from '../inspect-grassmann.js';
-import { blockInputs, inspectableModel, type Mat } from '../inspect-tensors.js';
+import { inspectAttentionLayer, type AttentionLayerReport } from './attention.js';
+import { inspectGrassmannLayer, type GrassmannLayerReport } from './grassmann.js';
+import { blockInputs, inspectableModel, type Mat } from './tensors.js';
 
 /** One token sequence to inspect: its ids and a display label per token. */
 export interface InspectSample {

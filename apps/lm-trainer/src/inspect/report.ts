@@ -11,8 +11,8 @@ import {
   type HistogramChart,
   type LineChart,
 } from '@grassflow/training';
-import type { AttentionLayerReport } from '../inspect-attention.js';
-import type { GrassmannLayerReport } from '../inspect-grassmann.js';
+import type { AttentionLayerReport } from './attention.js';
+import type { GrassmannLayerReport } from './grassmann.js';
 import type { InspectResult } from './model.js';
 
 /** How the report describes where the numbers came from. */

@@ -26,7 +26,7 @@ import {
   type LadderResults,
   type LevelInfo,
 } from './report.js';
-import { runRung, type RungResult } from '../ladder-task.js';
+import { runRung, type RungResult } from './task.js';
 
 /** config.json of a ladder run folder. */
 export interface LadderRunConfig {

@@ -4,7 +4,7 @@ import { LAGGED_SUM_LAGS } from '@grassflow/datasets';
 import { countParams, type ModelConfig } from '@grassflow/gpu-layers';
 import { formatCell, markdownTable, writeJsonAtomic, writeReport, type ChartSeries } from '@grassflow/training';
 import type { LadderConfig } from './options.js';
-import type { RungResult } from '../ladder-task.js';
+import type { RungResult } from './task.js';
 
 /** Mean, sample standard deviation (0 for one value), min and max of some values. */
 export interface Spread {

@@ -18,7 +18,7 @@ import type {
   RunStart,
 } from '@grassflow/training';
 import type { RunData } from '../shared/corpus.js';
-import { LmTrainTask } from '../lm-task.js';
+import { LmTrainTask } from '../shared/lm-task.js';
 import { readTrainingConfig, storedTrainingConfig, totalStepsOf } from '../shared/model-options.js';
 import type { ModelKind, StoredTrainingConfig, TrainingConfig } from '../shared/model-options.js';
 import { writeRunReport } from './report.js';

@@ -2,7 +2,7 @@
 // antiparallel pairs.
 import * as tf from '@tensorflow/tfjs-core';
 import { attentionTrace, type TransformerBlock } from '@grassflow/gpu-layers';
-import { blockWeights, mixerInput, summarize, type Mat, type Summary } from './inspect-tensors.js';
+import { blockWeights, mixerInput, summarize, type Mat, type Summary } from './tensors.js';
 
 /** Attention weights of one head along one sequence (the model's float32 values as float64). */
 export interface HeadTrace {

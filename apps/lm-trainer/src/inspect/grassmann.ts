@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { grassmannMixingTrace, type GrassmannBlock } from '@grassflow/gpu-layers';
 import { GrassmannInputError, plucker, principalAngles } from '@grassflow/grassmann-math';
 import { histogramBins, type HistogramBins } from '@grassflow/training';
-import { blockWeights, matOf, mixerInput, row, summarize, type Mat, type Summary } from './inspect-tensors.js';
+import { blockWeights, matOf, mixerInput, row, summarize, type Mat, type Summary } from './tensors.js';
 
 const DEG = 180 / Math.PI;
 /** sin θ below which two vectors count as dependent (the rank tolerance of grassmann-math's principalAngles). */
