@@ -5,14 +5,14 @@ export {
   countGrassmannHead,
   type GrassmannHeadConfig,
   type MixingProbe,
-} from './grassmann-head.js';
+} from './model/grassmann-head.js';
 export {
   TransformerHead,
   transformerHeadConfig,
   countTransformerHead,
   type TransformerHeadConfig,
-} from './transformer-head.js';
-export { maskedSelfAttention, type MaskedAttentionWeights } from './masked-attention.js';
+} from './model/transformer-head.js';
+export { maskedSelfAttention, type MaskedAttentionWeights } from './model/masked-attention.js';
 export { EmbeddingEncoder, countEmbeddingEncoder, type EmbeddingEncoderConfig } from './model/embedding-encoder.js';
 export { maskedMeanPool, pairFeatures } from './model/pair-features.js';
 export { ParamStore } from '@grassflow/training';
@@ -26,7 +26,7 @@ export {
   type SnliModelConfig,
   type SentenceInput,
 } from './model/snli-model.js';
-export { evaluatePairs, SnliTrainTask, type EvalResult } from './snli-task.js';
+export { evaluatePairs, SnliTrainTask, type EvalResult } from './train/task.js';
 export {
   loadHeadCheckpoint,
   loadHeadTrainerCheckpoint,

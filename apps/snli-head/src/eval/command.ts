@@ -12,7 +12,7 @@ import { featurizer, prepareSplit } from '../data/prepare-data.js';
 import { dataDirOrThrow } from '../data/snli-data.js';
 import { loadHeadCheckpoint } from '../model/head-checkpoint.js';
 import { countParams } from '../model/snli-model.js';
-import { evaluatePairs } from '../snli-task.js';
+import { evaluatePairs } from '../train/task.js';
 import { COMMON, log } from '../train/command.js';
 
 const EVAL_FLAGS = {

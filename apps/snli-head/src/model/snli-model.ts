@@ -3,13 +3,13 @@ import * as tf from '@tensorflow/tfjs-core';
 import { CheckpointError, type CheckpointJson } from '@grassflow/gpu-layers';
 import { ParamStore, type Checkpointable, type NamedVariable } from '@grassflow/training';
 import { countEmbeddingEncoder, EmbeddingEncoder, type EmbeddingEncoderConfig } from './embedding-encoder.js';
-import { countGrassmannHead, GrassmannHead, grassmannHeadConfig, type GrassmannHeadConfig } from '../grassmann-head.js';
+import { countGrassmannHead, GrassmannHead, grassmannHeadConfig, type GrassmannHeadConfig } from './grassmann-head.js';
 import {
   countTransformerHead,
   TransformerHead,
   transformerHeadConfig,
   type TransformerHeadConfig,
-} from '../transformer-head.js';
+} from './transformer-head.js';
 
 export type HeadKind = 'grassmann' | 'transformer';
 export const HEAD_KINDS: readonly HeadKind[] = ['grassmann', 'transformer'];

@@ -15,7 +15,7 @@ import type { FeatureTable } from '../data/batches.js';
 import { headCheckpointExtra, loadHeadTrainerCheckpoint } from '../model/head-checkpoint.js';
 import { writeRunReport } from './report.js';
 import { countParams, SnliModel, type HeadKind, type SnliModelConfig } from '../model/snli-model.js';
-import { SnliTrainTask, type SnliDataState } from '../snli-task.js';
+import { SnliTrainTask, type SnliDataState } from './task.js';
 
 /** Training hyper-parameters (config.json `training`). */
 export interface TrainingConfig extends OptimizerConfig {

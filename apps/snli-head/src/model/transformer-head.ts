@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { dropout, gelu, layerNorm, linear } from '@grassflow/gpu-layers';
 import { maskedSelfAttention, type MaskedAttentionWeights } from './masked-attention.js';
-import { maskedMeanPool, pairFeatures, splitPair, stackPair } from './model/pair-features.js';
+import { maskedMeanPool, pairFeatures, splitPair, stackPair } from './pair-features.js';
 import type { ParamStore } from '@grassflow/training';
 
 /** Configuration of {@link TransformerHead}; the same width, FFN and dropout as the Grassmann head, so the two compare. */

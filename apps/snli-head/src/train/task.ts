@@ -3,8 +3,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { epochPermutation, type EncodedSnli } from '@grassflow/datasets';
 import { crossEntropy, type CheckpointJson } from '@grassflow/gpu-layers';
 import type { TrainTask } from '@grassflow/training';
-import { batchLength, labelTensor, sentenceInput, tokenCount, type FeatureTable } from './data/batches.js';
-import type { SnliModel } from './model/snli-model.js';
+import { batchLength, labelTensor, sentenceInput, tokenCount, type FeatureTable } from '../data/batches.js';
+import type { SnliModel } from '../model/snli-model.js';
 
 /** Where the data order stands: epoch and batches of it already handed out. */
 export interface SnliDataState {

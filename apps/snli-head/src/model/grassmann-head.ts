@@ -1,7 +1,7 @@
 // The Grassmann–Plücker SNLI head (paper-notes §3): windowed, multi-head Plücker mixing over token features.
 import * as tf from '@tensorflow/tfjs-core';
 import { dropout, gelu, grassmannMixing, layerNorm, linear, pluckerDim, type GrassmannMixingWeights } from '@grassflow/gpu-layers';
-import { maskedMeanPool, pairFeatures, splitPair, stackPair } from './model/pair-features.js';
+import { maskedMeanPool, pairFeatures, splitPair, stackPair } from './pair-features.js';
 import type { ParamStore } from '@grassflow/training';
 
 /**
