@@ -13,15 +13,21 @@ import type { OptimizerConfig } from '@grassflow/training';
 export function maskedLmLoss(logits: tf.Tensor3D, targets: Int32Array, mask: Uint8Array): tf.Scalar {
   const [B, L, V] = logits.shape;
   if (targets.length !== B * L || mask.length !== B * L) {
-    throw new RangeError(`maskedLmLoss expects targets and mask of B·L = ${B * L} entries, got ${targets.length} and ${mask.length}`);
+    throw new RangeError(
+      `maskedLmLoss expects targets and mask of B·L = ${B * L} entries, got ${targets.length} and ${mask.length}`,
+    );
   }
   const rows: number[] = [];
   for (let i = 0; i < mask.length; i++) if (mask[i] === 1) rows.push(i);
-  if (rows.length === 0) throw new RangeError('maskedLmLoss: the mask marks no position; the batch holds nothing to learn');
+  if (rows.length === 0)
+    throw new RangeError('maskedLmLoss: the mask marks no position; the batch holds nothing to learn');
   return tf.tidy(() => {
     const idx = tf.tensor1d(rows, 'int32'); // [M] flat positions b·L + t
     const picked = tf.gather(tf.reshape(logits, [B * L, V]), idx); // [M, V]
-    const y = tf.tensor1d(Int32Array.from(rows, (i) => targets[i] as number), 'int32'); // [M]
+    const y = tf.tensor1d(
+      Int32Array.from(rows, (i) => targets[i] as number),
+      'int32',
+    ); // [M]
     return crossEntropy(picked as tf.Tensor2D, y);
   });
 }
@@ -57,10 +63,21 @@ function argmax(v: Float32Array, from: number, n: number): number {
  * ties), correct where m_bt = 1 and p_bt = y_bt; a row is solved when all its determined positions are correct.
  * logits is row-major (B, L, V); y and mask are (B, L).
  */
-export function scoreLogits(logits: Float32Array, shape: readonly [number, number, number], y: Int32Array, mask: Uint8Array): MaskedScore {
+export function scoreLogits(
+  logits: Float32Array,
+  shape: readonly [number, number, number],
+  y: Int32Array,
+  mask: Uint8Array,
+): MaskedScore {
   const [B, L, V] = shape;
-  if (logits.length !== B * L * V) throw new RangeError(`scoreLogits: logits hold ${logits.length} values, shape [${B}, ${L}, ${V}] needs ${B * L * V}`);
-  if (y.length !== B * L || mask.length !== B * L) throw new RangeError(`scoreLogits: y and mask must hold B·L = ${B * L} entries, got ${y.length} and ${mask.length}`);
+  if (logits.length !== B * L * V)
+    throw new RangeError(
+      `scoreLogits: logits hold ${logits.length} values, shape [${B}, ${L}, ${V}] needs ${B * L * V}`,
+    );
+  if (y.length !== B * L || mask.length !== B * L)
+    throw new RangeError(
+      `scoreLogits: y and mask must hold B·L = ${B * L} entries, got ${y.length} and ${mask.length}`,
+    );
   const s: MaskedScore = { correct: 0, determined: 0, sequences: 0, solved: 0 };
   for (let b = 0; b < B; b++) {
     let rowDetermined = 0;
@@ -83,7 +100,12 @@ export function scoreLogits(logits: Float32Array, shape: readonly [number, numbe
 
 /** Sum of two scores. */
 export function addScores(a: MaskedScore, b: MaskedScore): MaskedScore {
-  return { correct: a.correct + b.correct, determined: a.determined + b.determined, sequences: a.sequences + b.sequences, solved: a.solved + b.solved };
+  return {
+    correct: a.correct + b.correct,
+    determined: a.determined + b.determined,
+    sequences: a.sequences + b.sequences,
+    solved: a.solved + b.solved,
+  };
 }
 
 /** Score `model` on held-out sequences 0 .. n − 1 of `task`, `batch` rows per forward pass. */
@@ -143,8 +165,20 @@ const yieldToEventLoop = (): Promise<void> => new Promise((r) => setImmediate(r)
  */
 export async function runRung(spec: RungSpec, opts: { shouldStop?: () => boolean } = {}): Promise<RungResult | null> {
   const { vocabSize, maxLen } = spec.modelConfig;
-  const train = new SyntheticTask({ family: spec.family, level: spec.level, blockSize: maxLen, vocabSize, seed: spec.seed });
-  const heldOut = new SyntheticTask({ family: spec.family, level: spec.level, blockSize: maxLen, vocabSize, seed: spec.evalSeed });
+  const train = new SyntheticTask({
+    family: spec.family,
+    level: spec.level,
+    blockSize: maxLen,
+    vocabSize,
+    seed: spec.seed,
+  });
+  const heldOut = new SyntheticTask({
+    family: spec.family,
+    level: spec.level,
+    blockSize: maxLen,
+    vocabSize,
+    seed: spec.evalSeed,
+  });
   const model = createModel(spec.modelConfig, { seed: spec.seed });
   const optimizer = createOptimizer(namedParameters(model), spec);
   const lrOf = lrSchedule(spec, spec.steps);
@@ -159,7 +193,8 @@ export async function runRung(spec: RungSpec, opts: { shouldStop?: () => boolean
       if (opts.shouldStop?.() === true) return null;
       const b = train.batch(s * spec.batch, spec.batch);
       const [B, L] = b.shape;
-      const lossFn = (): tf.Scalar => maskedLmLoss(model.apply(tf.tensor2d(b.x, [B, L], 'int32'), { training: true }), b.y, b.mask);
+      const lossFn = (): tf.Scalar =>
+        maskedLmLoss(model.apply(tf.tensor2d(b.x, [B, L], 'int32'), { training: true }), b.y, b.mask);
       const step = { lr: lrOf(s), clipNorm: spec.clip, randomSeed: rng.nextUint32(), step: s + 1 };
       const { loss } = await trainStep(lossFn, optimizer, step);
       if ((s + 1) % every === 0 || s === 0) lossCurve.push([s + 1, loss]);

@@ -18,7 +18,11 @@ export interface Perplexity {
  * Perplexity of a model over an id sequence: PPL = exp(Σ_t nll_t / (N − 1)) over every target ids[1..N−1]
  * (lmEvalBatches: non-overlapping windows of L; the sum is taken in float64).
  */
-export async function evaluatePerplexity(model: LanguageModel, ids: Int32Array, opts: { seqLen: number; batch: number }): Promise<Perplexity> {
+export async function evaluatePerplexity(
+  model: LanguageModel,
+  ids: Int32Array,
+  opts: { seqLen: number; batch: number },
+): Promise<Perplexity> {
   let sum = 0;
   let count = 0;
   for (const b of lmEvalBatches(ids, { blockSize: opts.seqLen, batchSize: opts.batch })) {
@@ -65,10 +69,17 @@ export class LmTrainTask implements TrainTask {
   ) {
     const micro = opts.microBatch ?? opts.batch;
     if (!Number.isInteger(micro) || micro < 1 || opts.batch % micro !== 0) {
-      throw new RangeError(`micro-batch ${micro} must be a whole divisor of the batch ${opts.batch} (e.g. ${opts.batch / 2 >= 1 && opts.batch % 2 === 0 ? opts.batch / 2 : 1})`);
+      throw new RangeError(
+        `micro-batch ${micro} must be a whole divisor of the batch ${opts.batch} (e.g. ${opts.batch / 2 >= 1 && opts.batch % 2 === 0 ? opts.batch / 2 : 1})`,
+      );
     }
     // dropLastBatch: every step sees B full rows, so each step's loss is a mean over B·L targets.
-    this.batcher = new LmTrainBatcher(trainIds, { blockSize: opts.seqLen, batchSize: opts.batch, seed: opts.seed, dropLastBatch: true });
+    this.batcher = new LmTrainBatcher(trainIds, {
+      blockSize: opts.seqLen,
+      batchSize: opts.batch,
+      seed: opts.seed,
+      dropLastBatch: true,
+    });
   }
 
   restore(state: LmBatcherState): void {
@@ -101,7 +112,10 @@ export class LmTrainTask implements TrainTask {
   }
 
   async evaluate(): Promise<Record<string, number>> {
-    const r = await evaluatePerplexity(this.model, this.validIds, { seqLen: this.opts.seqLen, batch: this.opts.evalBatch ?? this.opts.batch });
+    const r = await evaluatePerplexity(this.model, this.validIds, {
+      seqLen: this.opts.seqLen,
+      batch: this.opts.evalBatch ?? this.opts.batch,
+    });
     return { val_ppl: r.ppl, val_nll: r.nll, val_tokens: r.tokens };
   }
 }

@@ -1,6 +1,14 @@
 // The Grassmann–Plücker SNLI head (paper-notes §3): windowed, multi-head Plücker mixing over token features.
 import * as tf from '@tensorflow/tfjs-core';
-import { dropout, gelu, grassmannMixing, layerNorm, linear, pluckerDim, type GrassmannMixingWeights } from '@grassflow/gpu-layers';
+import {
+  dropout,
+  gelu,
+  grassmannMixing,
+  layerNorm,
+  linear,
+  pluckerDim,
+  type GrassmannMixingWeights,
+} from '@grassflow/gpu-layers';
 import { maskedMeanPool, pairFeatures, splitPair, stackPair } from './pair-features.js';
 import type { ParamStore } from '@grassflow/training';
 
@@ -45,7 +53,19 @@ export interface GrassmannHeadConfig {
 
 /** The paper's head over features of width `inputDim`. */
 export function grassmannHeadConfig(inputDim: number): GrassmannHeadConfig {
-  return { kind: 'grassmann', inputDim, dModel: 256, nHeads: 4, r: 8, window: 8, nLayers: 2, dFF: 512, dropout: 0.1, eps: 1e-6, direction: 'causal' };
+  return {
+    kind: 'grassmann',
+    inputDim,
+    dModel: 256,
+    nHeads: 4,
+    r: 8,
+    window: 8,
+    nLayers: 2,
+    dFF: 512,
+    dropout: 0.1,
+    eps: 1e-6,
+    direction: 'causal',
+  };
 }
 
 /** Analytic parameter count of a {@link GrassmannHead}. */
@@ -61,12 +81,16 @@ export function countGrassmannHead(c: GrassmannHeadConfig): number {
 
 function validate(c: GrassmannHeadConfig): void {
   for (const k of ['inputDim', 'dModel', 'nHeads', 'r', 'window', 'nLayers', 'dFF'] as const) {
-    if (!Number.isInteger(c[k]) || c[k] < 1) throw new RangeError(`grassmann head: ${k} must be an integer >= 1, got ${c[k]}`);
+    if (!Number.isInteger(c[k]) || c[k] < 1)
+      throw new RangeError(`grassmann head: ${k} must be an integer >= 1, got ${c[k]}`);
   }
-  if (c.dModel % c.nHeads !== 0) throw new RangeError(`grassmann head: dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}`);
+  if (c.dModel % c.nHeads !== 0)
+    throw new RangeError(`grassmann head: dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}`);
   if (c.r < 2) throw new RangeError(`grassmann head: r must be >= 2 (Plücker coordinates of a 2-plane), got ${c.r}`);
-  if (c.window < 2) throw new RangeError(`grassmann head: window must be >= 2 so that a token has a partner, got ${c.window}`);
-  if (!(c.dropout >= 0 && c.dropout < 1)) throw new RangeError(`grassmann head: dropout must be in [0, 1), got ${c.dropout}`);
+  if (c.window < 2)
+    throw new RangeError(`grassmann head: window must be >= 2 so that a token has a partner, got ${c.window}`);
+  if (!(c.dropout >= 0 && c.dropout < 1))
+    throw new RangeError(`grassmann head: dropout must be in [0, 1), got ${c.dropout}`);
 }
 
 /** What {@link GrassmannHead.encode} can expose for inspection (tests): the first layer's Plücker inputs. */
@@ -112,7 +136,14 @@ export class GrassmannHead {
         const red = params.linear(`${p}.w_red`, dh, r); // [d_proj, r]
         const plu = params.linear(`${p}.w_plu`, C, dh); // [C(r,2), d_proj]
         const gate = params.linear(`${p}.w_gate`, 2 * dh, dh); // [2·d_proj, d_proj], rows h then g
-        heads.push({ wRed: red.w as tf.Tensor2D, bRed: red.b as tf.Tensor1D, wPlu: plu.w as tf.Tensor2D, bPlu: plu.b as tf.Tensor1D, wGate: gate.w as tf.Tensor2D, bGate: gate.b as tf.Tensor1D });
+        heads.push({
+          wRed: red.w as tf.Tensor2D,
+          bRed: red.b as tf.Tensor1D,
+          wPlu: plu.w as tf.Tensor2D,
+          bPlu: plu.b as tf.Tensor1D,
+          wGate: gate.w as tf.Tensor2D,
+          bGate: gate.b as tf.Tensor1D,
+        });
       }
       this.layers.push({
         heads,
@@ -137,7 +168,11 @@ export class GrassmannHead {
     const mixed = parts.map((hk, k) => {
       const windows = tf.reshape(hk, [(B * T) / w, w, dh]) as tf.Tensor3D; // [B·T/w, w, d_proj]
       if (probe !== undefined && i === 0) probe.headInputs.push(tf.keep(windows));
-      const out = grassmannMixing(windows, layer.heads[k] as GrassmannMixingWeights, { offsets, eps, direction: this.config.direction }); // [B·T/w, w, d_proj]
+      const out = grassmannMixing(windows, layer.heads[k] as GrassmannMixingWeights, {
+        offsets,
+        eps,
+        direction: this.config.direction,
+      }); // [B·T/w, w, d_proj]
       return tf.reshape(out, [B, T, dh]) as tf.Tensor3D;
     });
     return tf.concat(mixed, 2) as tf.Tensor3D; // [B, T, d]
@@ -146,7 +181,10 @@ export class GrassmannHead {
   /** Sentence vectors u [B, d] from features x [B, T, D] and a 0/1 float mask [B, T]; T must be a multiple of the window. */
   encode(x: tf.Tensor3D, mask: tf.Tensor2D, training: boolean, probe?: MixingProbe): tf.Tensor2D {
     const T = x.shape[1];
-    if (T % this.config.window !== 0) throw new RangeError(`grassmann head: T = ${T} is not a multiple of the window ${this.config.window}; pad the batch`);
+    if (T % this.config.window !== 0)
+      throw new RangeError(
+        `grassmann head: T = ${T} is not a multiple of the window ${this.config.window}; pad the batch`,
+      );
     const p = this.config.dropout;
     return tf.tidy(() => {
       const m = tf.expandDims(mask, 2); // [B, T, 1]
@@ -162,9 +200,17 @@ export class GrassmannHead {
   }
 
   /** Logits [B, 3] for premise and hypothesis features (each x [B, T, D] with mask [B, T]). */
-  forward(premise: tf.Tensor3D, premiseMask: tf.Tensor2D, hypothesis: tf.Tensor3D, hypothesisMask: tf.Tensor2D, training: boolean): tf.Tensor2D {
+  forward(
+    premise: tf.Tensor3D,
+    premiseMask: tf.Tensor2D,
+    hypothesis: tf.Tensor3D,
+    hypothesisMask: tf.Tensor2D,
+    training: boolean,
+  ): tf.Tensor2D {
     return tf.tidy(() => {
-      const [u, v] = splitPair(this.encode(stackPair(premise, hypothesis), stackPair(premiseMask, hypothesisMask), training)); // [B, d] each
+      const [u, v] = splitPair(
+        this.encode(stackPair(premise, hypothesis), stackPair(premiseMask, hypothesisMask), training),
+      ); // [B, d] each
       const z = gelu(linear(pairFeatures(u, v), this.cls1.w, this.cls1.b)); // [B, d]
       return linear(dropout(z, this.config.dropout, training), this.cls2.w, this.cls2.b) as tf.Tensor2D; // [B, 3]
     });

@@ -29,16 +29,19 @@ export function transformerHeadConfig(inputDim: number): TransformerHeadConfig {
 /** Analytic parameter count of a {@link TransformerHead}. */
 export function countTransformerHead(c: TransformerHeadConfig): number {
   const d = c.dModel;
-  const perLayer = (d * 3 * d + 3 * d) + (d * d + d) + 2 * d + (d * c.dFF + c.dFF + c.dFF * d + d) + 2 * d; // qkv, proj, LN1, FFN, LN2
+  const perLayer = d * 3 * d + 3 * d + (d * d + d) + 2 * d + (d * c.dFF + c.dFF + c.dFF * d + d) + 2 * d; // qkv, proj, LN1, FFN, LN2
   return c.inputDim * d + d + c.nLayers * perLayer + (4 * d * 3 + 3); // in_proj, layers, linear classifier
 }
 
 function validate(c: TransformerHeadConfig): void {
   for (const k of ['inputDim', 'dModel', 'nHeads', 'nLayers', 'dFF'] as const) {
-    if (!Number.isInteger(c[k]) || c[k] < 1) throw new RangeError(`transformer head: ${k} must be an integer >= 1, got ${c[k]}`);
+    if (!Number.isInteger(c[k]) || c[k] < 1)
+      throw new RangeError(`transformer head: ${k} must be an integer >= 1, got ${c[k]}`);
   }
-  if (c.dModel % c.nHeads !== 0) throw new RangeError(`transformer head: dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}`);
-  if (!(c.dropout >= 0 && c.dropout < 1)) throw new RangeError(`transformer head: dropout must be in [0, 1), got ${c.dropout}`);
+  if (c.dModel % c.nHeads !== 0)
+    throw new RangeError(`transformer head: dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}`);
+  if (!(c.dropout >= 0 && c.dropout < 1))
+    throw new RangeError(`transformer head: dropout must be in [0, 1), got ${c.dropout}`);
 }
 
 /**
@@ -71,7 +74,12 @@ export class TransformerHead {
       const qkv = params.linear(`head.layers.${i}.attn.qkv`, d, 3 * d); // [d, 3d]: columns q | k | v
       const proj = params.linear(`head.layers.${i}.attn.proj`, d, d);
       this.layers.push({
-        attn: { wQkv: qkv.w as tf.Tensor2D, bQkv: qkv.b as tf.Tensor1D, wProj: proj.w as tf.Tensor2D, bProj: proj.b as tf.Tensor1D },
+        attn: {
+          wQkv: qkv.w as tf.Tensor2D,
+          bQkv: qkv.b as tf.Tensor1D,
+          wProj: proj.w as tf.Tensor2D,
+          bProj: proj.b as tf.Tensor1D,
+        },
         ln1: params.layerNorm(`head.layers.${i}.ln1`, d),
         fc1: params.linear(`head.layers.${i}.ffn.fc1`, d, dFF),
         fc2: params.linear(`head.layers.${i}.ffn.fc2`, dFF, d),
@@ -87,7 +95,11 @@ export class TransformerHead {
     return tf.tidy(() => {
       let h = linear(x, this.inProj.w, this.inProj.b) as tf.Tensor3D; // [B, T, d]
       for (const L of this.layers) {
-        h = layerNorm(tf.add(h, dropout(maskedSelfAttention(h, mask, L.attn, this.config.nHeads), p, training)), L.ln1.g, L.ln1.b) as tf.Tensor3D;
+        h = layerNorm(
+          tf.add(h, dropout(maskedSelfAttention(h, mask, L.attn, this.config.nHeads), p, training)),
+          L.ln1.g,
+          L.ln1.b,
+        ) as tf.Tensor3D;
         const ff = linear(gelu(linear(h, L.fc1.w, L.fc1.b)), L.fc2.w, L.fc2.b); // FFN(h)
         h = layerNorm(tf.add(h, dropout(ff, p, training)), L.ln2.g, L.ln2.b) as tf.Tensor3D; // [B, T, d]
       }
@@ -96,9 +108,17 @@ export class TransformerHead {
   }
 
   /** Logits [B, 3] for premise and hypothesis features (each x [B, T, D] with mask [B, T]). */
-  forward(premise: tf.Tensor3D, premiseMask: tf.Tensor2D, hypothesis: tf.Tensor3D, hypothesisMask: tf.Tensor2D, training: boolean): tf.Tensor2D {
+  forward(
+    premise: tf.Tensor3D,
+    premiseMask: tf.Tensor2D,
+    hypothesis: tf.Tensor3D,
+    hypothesisMask: tf.Tensor2D,
+    training: boolean,
+  ): tf.Tensor2D {
     return tf.tidy(() => {
-      const [u, v] = splitPair(this.encode(stackPair(premise, hypothesis), stackPair(premiseMask, hypothesisMask), training)); // [B, d] each
+      const [u, v] = splitPair(
+        this.encode(stackPair(premise, hypothesis), stackPair(premiseMask, hypothesisMask), training),
+      ); // [B, d] each
       return linear(pairFeatures(u, v), this.cls.w, this.cls.b) as tf.Tensor2D; // [B, 3]
     });
   }

@@ -30,10 +30,17 @@ export function lengthMultiple(model: SnliModel): number {
  * Evaluate `model` on all pairs of `data` (no dropout): pairs are visited sorted by length in batches of
  * `batch`, so little padding is computed; each pair is counted exactly once.
  */
-export async function evaluatePairs(model: SnliModel, data: EncodedSnli, features: FeatureTable | null, batch = 128): Promise<EvalResult> {
+export async function evaluatePairs(
+  model: SnliModel,
+  data: EncodedSnli,
+  features: FeatureTable | null,
+  batch = 128,
+): Promise<EvalResult> {
   const n = data.count;
   const order = Array.from({ length: n }, (_, i) => i).sort(
-    (a, b) => Math.max(data.premiseLength[a] as number, data.hypothesisLength[a] as number) - Math.max(data.premiseLength[b] as number, data.hypothesisLength[b] as number) || a - b,
+    (a, b) =>
+      Math.max(data.premiseLength[a] as number, data.hypothesisLength[a] as number) -
+        Math.max(data.premiseLength[b] as number, data.hypothesisLength[b] as number) || a - b,
   );
   const confusion = [
     [0, 0, 0],
@@ -46,7 +53,11 @@ export async function evaluatePairs(model: SnliModel, data: EncodedSnli, feature
     const rows = order.slice(i, i + batch);
     const T = batchLength(data, rows, mult);
     const [pred, lossSum] = tf.tidy(() => {
-      const logits = model.forward(sentenceInput(data, 'premise', { rows, T }, features), sentenceInput(data, 'hypothesis', { rows, T }, features), false); // [B, 3]
+      const logits = model.forward(
+        sentenceInput(data, 'premise', { rows, T }, features),
+        sentenceInput(data, 'hypothesis', { rows, T }, features),
+        false,
+      ); // [B, 3]
       const y = labelTensor(data, rows);
       const lossSum = tf.mul(crossEntropy(logits, y), rows.length);
       return [tf.argMax(logits, 1), lossSum];
@@ -96,16 +107,27 @@ export class SnliTrainTask implements TrainTask {
     private readonly model: SnliModel,
     private readonly train: EncodedSnli,
     private readonly valid: EncodedSnli,
-    private readonly opts: { batch: number; seed: number; trainFeatures: FeatureTable | null; validFeatures: FeatureTable | null },
+    private readonly opts: {
+      batch: number;
+      seed: number;
+      trainFeatures: FeatureTable | null;
+      validFeatures: FeatureTable | null;
+    },
   ) {
     this.batchesPerEpoch = Math.floor(train.count / opts.batch);
-    if (this.batchesPerEpoch < 1) throw new RangeError(`batch ${opts.batch} is larger than the ${train.count} training pairs`);
+    if (this.batchesPerEpoch < 1)
+      throw new RangeError(`batch ${opts.batch} is larger than the ${train.count} training pairs`);
     this.batches = epochBatches(train, opts.batch, opts.seed, 0);
   }
 
   /** Continue from a checkpoint's data state. */
   restore(s: SnliDataState): void {
-    if (!Number.isInteger(s.epoch) || !Number.isInteger(s.position) || s.position < 0 || s.position > this.batchesPerEpoch) {
+    if (
+      !Number.isInteger(s.epoch) ||
+      !Number.isInteger(s.position) ||
+      s.position < 0 ||
+      s.position > this.batchesPerEpoch
+    ) {
       throw new Error(`invalid data state in the checkpoint: ${JSON.stringify(s)}`);
     }
     this.state = { ...s };
@@ -124,7 +146,11 @@ export class SnliTrainTask implements TrainTask {
     return {
       tokens: tokenCount(this.train, rows),
       loss: () => {
-        const logits = this.model.forward(sentenceInput(this.train, 'premise', { rows, T }, f), sentenceInput(this.train, 'hypothesis', { rows, T }, f), true);
+        const logits = this.model.forward(
+          sentenceInput(this.train, 'premise', { rows, T }, f),
+          sentenceInput(this.train, 'hypothesis', { rows, T }, f),
+          true,
+        );
         return crossEntropy(logits, labelTensor(this.train, rows));
       },
     };
