@@ -78,8 +78,8 @@ describe('Grassmann–Plücker head', () => {
     const head = new GrassmannHead(cfg, params);
     const B = 2;
     const T = 16;
-    const x = tf.randomNormal([B, T, 16], 0, 1, 'float32', 5) as tf.Tensor3D;
-    const mask = tf.ones([B, T]) as tf.Tensor2D;
+    const x = tf.randomNormal<tf.Rank.R3>([B, T, 16], 0, 1, 'float32', 5);
+    const mask = tf.ones<tf.Rank.R2>([B, T]);
     const probe = { headInputs: [] as tf.Tensor3D[] };
     tf.tidy(() => head.encode(x, mask, false, probe));
     expect(probe.headInputs).toHaveLength(cfg.nHeads);
@@ -123,8 +123,8 @@ describe('Grassmann–Plücker head', () => {
   it('a batch length that is not a multiple of the window is refused with a clear error', () => {
     const params = new ParamStore(1);
     const head = new GrassmannHead({ ...grassmannHeadConfig(16), dModel: 32, nHeads: 2, dFF: 64 }, params);
-    const x = tf.zeros([1, 12, 16]) as tf.Tensor3D;
-    expect(() => head.encode(x, tf.ones([1, 12]) as tf.Tensor2D, false)).toThrow(
+    const x = tf.zeros<tf.Rank.R3>([1, 12, 16]);
+    expect(() => head.encode(x, tf.ones<tf.Rank.R2>([1, 12]), false)).toThrow(
       /T = 12 is not a multiple of the window 8/,
     );
     params.dispose();
@@ -222,7 +222,7 @@ describe('checkpoint', () => {
     const data = randomPairs(3, 16, 2);
     const input = (which: 'premise' | 'hypothesis') => ({
       ids: tf.tensor2d(which === 'premise' ? data.premise : data.hypothesis, [3, 16], 'int32'),
-      mask: tf.ones([3, 16]) as tf.Tensor2D,
+      mask: tf.ones<tf.Rank.R2>([3, 16]),
     });
     const [a, b] = [m, ck.model].map((x) =>
       Array.from(x.forward(input('premise'), input('hypothesis'), false).dataSync()),

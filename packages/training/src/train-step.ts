@@ -65,7 +65,7 @@ function lossAndGrads(
       return;
     }
     const prev: tf.NamedTensorMap = grads;
-    const sum = tf.add(value, r.value) as tf.Scalar;
+    const sum = tf.add<tf.Scalar>(value, r.value);
     tf.dispose([value, r.value]);
     value = sum;
     grads = Object.fromEntries(
@@ -78,7 +78,7 @@ function lossAndGrads(
   if (fns.length === 1) return { value: v, grads: g };
   const inv = 1 / fns.length;
   const out = {
-    value: tf.mul(v, inv) as tf.Scalar,
+    value: tf.mul<tf.Scalar>(v, inv),
     grads: Object.fromEntries(Object.entries(g).map(([n, t]) => [n, tf.mul(t, inv)])),
   };
   tf.dispose([v, ...Object.values(g)]);

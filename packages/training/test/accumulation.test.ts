@@ -15,14 +15,14 @@ function setup() {
   const x = tf.randomNormal([12, 5], 0, 1, 'float32', 3);
   const t = tf.randomNormal([12, 1], 0, 1, 'float32', 4);
   const loss = (from: number, to: number) => () =>
-    tf.mean(
+    tf.mean<tf.Scalar>(
       tf.square(
         tf.sub(
           tf.matMul(tf.tanh(tf.matMul(tf.slice(x, [from, 0], [to - from, 5]), W)), u),
           tf.slice(t, [from, 0], [to - from, 1]),
         ),
       ),
-    ) as tf.Scalar;
+    );
   const opt = new AdamW(
     [
       { name: 'W', variable: W },

@@ -13,32 +13,26 @@ const options: CliOptions = {
   epilogue: 'Data: somewhere.',
   knownErrors: ['AppError'],
   commands: {
-    ok: { help: 'succeeds', run: async (argv) => (argv.length === 0 ? 0 : 3) },
+    ok: { help: 'succeeds', run: (argv) => Promise.resolve(argv.length === 0 ? 0 : 3) },
     usage: {
       help: 'bad flag',
-      run: async () => {
-        throw new UsageError('unknown flag --x');
-      },
+      run: () => Promise.reject(new UsageError('unknown flag --x')),
     },
     data: {
       help: 'known failure',
-      run: async () => {
-        throw new DataDirError('no data in /nowhere: set GRASSFLOW_DATA_DIR');
-      },
+      run: () => Promise.reject(new DataDirError('no data in /nowhere: set GRASSFLOW_DATA_DIR')),
     },
     app: {
       help: 'app failure',
-      run: async () => {
+      run: () => {
         const e = new Error('app says what to do');
         e.name = 'AppError';
-        throw e;
+        return Promise.reject(e);
       },
     },
     crash: {
       help: 'bug',
-      run: async () => {
-        throw new WeirdError('unexpected');
-      },
+      run: () => Promise.reject(new WeirdError('unexpected')),
     },
   },
 };

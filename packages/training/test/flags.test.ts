@@ -39,7 +39,7 @@ describe('parseFlags', () => {
   it('names the flag in every error', () => {
     expect(usage(['--stepz', '3'])).toMatchObject({
       flag: 'stepz',
-      message: expect.stringMatching(/unknown flag --stepz/),
+      message: expect.stringMatching(/unknown flag --stepz/) as string,
     });
     expect(usage(['--steps', '2.5'])).toMatchObject({
       flag: 'steps',

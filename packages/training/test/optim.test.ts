@@ -27,7 +27,7 @@ describe('AdamW', () => {
     // step 1, g = [0.5, -1]: m = 0.1g, v = 0.001g², m̂ = g, v̂ = g², update = g/(|g| + ε) ≈ sign(g)
     opt.apply({ w: tf.tensor2d([[0.5, -1]]) }, lr);
     const e1 = [1 * (1 - lr * 0.1) - lr * (0.5 / (0.5 + 1e-8)), -2 * (1 - lr * 0.1) - lr * (-1 / (1 + 1e-8))];
-    expect(Array.from(w.dataSync())).toEqual(e1.map((x) => expect.closeTo(x, 6)));
+    expect(Array.from(w.dataSync())).toEqual(e1.map((x) => expect.closeTo(x, 6) as number));
     // step 2, g = [0.2, 0.4]
     const g2 = [0.2, 0.4];
     const g1 = [0.5, -1];
@@ -122,17 +122,17 @@ describe('trainStep', () => {
   it('lowers a quadratic loss and refuses a non-finite one without touching the parameters', async () => {
     const w = tf.variable(tf.tensor1d([2, -3]));
     const opt = new AdamW([{ name: 'w', variable: w }], { weightDecay: 0 });
-    const loss = () => tf.sum(tf.square(w)) as tf.Scalar;
+    const loss = () => tf.sum<tf.Scalar>(tf.square(w));
     const first = (await trainStep(loss, opt, { lr: 0.1 })).loss;
     let last = first;
     for (let i = 0; i < 20; i++) last = (await trainStep(loss, opt, { lr: 0.1 })).loss;
     expect(last).toBeLessThan(first / 2);
     const before = Array.from(w.dataSync());
     const tensorsBefore = tf.memory().numTensors;
-    await expect(trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).rejects.toThrow(
+    await expect(trainStep(() => tf.div<tf.Scalar>(tf.sum(w), 0), opt, { lr: 0.1, step: 22 })).rejects.toThrow(
       NonFiniteLossError,
     );
-    await expect(trainStep(() => tf.div(tf.sum(w), 0) as tf.Scalar, opt, { lr: 0.1, step: 22 })).rejects.toThrow(
+    await expect(trainStep(() => tf.div<tf.Scalar>(tf.sum(w), 0), opt, { lr: 0.1, step: 22 })).rejects.toThrow(
       /at step 22/,
     );
     expect(Array.from(w.dataSync())).toEqual(before);
@@ -144,7 +144,7 @@ describe('trainStep', () => {
     const run = async (seed: number) => {
       const w = tf.variable(tf.ones([64]));
       const opt = new AdamW([{ name: 'w', variable: w }]);
-      const r = await trainStep(() => tf.sum(tf.dropout(tf.mul(w, x), 0.5)) as tf.Scalar, opt, {
+      const r = await trainStep(() => tf.sum<tf.Scalar>(tf.dropout(tf.mul(w, x), 0.5)), opt, {
         lr: 0.1,
         randomSeed: seed,
       });

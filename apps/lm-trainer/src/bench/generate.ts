@@ -221,7 +221,7 @@ function measure(
     const pass = () =>
       tf.tidy(() => {
         const h = model.hidden(ctx); // [B, context, d]
-        return model.logits(tf.slice(h, [0, context - 1, 0], [B, 1, d]) as tf.Tensor3D).dataSync(); // [B, 1, V]
+        return model.logits(tf.slice(h, [0, context - 1, 0], [B, 1, d])).dataSync(); // [B, 1, V]
       });
     try {
       pass();

@@ -80,7 +80,7 @@ export async function timePoint(
       const { value, grads } = tf.variableGrads(() => {
         let h = x as tf.Tensor as tf.Tensor3D;
         for (const b of blocks) h = b.apply(h, { training: true }) as tf.Tensor3D; // [B, L, d]
-        return tf.sum(tf.mul(h, cot)) as tf.Scalar;
+        return tf.sum<tf.Scalar>(tf.mul(h, cot));
       }, vars);
       await Promise.all([value.data(), ...Object.values(grads).map((g) => g.data())]);
       const t1 = performance.now();

@@ -141,11 +141,11 @@ export function lastLRan(
   points: readonly ScalingPoint[],
   models: readonly ModelKind[],
 ): Partial<Record<ModelKind, number | null>> {
-  return Object.fromEntries(
-    models
-      .map((m) => [m, Math.max(...timed(points, m).keys(), -Infinity)])
-      .map(([m, L]) => [m, L === -Infinity ? null : L]),
-  );
+  const entries = models.map((m): [ModelKind, number | null] => {
+    const L = Math.max(...timed(points, m).keys(), -Infinity);
+    return [m, L === -Infinity ? null : L];
+  });
+  return Object.fromEntries(entries);
 }
 
 function cell(p: ScalingPoint | undefined): string | number | null {

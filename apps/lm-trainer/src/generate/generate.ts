@@ -69,7 +69,7 @@ export function generateIdsFullForward(model: LanguageModel, prompt: Int32Array,
     const ctx = ids.slice(-maxLen);
     const last = tf.tidy(() => {
       const logits = model.apply(tf.tensor2d(ctx, [1, ctx.length], 'int32'), { training: false }); // [1, L, V]
-      return tf.reshape(tf.slice(logits, [0, ctx.length - 1, 0], [1, 1, -1]), [1, -1]) as tf.Tensor2D; // [1, V]
+      return tf.reshape<tf.Rank.R2>(tf.slice(logits, [0, ctx.length - 1, 0], [1, 1, -1]), [1, -1]); // [1, V]
     });
     ids.push(sampleToken(takeRow(last), opts, rng));
   }

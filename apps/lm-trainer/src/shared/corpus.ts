@@ -68,10 +68,10 @@ export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promi
     kind,
     id: wl.id,
     vocabSize: wl.vocabSize,
-    encodeCorpus: async (text) => wl.encode(text),
-    encodePrompt: async (text) => {
+    encodeCorpus: (text) => Promise.resolve(wl.encode(text)),
+    encodePrompt: (text) => {
       const ids = wl.encode(text.trim()); // one line: words, then <eos>
-      return ids.subarray(0, Math.max(0, ids.length - 1));
+      return Promise.resolve(ids.subarray(0, Math.max(0, ids.length - 1)));
     },
     decode: (ids) => wl.decode(ids),
   };

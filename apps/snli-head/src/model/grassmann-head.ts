@@ -164,18 +164,18 @@ export class GrassmannHead {
     const dh = d / H;
     const offsets = Array.from({ length: w - 1 }, (_, k) => k + 1); // 1 … w−1: every other token of the window
     const layer = this.layers[i] as (typeof this.layers)[number];
-    const parts = tf.split(h, H, 2) as tf.Tensor3D[]; // H × [B, T, d_proj]
+    const parts = tf.split<tf.Tensor3D>(h, H, 2); // H × [B, T, d_proj]
     const mixed = parts.map((hk, k) => {
-      const windows = tf.reshape(hk, [(B * T) / w, w, dh]) as tf.Tensor3D; // [B·T/w, w, d_proj]
+      const windows = tf.reshape<tf.Rank.R3>(hk, [(B * T) / w, w, dh]); // [B·T/w, w, d_proj]
       if (probe !== undefined && i === 0) probe.headInputs.push(tf.keep(windows));
       const out = grassmannMixing(windows, layer.heads[k] as GrassmannMixingWeights, {
         offsets,
         eps,
         direction: this.config.direction,
       }); // [B·T/w, w, d_proj]
-      return tf.reshape(out, [B, T, dh]) as tf.Tensor3D;
+      return tf.reshape<tf.Rank.R3>(out, [B, T, dh]);
     });
-    return tf.concat(mixed, 2) as tf.Tensor3D; // [B, T, d]
+    return tf.concat<tf.Tensor3D>(mixed, 2); // [B, T, d]
   }
 
   /** Sentence vectors u [B, d] from features x [B, T, D] and a 0/1 float mask [B, T]; T must be a multiple of the window. */
@@ -188,12 +188,12 @@ export class GrassmannHead {
     const p = this.config.dropout;
     return tf.tidy(() => {
       const m = tf.expandDims(mask, 2); // [B, T, 1]
-      let h = tf.mul(linear(x, this.inProj.w, this.inProj.b), m) as tf.Tensor3D; // [B, T, d], padding zeroed
+      let h = tf.mul<tf.Tensor3D>(linear(x, this.inProj.w, this.inProj.b), m); // [B, T, d], padding zeroed
       this.layers.forEach((L, i) => {
         const hm = this.mix(h, i, probe); // [B, T, d]
         const hn = dropout(layerNorm(hm, L.ln1.g, L.ln1.b), p, training); // ĥ
         const ff = linear(gelu(linear(hn, L.fc1.w, L.fc1.b)), L.fc2.w, L.fc2.b); // FFN(ĥ)
-        h = tf.mul(layerNorm(tf.add(hn, dropout(ff, p, training)), L.ln2.g, L.ln2.b), m) as tf.Tensor3D; // [B, T, d]
+        h = tf.mul<tf.Tensor3D>(layerNorm(tf.add(hn, dropout(ff, p, training)), L.ln2.g, L.ln2.b), m); // [B, T, d]
       });
       return maskedMeanPool(h, mask);
     });

@@ -10,7 +10,7 @@ export function maskedMeanPool(h: tf.Tensor3D, mask: tf.Tensor2D): tf.Tensor2D {
     const m = tf.expandDims(mask, 2); // [B, T, 1]
     const sum = tf.sum(tf.mul(h, m), 1); // [B, d]
     const n = tf.maximum(tf.sum(m, 1), 1); // [B, 1]
-    return tf.div(sum, n) as tf.Tensor2D;
+    return tf.div<tf.Tensor2D>(sum, n);
   });
 }
 
@@ -21,7 +21,7 @@ export function pairFeatures(u: tf.Tensor2D, v: tf.Tensor2D): tf.Tensor2D {
 
 /** Premise and hypothesis as one batch of 2B sentences (same T): the encoder runs once, then {@link splitPair} separates them. */
 export function stackPair<T extends tf.Tensor>(premise: T, hypothesis: T): T {
-  return tf.concat([premise, hypothesis], 0) as T;
+  return tf.concat<T>([premise, hypothesis], 0);
 }
 
 /** Inverse of {@link stackPair} along the batch axis: [2B, …] → ([B, …], [B, …]). */

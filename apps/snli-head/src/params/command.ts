@@ -1,5 +1,6 @@
 // `grassflow-snli params`: the two heads' parameter counts side by side (analytic; equal to the built models, tested).
-import { formatHelp, markdownTable, parseFlags, type FlagSpecs, type CliCommand } from '@grassflow/training';
+import { markdownTable, parseFlags, planCommand, type CliCommand, type FlagSpecs } from '@grassflow/training';
+import type { EmbeddingEncoderConfig } from '../model/embedding-encoder.js';
 import { countParams, HEAD_KINDS, modelConfig } from '../model/snli-model.js';
 
 const FLAGS = {
@@ -18,25 +19,39 @@ const FLAGS = {
   'max-len': { type: 'int', min: 1, default: 48, help: 'positions of the embedding encoder' },
 } as const satisfies FlagSpecs;
 
-/** Print a markdown table: head, head parameters, trainable backbone parameters, total. */
-export async function paramsCommand(argv: readonly string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(
-      `${formatHelp('grassflow-snli params [--input-dim D] [--vocab-size V]', 'Parameter counts of the Grassmann–Plücker and Transformer heads side by side.', FLAGS)}\n`,
-    );
-    return 0;
-  }
-  const f = parseFlags(argv, FLAGS);
-  const emb = f['vocab-size'] > 0 ? { vocabSize: f['vocab-size'], dim: f['input-dim'], maxLen: f['max-len'] } : null;
-  const rows = HEAD_KINDS.map((k) => {
-    const c = countParams(modelConfig(k, f['input-dim'], emb));
-    return [k, c.head, c.backbone, c.total];
-  });
-  process.stdout.write(
-    `${markdownTable({ columns: ['head', 'head params', 'embedding encoder params', 'total trainable'], rows })}\n`,
-  );
-  return 0;
+/** What `params` prints: the heads over features of `inputDim`, with the embedding encoder (or none). */
+export interface ParamsPlan {
+  inputDim: number;
+  embedding: EmbeddingEncoderConfig | null;
 }
 
-/** `grassflow-snli params` in the program's command table. */
-export const paramsCli: CliCommand = { run: paramsCommand, help: 'parameter counts of the two heads side by side' };
+export function planParams(argv: readonly string[]): ParamsPlan {
+  const f = parseFlags(argv, FLAGS);
+  const embedding =
+    f['vocab-size'] > 0 ? { vocabSize: f['vocab-size'], dim: f['input-dim'], maxLen: f['max-len'] } : null;
+  return { inputDim: f['input-dim'], embedding };
+}
+
+/** Print a markdown table: head, head parameters, trainable backbone parameters, total. */
+export function runParamsPlan(plan: ParamsPlan): Promise<number> {
+  const rows = HEAD_KINDS.map((k) => {
+    const c = countParams(modelConfig(k, plan.inputDim, plan.embedding));
+    return [k, c.head, c.backbone, c.total];
+  });
+  const columns = ['head', 'head params', 'embedding encoder params', 'total trainable'];
+  process.stdout.write(`${markdownTable({ columns, rows })}\n`);
+  return Promise.resolve(0);
+}
+
+/** `params`: flags → plan (once) → run; `--help` prints the flags. */
+export const paramsCli: CliCommand = planCommand({
+  usage: 'grassflow-snli params [--input-dim D] [--vocab-size V]',
+  description: 'Parameter counts of the Grassmann–Plücker and Transformer heads side by side.',
+  flags: FLAGS,
+  help: 'parameter counts of the two heads side by side',
+  plan: planParams,
+  run: runParamsPlan,
+});
+
+/** `params` on argv; returns the exit code. */
+export const paramsCommand = paramsCli.run;

@@ -52,7 +52,7 @@ export async function evaluatePairs(
   for (let i = 0; i < n; i += batch) {
     const rows = order.slice(i, i + batch);
     const T = batchLength(data, rows, mult);
-    const [pred, lossSum] = tf.tidy(() => {
+    const [pred, lossSum] = tf.tidy((): [tf.Tensor1D, tf.Tensor] => {
       const logits = model.forward(
         sentenceInput(data, 'premise', { rows, T }, features),
         sentenceInput(data, 'hypothesis', { rows, T }, features),
@@ -60,7 +60,7 @@ export async function evaluatePairs(
       ); // [B, 3]
       const y = labelTensor(data, rows);
       const lossSum = tf.mul(crossEntropy(logits, y), rows.length);
-      return [tf.argMax(logits, 1), lossSum];
+      return [tf.argMax<tf.Tensor1D>(logits, 1), lossSum];
     });
     const [p, s] = await Promise.all([pred.data(), lossSum.data()]); // asynchronous readback, one per batch
     nll += s[0] as number;
