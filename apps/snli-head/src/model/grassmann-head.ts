@@ -9,7 +9,7 @@ import {
   pluckerDim,
   type GrassmannMixingWeights,
 } from '@grassflow/gpu-layers';
-import { maskedMeanPool, pairFeatures, splitPair, stackPair } from './pair-features.js';
+import { maskedMeanPool, PairHead } from './pair-features.js';
 import type { ParamStore } from '@grassflow/training';
 
 /**
@@ -107,7 +107,7 @@ export interface MixingProbe {
  *   u = masked mean of h over real tokens                [B, d]
  * Pair: logits = W2 · Dropout(GELU(W1 [u; v; |u−v|; u⊙v] + b1)) + b2   [B, 3]
  */
-export class GrassmannHead {
+export class GrassmannHead extends PairHead {
   readonly config: GrassmannHeadConfig;
   readonly params: ParamStore;
   private readonly inProj: { w: tf.Variable; b: tf.Variable };
@@ -122,6 +122,7 @@ export class GrassmannHead {
   private readonly cls2: { w: tf.Variable; b: tf.Variable };
 
   constructor(config: GrassmannHeadConfig, params: ParamStore) {
+    super();
     validate(config);
     this.config = { ...config };
     this.params = params;
@@ -199,20 +200,9 @@ export class GrassmannHead {
     });
   }
 
-  /** Logits [B, 3] for premise and hypothesis features (each x [B, T, D] with mask [B, T]). */
-  forward(
-    premise: tf.Tensor3D,
-    premiseMask: tf.Tensor2D,
-    hypothesis: tf.Tensor3D,
-    hypothesisMask: tf.Tensor2D,
-    training: boolean,
-  ): tf.Tensor2D {
-    return tf.tidy(() => {
-      const [u, v] = splitPair(
-        this.encode(stackPair(premise, hypothesis), stackPair(premiseMask, hypothesisMask), training),
-      ); // [B, d] each
-      const z = gelu(linear(pairFeatures(u, v), this.cls1.w, this.cls1.b)); // [B, d]
-      return linear(dropout(z, this.config.dropout, training), this.cls2.w, this.cls2.b) as tf.Tensor2D; // [B, 3]
-    });
+  /** Logits [B, 3] of the pair features [B, 4d]: a GELU MLP (4d → d → 3) with dropout. */
+  protected classify(features: tf.Tensor2D, training: boolean): tf.Tensor2D {
+    const z = gelu(linear(features, this.cls1.w, this.cls1.b)); // [B, d]
+    return linear(dropout(z, this.config.dropout, training), this.cls2.w, this.cls2.b) as tf.Tensor2D; // [B, 3]
   }
 }

@@ -29,3 +29,30 @@ export function splitPair<T extends tf.Tensor>(x: T): [T, T] {
   const half = x.shape[0] / 2;
   return tf.split(x, [half, half], 0) as [T, T];
 }
+
+/**
+ * A siamese pair classifier, the frame both heads share: premise and hypothesis are encoded as one batch of 2B
+ * sentences (same weights), pooled to u and v [B, d], combined to [u; v; |u − v|; u ⊙ v] and classified.
+ */
+export abstract class PairHead {
+  /** Sentence vectors [N, d] of features x [N, T, D] with a 0/1 mask [N, T]. */
+  abstract encode(x: tf.Tensor3D, mask: tf.Tensor2D, training: boolean): tf.Tensor2D;
+
+  /** Logits [B, 3] of the pair features [B, 4d]. */
+  protected abstract classify(features: tf.Tensor2D, training: boolean): tf.Tensor2D;
+
+  /** Logits [B, 3] for premise and hypothesis features (each x [B, T, D] with mask [B, T]). */
+  forward(
+    premise: tf.Tensor3D,
+    premiseMask: tf.Tensor2D,
+    hypothesis: tf.Tensor3D,
+    hypothesisMask: tf.Tensor2D,
+    training: boolean,
+  ): tf.Tensor2D {
+    return tf.tidy(() => {
+      const pair = this.encode(stackPair(premise, hypothesis), stackPair(premiseMask, hypothesisMask), training);
+      const [u, v] = splitPair(pair); // [B, d] each
+      return this.classify(pairFeatures(u, v), training); // [B, 3]
+    });
+  }
+}

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { dropout, gelu, layerNorm, linear } from '@grassflow/gpu-layers';
 import { maskedSelfAttention, type MaskedAttentionWeights } from './masked-attention.js';
-import { maskedMeanPool, pairFeatures, splitPair, stackPair } from './pair-features.js';
+import { maskedMeanPool, PairHead } from './pair-features.js';
 import type { ParamStore } from '@grassflow/training';
 
 /** Configuration of {@link TransformerHead}; the same width, FFN and dropout as the Grassmann head, so the two compare. */
@@ -51,7 +51,7 @@ function validate(c: TransformerHeadConfig): void {
  *   u = masked mean of h over real tokens                                [B, d]
  * Pair: logits = W_cls [u; v; |u−v|; u⊙v] + b_cls                       [B, 3]
  */
-export class TransformerHead {
+export class TransformerHead extends PairHead {
   readonly config: TransformerHeadConfig;
   readonly params: ParamStore;
   private readonly inProj: { w: tf.Variable; b: tf.Variable };
@@ -65,6 +65,7 @@ export class TransformerHead {
   private readonly cls: { w: tf.Variable; b: tf.Variable };
 
   constructor(config: TransformerHeadConfig, params: ParamStore) {
+    super();
     validate(config);
     this.config = { ...config };
     this.params = params;
@@ -107,19 +108,8 @@ export class TransformerHead {
     });
   }
 
-  /** Logits [B, 3] for premise and hypothesis features (each x [B, T, D] with mask [B, T]). */
-  forward(
-    premise: tf.Tensor3D,
-    premiseMask: tf.Tensor2D,
-    hypothesis: tf.Tensor3D,
-    hypothesisMask: tf.Tensor2D,
-    training: boolean,
-  ): tf.Tensor2D {
-    return tf.tidy(() => {
-      const [u, v] = splitPair(
-        this.encode(stackPair(premise, hypothesis), stackPair(premiseMask, hypothesisMask), training),
-      ); // [B, d] each
-      return linear(pairFeatures(u, v), this.cls.w, this.cls.b) as tf.Tensor2D; // [B, 3]
-    });
+  /** Logits [B, 3] of the pair features [B, 4d]: one linear layer. */
+  protected classify(features: tf.Tensor2D): tf.Tensor2D {
+    return linear(features, this.cls.w, this.cls.b) as tf.Tensor2D; // [B, 3]
   }
 }
