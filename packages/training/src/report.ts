@@ -33,7 +33,9 @@ export function formatCell(v: string | number | null): string {
 
 /** Markdown of a table (GitHub pipe syntax; numeric columns right-aligned). */
 export function markdownTable(t: ReportTable): string {
-  const numeric = t.columns.map((_, j) => t.rows.length > 0 && t.rows.every((r) => typeof r[j] === 'number' || r[j] === null));
+  const numeric = t.columns.map(
+    (_, j) => t.rows.length > 0 && t.rows.every((r) => typeof r[j] === 'number' || r[j] === null),
+  );
   const head = `| ${t.columns.join(' | ')} |`;
   const sep = `|${numeric.map((n) => (n ? '---:' : '---')).join('|')}|`;
   return [head, sep, ...t.rows.map((r) => `| ${r.map(formatCell).join(' | ')} |`)].join('\n');

@@ -11,9 +11,15 @@ export type MetricRecord = { type: string; step: number } & Record<string, numbe
 /** The git commit of the working tree at `cwd` (with `-dirty` when it has changes), or null without git. */
 export function gitCommit(cwd: string = process.cwd()): string | null {
   try {
-    const opts = { cwd, encoding: 'utf8' as const, stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'], timeout: 5000 };
+    const opts = {
+      cwd,
+      encoding: 'utf8' as const,
+      stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'],
+      timeout: 5000,
+    };
     const head = execFileSync('git', ['rev-parse', 'HEAD'], opts).trim();
-    const dirty = execFileSync('git', ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no'], opts).trim() !== '';
+    const dirty =
+      execFileSync('git', ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no'], opts).trim() !== '';
     return dirty ? `${head}-dirty` : head;
   } catch {
     return null;
@@ -97,6 +103,9 @@ export class RunFolder {
    */
   async truncateMetricsAfter(step: number): Promise<void> {
     const kept = (await this.readMetrics()).filter((r) => r.step <= step);
-    await writeFileAtomic(this.metricsPath, new TextEncoder().encode(kept.map((r) => `${JSON.stringify(r)}\n`).join('')));
+    await writeFileAtomic(
+      this.metricsPath,
+      new TextEncoder().encode(kept.map((r) => `${JSON.stringify(r)}\n`).join('')),
+    );
   }
 }
