@@ -133,7 +133,7 @@ describe('ladder flags', () => {
     [['--levels', '0..2'], 'levels', /levels start at 1/],
     [['--levels', 'two'], 'levels', /not a level number/],
     [['--levels', '9'], 'levels', /lagged-sum has levels 1\.\.8/],
-    [['--levels', '5', '--block', '16'], 'block', /blockSize must be ≥ 33/],
+    [['--levels', '5', '--block', '16'], 'block', /--block must be ≥ 33/],
     [['--family', 'recall', '--levels', '6'], 'vocab', /raise vocabSize/],
     [['--models', 'grassmann,lstm'], 'models', /unknown model kind 'lstm'/],
     [['--models', 'grassmann,grassmann'], 'models', /names a model twice/],

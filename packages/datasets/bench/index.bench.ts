@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     );
     if (hit.cache !== 'hit' || hit.ids.length !== ids.length) throw new Error('cache did not hit');
     await time('one epoch of LmTrainBatcher (L=128, B=32)', 3, () => {
-      const b = new LmTrainBatcher(ids, { blockSize: 128, batchSize: 32, seed: 1 });
+      const b = new LmTrainBatcher(ids, { seqLen: 128, batchSize: 32, seed: 1 });
       let n = 0;
       for (const batch of b.epochBatches()) n += batch.targetCount;
       return n;

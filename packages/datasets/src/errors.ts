@@ -42,3 +42,30 @@ export function assertInteger(name: string, value: number, min: number, max = Nu
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * Sequence length L of a batching option object: `seqLen` (the project's one name for it), or `blockSize`, its
+ * deprecated alias kept for existing code. Returns L and the name the caller used, so messages speak the caller's terms.
+ */
+export interface SeqLenOption {
+  /** L: tokens per input row. */
+  seqLen?: number;
+  /** @deprecated Alias of `seqLen`. */
+  blockSize?: number;
+}
+
+/** L from {@link SeqLenOption}: exactly one of `seqLen` / `blockSize` (or both equal), an integer ≥ 1. */
+export function resolveSeqLen(opts: SeqLenOption): { seqLen: number; name: 'seqLen' | 'blockSize' } {
+  const { seqLen, blockSize } = opts;
+  if (seqLen !== undefined && blockSize !== undefined && seqLen !== blockSize) {
+    throw new DatasetError(
+      'INVALID_ARGUMENT',
+      `seqLen ${seqLen} and its alias blockSize ${blockSize} disagree: give seqLen only.`,
+    );
+  }
+  const name = seqLen !== undefined ? 'seqLen' : 'blockSize';
+  const value = seqLen ?? blockSize;
+  if (value === undefined) throw new DatasetError('INVALID_ARGUMENT', 'seqLen (tokens per row) is required.');
+  assertInteger(name, value, 1);
+  return { seqLen: value, name };
+}

@@ -1,5 +1,5 @@
 // @grassflow/datasets: Wikitext-2, SNLI and synthetic attention tasks: verified downloads, token caches and batches.
-export { DatasetError, type DatasetErrorCode } from './errors';
+export { DatasetError, type DatasetErrorCode, type SeqLenOption } from './errors';
 export {
   resolveDataDir,
   existingDataDir,

@@ -1,5 +1,5 @@
 // Language-model batches: shuffled contiguous chunks for training (resumable), full-coverage windows for evaluation.
-import { assertInteger, DatasetError } from './errors';
+import { assertInteger, DatasetError, resolveSeqLen, type SeqLenOption } from './errors';
 import { epochPermutation } from './prng';
 
 /** One batch of next-token prediction, row-major, shape (B, L). */
@@ -26,9 +26,8 @@ export interface LmBatcherState {
 }
 
 /** Options of {@link LmTrainBatcher}. */
-export interface LmTrainOptions {
-  /** L: inputs per row; chunks hold L + 1 tokens. */
-  blockSize: number;
+export interface LmTrainOptions extends SeqLenOption {
+  // seqLen = L: inputs per row; chunks hold L + 1 tokens.
   /** B: rows per batch. */
   batchSize: number;
   /** Seed of the per-epoch chunk order (uint32). */
@@ -48,7 +47,8 @@ export interface LmTrainOptions {
  * seeded by mix(seed, e) and cut into batches of B. The state {epoch, position, seed} restores the exact stream.
  */
 export class LmTrainBatcher {
-  readonly blockSize: number;
+  /** L: inputs per row. */
+  readonly seqLen: number;
   readonly batchSize: number;
   readonly seed: number;
   /** Number of chunks per epoch (C, plus one for a padded tail). */
@@ -63,25 +63,30 @@ export class LmTrainBatcher {
   private order: Uint32Array | null = null;
   private orderEpoch = -1;
 
+  /** @deprecated Alias of {@link seqLen}. */
+  get blockSize(): number {
+    return this.seqLen;
+  }
+
   constructor(ids: Int32Array, opts: LmTrainOptions) {
-    assertInteger('blockSize', opts.blockSize, 1);
+    const { seqLen: L, name } = resolveSeqLen(opts);
     assertInteger('batchSize', opts.batchSize, 1);
     assertInteger('seed', opts.seed, 0, 0xffffffff);
     this.ids = ids;
-    this.blockSize = opts.blockSize;
+    this.seqLen = L;
     this.batchSize = opts.batchSize;
     this.seed = opts.seed;
     this.dropLast = opts.dropLastBatch ?? false;
     this.padId = opts.padId ?? 0;
-    const full = Math.floor(ids.length / (opts.blockSize + 1));
-    const tail = ids.length - full * (opts.blockSize + 1);
+    const full = Math.floor(ids.length / (L + 1));
+    const tail = ids.length - full * (L + 1);
     const padTail = (opts.remainder ?? 'drop') === 'pad' && tail >= 2;
     this.numChunks = full + (padTail ? 1 : 0);
     this.droppedTokens = padTail ? 0 : tail;
     if (this.numChunks === 0) {
       throw new DatasetError(
         'INVALID_ARGUMENT',
-        `${ids.length} tokens do not fill one chunk of blockSize + 1 = ${opts.blockSize + 1} tokens: use a smaller blockSize or more data.`,
+        `${ids.length} tokens do not fill one chunk of ${name} + 1 = ${L + 1} tokens: use a smaller ${name} or more data.`,
       );
     }
     if (this.dropLast && this.numChunks < this.batchSize) {
@@ -130,7 +135,7 @@ export class LmTrainBatcher {
   nextBatch(): LmBatch {
     const order = this.chunkOrder(this.epoch);
     const rows = Math.min(this.batchSize, this.numChunks - this.position);
-    const L = this.blockSize;
+    const L = this.seqLen;
     const x = new Int32Array(rows * L).fill(this.padId); // (B, L)
     const y = new Int32Array(rows * L).fill(this.padId); // (B, L)
     const mask = new Uint8Array(rows * L); // (B, L)
@@ -167,9 +172,8 @@ export class LmTrainBatcher {
 }
 
 /** Options of {@link lmEvalBatches}. */
-export interface LmEvalOptions {
-  /** L: window length. */
-  blockSize: number;
+export interface LmEvalOptions extends SeqLenOption {
+  // seqLen = L: window length.
   /** B: windows per batch. */
   batchSize: number;
   /**
@@ -194,9 +198,8 @@ export function lmEvalWindowCount(numTokens: number, stride: number): number {
  * Perplexity over the split = exp(Σ masked NLL / (N − 1)).
  */
 export function* lmEvalBatches(ids: Int32Array, opts: LmEvalOptions): Generator<LmBatch, void, void> {
-  assertInteger('blockSize', opts.blockSize, 1);
+  const { seqLen: L } = resolveSeqLen(opts);
   assertInteger('batchSize', opts.batchSize, 1);
-  const L = opts.blockSize;
   const s = opts.stride ?? L;
   assertInteger('stride', s, 1, L);
   const padId = opts.padId ?? 0;

@@ -1,5 +1,5 @@
 // A seeded ladder of synthetic autoregressive tasks for comparing attention kinds (DPA, EA, local windows).
-import { assertInteger, DatasetError } from './errors';
+import { assertInteger, DatasetError, resolveSeqLen, type SeqLenOption } from './errors';
 import type { LmBatch } from './lm-batches';
 import { mixSeed, Prng } from './prng';
 
@@ -13,12 +13,11 @@ export type SyntheticFamily = 'lagged-sum' | 'recall';
 export const LAGGED_SUM_LAGS: readonly number[] = [1, 3, 7, 17, 33, 65, 129, 257];
 
 /** Options of {@link SyntheticTask}. */
-export interface SyntheticTaskOptions {
+export interface SyntheticTaskOptions extends SeqLenOption {
+  // seqLen = L: inputs per row; each sequence has L + 1 tokens.
   family: SyntheticFamily;
   /** Difficulty, an integer ≥ 1 (lagged-sum: ≤ 8; recall: 2^level ≤ V/2). */
   level: number;
-  /** L: inputs per row; each sequence has L + 1 tokens. */
-  blockSize: number;
   /** V: vocabulary size (default 16 for lagged-sum, 64 for recall). */
   vocabSize?: number;
   /** Seed (uint32); sequence i depends only on (family, level, seed, i, V, L, noise). */
@@ -40,7 +39,8 @@ export interface SyntheticSequence {
 export class SyntheticTask {
   readonly family: SyntheticFamily;
   readonly level: number;
-  readonly blockSize: number;
+  /** L: inputs per row. */
+  readonly seqLen: number;
   readonly vocabSize: number;
   readonly seed: number;
   readonly noise: number;
@@ -49,18 +49,23 @@ export class SyntheticTask {
   /** recall: number of key→value pairs (2^level); lagged-sum: 0. */
   readonly numPairs: number;
 
+  /** @deprecated Alias of {@link seqLen}. */
+  get blockSize(): number {
+    return this.seqLen;
+  }
+
   constructor(opts: SyntheticTaskOptions) {
     assertInteger('level', opts.level, 1);
-    assertInteger('blockSize', opts.blockSize, 1);
+    const { seqLen: L, name } = resolveSeqLen(opts);
     assertInteger('seed', opts.seed, 0, 0xffffffff);
     this.family = opts.family;
     this.level = opts.level;
-    this.blockSize = opts.blockSize;
+    this.seqLen = L;
     this.seed = opts.seed;
     this.noise = opts.noise ?? 0;
     if (!(this.noise >= 0 && this.noise <= 1))
       throw new DatasetError('INVALID_ARGUMENT', `noise must be in [0, 1], got ${this.noise}.`);
-    const T = opts.blockSize + 1;
+    const T = L + 1;
     if (opts.family === 'lagged-sum') {
       this.vocabSize = opts.vocabSize ?? 16;
       assertInteger('vocabSize', this.vocabSize, 2, 0x7fffffff);
@@ -71,7 +76,7 @@ export class SyntheticTask {
       if (T <= maxLag)
         throw new DatasetError(
           'INVALID_ARGUMENT',
-          `lagged-sum level ${opts.level} reaches ${maxLag} back: blockSize must be ≥ ${maxLag} (got ${opts.blockSize}).`,
+          `lagged-sum level ${opts.level} reaches ${maxLag} back: ${name} must be ≥ ${maxLag} (got ${L}).`,
         );
     } else if (opts.family === 'recall') {
       this.vocabSize = opts.vocabSize ?? 64;
@@ -87,7 +92,7 @@ export class SyntheticTask {
       if (T < 2 * this.numPairs + 2)
         throw new DatasetError(
           'INVALID_ARGUMENT',
-          `recall level ${opts.level} needs blockSize ≥ ${2 * this.numPairs + 1} (pairs plus one query), got ${opts.blockSize}.`,
+          `recall level ${opts.level} needs ${name} ≥ ${2 * this.numPairs + 1} (pairs plus one query), got ${L}.`,
         );
     } else {
       throw new DatasetError(
@@ -108,7 +113,7 @@ export class SyntheticTask {
   batch(first: number, batchSize: number): LmBatch {
     assertInteger('first', first, 0);
     assertInteger('batchSize', batchSize, 1);
-    const L = this.blockSize;
+    const L = this.seqLen;
     const x = new Int32Array(batchSize * L); // (B, L)
     const y = new Int32Array(batchSize * L); // (B, L)
     const mask = new Uint8Array(batchSize * L); // (B, L)
@@ -126,7 +131,7 @@ export class SyntheticTask {
   }
 
   private laggedSum(rng: Prng): SyntheticSequence {
-    const T = this.blockSize + 1;
+    const T = this.seqLen + 1;
     const V = this.vocabSize;
     const tokens = new Int32Array(T);
     const determined = new Uint8Array(T);
@@ -150,7 +155,7 @@ export class SyntheticTask {
   }
 
   private recall(rng: Prng): SyntheticSequence {
-    const T = this.blockSize + 1;
+    const T = this.seqLen + 1;
     const n = this.numPairs;
     const K = Math.floor(this.vocabSize / 2); // keys 0..K−1, values K..2K−1
     const tokens = new Int32Array(T);

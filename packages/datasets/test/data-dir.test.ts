@@ -12,7 +12,7 @@ import {
   snliPath,
   userCacheDir,
   wikitextPath,
-} from '../src/index';
+} from '@grassflow/datasets';
 
 describe('data location', () => {
   it('explicit path > GRASSFLOW_DATA_DIR > XDG_CACHE_HOME/grassflow > ~/.cache/grassflow', () => {

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DatasetError, DEFAULT_USER_AGENT, downloadFile } from '../src/index';
+import { DatasetError, DEFAULT_USER_AGENT, downloadFile } from '@grassflow/datasets';
 import {
   redirectTo,
   serveBytes,

@@ -10,7 +10,7 @@ import {
   extractZip,
   mirroredUrl,
   type SourcesManifest,
-} from '../src/index';
+} from '@grassflow/datasets';
 import { serveBytes, serveTruncated, startServer, type TestServer } from './helpers/server';
 import { buildZip, renameEntry } from './helpers/zip';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DatasetError, LmTrainBatcher, lmEvalBatches, lmEvalWindowCount, type LmBatch } from '../src/index';
+import { DatasetError, LmTrainBatcher, lmEvalBatches, lmEvalWindowCount, type LmBatch } from '@grassflow/datasets';
 
 /** ids[i] = i, so every id names its own position. */
 const seq = (n: number): Int32Array => Int32Array.from({ length: n }, (_, i) => i);
@@ -170,5 +170,26 @@ describe('lmEvalBatches', () => {
     expect([...last.x]).toEqual([16, 17, 18, 19, 0, 0, 0, 0]);
     expect([...last.y]).toEqual([17, 18, 19, 20, 0, 0, 0, 0]);
     expect([...last.mask]).toEqual([1, 1, 1, 1, 0, 0, 0, 0]);
+  });
+});
+
+describe('seqLen and its alias blockSize', () => {
+  const ids = Int32Array.from({ length: 200 }, (_, i) => i % 17);
+  it('give the same batches; the instance reports seqLen (blockSize as a getter)', () => {
+    const a = new LmTrainBatcher(ids, { seqLen: 8, batchSize: 3, seed: 4 });
+    const b = new LmTrainBatcher(ids, { blockSize: 8, batchSize: 3, seed: 4 });
+    expect(a.seqLen).toBe(8);
+    expect(b.blockSize).toBe(8);
+    expect(a.nextBatch().x).toEqual(b.nextBatch().x);
+    expect([...lmEvalBatches(ids, { seqLen: 8, batchSize: 4 })].map((x) => x.y)).toEqual(
+      [...lmEvalBatches(ids, { blockSize: 8, batchSize: 4 })].map((x) => x.y),
+    );
+  });
+  it('refuses both when they disagree, and neither', () => {
+    expect(() => new LmTrainBatcher(ids, { seqLen: 8, blockSize: 9, batchSize: 1, seed: 0 })).toThrow(/disagree/);
+    expect(() => new LmTrainBatcher(ids, { batchSize: 1, seed: 0 })).toThrow(/seqLen \(tokens per row\) is required/);
+    expect(() => new LmTrainBatcher(Int32Array.from([1, 2]), { seqLen: 8, batchSize: 1, seed: 0 })).toThrow(
+      /smaller seqLen/,
+    );
   });
 });

@@ -14,7 +14,7 @@ import {
   verifyDataFile,
   type TextEncoderLike,
   type WikitextSplit,
-} from '../src/index';
+} from '@grassflow/datasets';
 
 const envDir = process.env['GRASSFLOW_DATA_DIR'];
 const dataDir = envDir === undefined || envDir === '' ? undefined : resolve(envDir);

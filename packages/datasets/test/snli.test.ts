@@ -9,7 +9,7 @@ import {
   parseSnliJsonl,
   snliBatches,
   type TextEncoderLike,
-} from '../src/index';
+} from '@grassflow/datasets';
 
 const rec = (s1: string, s2: string, gold: string, id: string): string =>
   JSON.stringify({ annotator_labels: [gold], gold_label: gold, pairID: id, sentence1: s1, sentence2: s2 });

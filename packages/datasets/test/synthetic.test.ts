@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DatasetError, LAGGED_SUM_LAGS, SyntheticTask } from '../src/index';
+import { DatasetError, LAGGED_SUM_LAGS, SyntheticTask } from '@grassflow/datasets';
 
 /** Independent check of the lagged-sum rule: x_t = (1 + Σ x_{t−a}) mod V for t ≥ max lag, free before. */
 function checkLaggedSum(tokens: Int32Array, determined: Uint8Array, lags: readonly number[], V: number): void {

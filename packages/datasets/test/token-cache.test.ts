@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadOrBuildTokenIds, TOKEN_CACHE_HEADER_BYTES, tokenCachePath, type TokenCacheKey } from '../src/index';
+import { loadOrBuildTokenIds, TOKEN_CACHE_HEADER_BYTES, tokenCachePath, type TokenCacheKey } from '@grassflow/datasets';
 
 const key: TokenCacheKey = { name: 'toy.train', sourceSha256: 'a'.repeat(64), encoderKey: 'tok-A' };
 const ids = Int32Array.from({ length: 1000 }, (_, i) => ((i * 7919) % 30522) - (i % 3 === 0 ? 5 : 0));

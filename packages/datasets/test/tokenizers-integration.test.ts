@@ -13,7 +13,7 @@ import {
   wikitextPath,
   type CorpusEncoderLike,
   type TextEncoderLike,
-} from '../src/index';
+} from '@grassflow/datasets';
 
 const envDir = process.env['GRASSFLOW_DATA_DIR'];
 const dataDir = envDir === undefined || envDir === '' ? undefined : resolve(envDir);

@@ -9,7 +9,7 @@ import {
   loadWikitextText,
   type CorpusEncoderLike,
   type TextEncoderLike,
-} from '../src/index';
+} from '@grassflow/datasets';
 
 const text = ' = A = \n \n the cat sat \n the dog \n';
 const words = new Map([

@@ -6,6 +6,7 @@ import {
   loadModelAndTokenizer,
   type CheckpointSource,
 } from '../shared/checkpoint-dir.js';
+import { checkTokenIds } from '@grassflow/gpu-layers';
 import { generateIds, type SampleOptions } from './generate.js';
 
 const GENERATE_FLAGS = {
@@ -60,6 +61,7 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
   );
   try {
     const prompt = await tok.encodePrompt(plan.prompt);
+    checkTokenIds(prompt, model.config.vocabSize); // where ids enter: the forward pass does not read them back
     const out = generateIds(model, prompt, plan.sampling);
     process.stdout.write(`${tok.decode(Int32Array.from([...prompt, ...out]))}\n`);
     return 0;

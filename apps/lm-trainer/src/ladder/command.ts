@@ -49,7 +49,7 @@ function levelInfos(cfg: LadderConfig): { levels: LevelInfo[]; grassmann: Ladder
     const task = new SyntheticTask({
       family: cfg.family,
       level,
-      blockSize: cfg.seqLen,
+      seqLen: cfg.seqLen,
       vocabSize: cfg.vocabSize,
       seed: cfg.evalSeed,
     });

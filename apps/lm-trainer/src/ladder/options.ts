@@ -181,7 +181,7 @@ export function parseModels(spec: string): ModelKind[] {
 /** The flag a DatasetError about a task setting is really about. */
 function taskFlag(message: string, seqLenName: string): string {
   if (/vocabSize/.test(message)) return 'vocab';
-  if (/blockSize/.test(message)) return seqLenName;
+  if (/seqLen/.test(message)) return seqLenName;
   return 'levels';
 }
 
@@ -205,11 +205,12 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
   }
   for (const level of levels) {
     try {
-      new SyntheticTask({ family, level, blockSize: seqLen, vocabSize, seed: 0 });
+      new SyntheticTask({ family, level, seqLen, vocabSize, seed: 0 });
     } catch (err) {
       if (err instanceof DatasetError)
         throw new UsageError(
-          `--levels ${level} with --${seqLenName} ${seqLen}, --vocab ${vocabSize}: ${err.message}`,
+          // The task names its option seqLen; the user wrote a flag.
+          `--levels ${level} with --${seqLenName} ${seqLen}, --vocab ${vocabSize}: ${err.message.replace(/\bseqLen\b/g, `--${seqLenName}`)}`,
           taskFlag(err.message, seqLenName),
         );
       throw err;

@@ -168,14 +168,14 @@ export async function runRung(spec: RungSpec, opts: { shouldStop?: () => boolean
   const train = new SyntheticTask({
     family: spec.family,
     level: spec.level,
-    blockSize: maxLen,
+    seqLen: maxLen,
     vocabSize,
     seed: spec.seed,
   });
   const heldOut = new SyntheticTask({
     family: spec.family,
     level: spec.level,
-    blockSize: maxLen,
+    seqLen: maxLen,
     vocabSize,
     seed: spec.evalSeed,
   });

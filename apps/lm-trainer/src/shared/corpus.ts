@@ -7,6 +7,7 @@ import {
   wikitextRelPath,
   type WikitextSplit,
 } from '@grassflow/datasets';
+import { checkTokenIds } from '@grassflow/gpu-layers';
 import { WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 
 export type TokenizerKind = 'wordpiece' | 'word';
@@ -84,6 +85,8 @@ export async function loadSplitIds(split: WikitextSplit, tok: CorpusTokenizer, d
     { id: tok.id, encodeCorpus: (t: string) => tok.encodeCorpus(t) },
     { variant: 'tokens', dataDir },
   );
+  // The forward pass does not read ids back (a device sync per call): they are checked here, where they enter.
+  checkTokenIds(r.ids, tok.vocabSize);
   return r.ids;
 }
 

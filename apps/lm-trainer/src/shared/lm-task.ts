@@ -25,7 +25,7 @@ export async function evaluatePerplexity(
 ): Promise<Perplexity> {
   let sum = 0;
   let count = 0;
-  for (const b of lmEvalBatches(ids, { blockSize: opts.seqLen, batchSize: opts.batch })) {
+  for (const b of lmEvalBatches(ids, { seqLen: opts.seqLen, batchSize: opts.batch })) {
     const [B, L] = b.shape;
     const nll = tf.tidy(() => {
       const x = tf.tensor2d(b.x, [B, L], 'int32');
@@ -75,7 +75,7 @@ export class LmTrainTask implements TrainTask {
     }
     // dropLastBatch: every step sees B full rows, so each step's loss is a mean over B·L targets.
     this.batcher = new LmTrainBatcher(trainIds, {
-      blockSize: opts.seqLen,
+      seqLen: opts.seqLen,
       batchSize: opts.batch,
       seed: opts.seed,
       dropLastBatch: true,
