@@ -1,6 +1,6 @@
 // WordPiece ids against HF bert-base-uncased, derived by hand from vocab.txt (id = line number − 1).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WordPieceTokenizer } from '../src/index';
+import { WordPieceTokenizer } from '@grassflow/tokenizers';
 import { BERT_VOCAB, dataDir, dataPath } from './helpers';
 
 describe.skipIf(dataDir === undefined)('WordPiece ids equal HF bert-base-uncased (real vocab.txt)', () => {

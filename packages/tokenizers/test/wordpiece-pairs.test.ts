@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Tokenizer } from 'tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { packBatch, WordPieceTokenizer } from '../src/index';
+import { packBatch, WordPieceTokenizer } from '@grassflow/tokenizers';
 import { BERT_VOCAB, dataDir, dataPath, tempDir } from './helpers';
 
 const A = 'A man is playing a guitar on stage.'; // a man is playing a guitar on stage . (9 pieces)

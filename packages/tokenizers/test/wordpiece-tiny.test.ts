@@ -2,7 +2,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TokenizerError, WordPieceTokenizer } from '../src/index';
+import { TokenizerError, WordPieceTokenizer } from '@grassflow/tokenizers';
 import { TINY_VOCAB, tempDir, writeVocab } from './helpers';
 
 const dir = tempDir();
