@@ -11,7 +11,7 @@ import {
   type FileSystemOps,
   type LanguageModel,
   type WritableFileOps,
-} from '../src/index.js';
+} from '@grassflow/gpu-layers';
 import { logitsOf, tinyModel, useCpu } from './checkpoint-helpers.js';
 
 class SimulatedCrash extends Error {}

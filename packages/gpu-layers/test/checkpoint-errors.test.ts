@@ -12,7 +12,7 @@ import {
   type CheckpointErrorCode,
   type CheckpointJson,
   type LanguageModel,
-} from '../src/index.js';
+} from '@grassflow/gpu-layers';
 import { editConfig, rewriteWeights, tinyConfig, tinyModel, useCpu } from './checkpoint-helpers.js';
 
 let root: string;

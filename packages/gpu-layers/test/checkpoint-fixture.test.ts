@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCheckpoint, readSafetensorsHeader, saveCheckpoint } from '../src/index.js';
+import { loadCheckpoint, readSafetensorsHeader, saveCheckpoint } from '@grassflow/gpu-layers';
 import { useCpu } from './checkpoint-helpers.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/checkpoint-v1-tiny', import.meta.url));

@@ -12,7 +12,7 @@ import {
   type LanguageModel,
   type ModelConfig,
   type SafetensorsTensorInput,
-} from '../src/index.js';
+} from '@grassflow/gpu-layers';
 
 export async function useCpu(): Promise<void> {
   await initBackend({ backend: 'cpu' });
