@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createModel, loadCheckpoint, readSafetensorsFile, safetensorsValues, saveCheckpoint } from '@grassflow/gpu-layers';
+import {
+  createModel,
+  loadCheckpoint,
+  readSafetensorsFile,
+  safetensorsValues,
+  saveCheckpoint,
+} from '@grassflow/gpu-layers';
 import { logitsOf, tinyConfig, tinyModel, useCpu } from './checkpoint-helpers.js';
 
 let root: string;
