@@ -59,11 +59,6 @@ export function pairCounts(
   });
 }
 
-/** p̂ = p / sqrt(‖p‖² + ε²) over the last axis: finite, with p̂ = 0 exactly where p = 0. */
-function normalisePlucker<T extends tf.Tensor>(p: T, eps: number): T {
-  return tf.div(p, tf.sqrt(tf.add(tf.sum(tf.square(p), -1, true), eps * eps)));
-}
-
 /** Positions an incremental caller (a decoder) has already fed: their reduced states z and where h starts. */
 export interface GrassmannMixingPast {
   /**
@@ -84,6 +79,13 @@ export interface GrassmannMixingOptions {
   direction: 'causal' | 'bidirectional';
   /** Earlier positions (causal only): h then holds positions t0 … t0 + L − 1. Default: none, t0 = 0. */
   past?: GrassmannMixingPast;
+  /**
+   * Training path (no past, no trace): true (default) differentiates the Plücker part (pairs, p̂, their sum) with
+   * its hand-written analytic gradient, keeping only z·S, p̂ and the norms for the backward pass; false lets the
+   * tape record every element-wise op of the same formula instead — the reference the tests compare with.
+   * The values are the same either way.
+   */
+  fused?: boolean;
 }
 
 /** The intermediates of one {@link grassmannMixing} call, for inspection (see {@link grassmannMixingTrace}). */
@@ -150,20 +152,33 @@ function mixingParts(
         : matmulConst(tf.reshape(zAll, [B * n, r]), pluckerSelection(r));
     const zs = tf.reshape<tf.Rank.R3>(zs2, [B, n, 2 * C]); // [B, n, 2C]
     const cur = m === 0 ? zs : rows(zs, m, L); // [B, L, 2C]: the new positions
-    const zi = tf.slice(cur, [0, 0, 0], [B, L, C]); // [B, L, C] z_{t,i}
-    const zj = tf.slice(cur, [0, 0, C], [B, L, C]); // [B, L, C] z_{t,j}
-
-    const { terms, perOffset } =
-      past !== undefined
-        ? pairsByGather(zs, zi, zj, m, offsets, eps, trace)
-        : pairsByShift(zs, zi, zj, m, offsets, eps, direction, trace);
+    // offsets with at least one pair among the new rows (partner row m + k − Δ ≥ 0 for the last new row)
+    const live = offsets.filter((delta) => n - delta > 0);
+    let pSum: tf.Tensor3D | null = null; // [B, L, C] Σ of p̂ over existing pairs
+    const perOffset: tf.Tensor3D[] = []; // traced: the causal p̂ of each entry of offsets, 0 where absent
+    if (live.length > 0 && past === undefined && !trace && options.fused !== false) {
+      pSum = fusedPairSum(zs, live, eps, direction); // the training path: the same formula, analytic gradient
+    } else if (live.length > 0) {
+      const { pHat } = pluckerStack(partnerStack(zs, m, L, live, past === undefined ? 'shift' : 'gather'), cur, eps);
+      pSum = sumPairs(pHat, live, direction); // bidirectional only with m = 0 (checkPast)
+      if (trace) {
+        const [, , , C] = pHat.shape;
+        for (const delta of offsets) {
+          const o = live.indexOf(delta);
+          perOffset.push(
+            o < 0 ? tf.zeros([B, L, C]) : tf.reshape(tf.slice(pHat, [0, o, 0, 0], [B, 1, L, C]), [B, L, C]),
+          );
+        }
+      }
+    } else if (trace) {
+      for (let k = 0; k < offsets.length; k++) perOffset.push(tf.zeros([B, L, C]));
+    }
     // Non-existent pairs contribute p = 0 → p̂ = 0, so a plain sum is the sum over existing pairs.
     const counts = pairCounts(L, offsets, direction, t0);
     let g: tf.Tensor3D;
-    if (terms.length === 0) {
+    if (pSum === null) {
       g = tf.zeros([B, L, d]);
     } else {
-      const pSum = terms.length === 1 ? (terms[0] as tf.Tensor3D) : tf.addN<tf.Tensor3D>(terms); // [B, L, C]
       // every position with the same count (e.g. all past max(Δ), as when decoding): 1/count is a number
       const uniform = counts.every((c) => c === counts[0]) && (counts[0] as number) > 0;
       const invCount = uniform ? 1 / (counts[0] as number) : perPosition(counts.map((c) => (c > 0 ? 1 / c : 0)));
@@ -180,87 +195,143 @@ function mixingParts(
 }
 
 /**
- * The p̂ of every offset by slicing zs [B, n, 2C] (n = m + L): the partner of new row k at offset Δ is row
- * m + k − Δ, a shifted slice padded with zeros where it does not exist (p = 0 → p̂ = 0). `terms` also holds the
- * (z_t, z_{t+Δ}) pairs of a bidirectional call; `perOffset` (with `trace`) the causal p̂ of each offset.
+ * The partners z_{t−Δ}·S of the new positions for every offset Δ in `live`, stacked [B, O, L, 2C] (O = live.length),
+ * zero rows where the partner does not exist. zs [B, n, 2C] holds the m past and the L new positions; the partner
+ * of new row k at offset Δ is row m + k − Δ. 'shift': one slice (padded with zeros in front) per offset, for
+ * training; 'gather': one gather for all offsets, for decoding (the number of operations per token does not grow
+ * with the number of offsets, and the gather's gradient is never needed there).
  */
-function pairsByShift(
+function partnerStack(
   zs: tf.Tensor3D,
-  zi: tf.Tensor3D,
-  zj: tf.Tensor3D,
   m: number,
-  offsets: readonly number[],
-  eps: number,
-  direction: 'causal' | 'bidirectional',
-  trace: boolean,
-): { terms: tf.Tensor3D[]; perOffset: tf.Tensor3D[] } {
-  const [B, L, C] = zi.shape;
-  const n = zs.shape[1];
-  const terms: tf.Tensor3D[] = []; // summed: every existing pair's p̂
-  const perOffset: tf.Tensor3D[] = []; // traced: the causal pair's p̂ for each entry of offsets
-  for (const delta of offsets) {
-    const have = Math.min(L, n - delta); // new rows k whose partner row m + k − Δ ≥ 0 (the last `have` of them)
-    if (have <= 0) {
-      if (trace) perOffset.push(tf.zeros([B, L, C]));
-      continue; // no new position has a pair at this offset
-    }
-    const kept = rows(zs, m + L - have - delta, have); // [B, have, 2C]: the partners z_{t−Δ}
-    const partner =
-      have === L
-        ? kept
-        : tf.pad(kept, [
-            [0, 0],
-            [L - have, 0],
-            [0, 0],
-          ]); // [B, L, 2C], 0: no pair
-    const pi = tf.slice(partner, [0, 0, 0], [B, L, C]); // z_{t−Δ,i}
-    const pj = tf.slice(partner, [0, 0, C], [B, L, C]); // z_{t−Δ,j}
-    const pHat = normalisePlucker(tf.sub<tf.Tensor3D>(tf.mul(pi, zj), tf.mul(pj, zi)), eps); // [B, L, C]
-    terms.push(pHat);
-    if (trace) perOffset.push(pHat);
-    if (direction === 'bidirectional') {
-      const future = tf.pad(rows(zs, delta, L - delta), [
-        [0, 0],
-        [0, delta],
-        [0, 0],
-      ]); // z_{t+Δ}, 0 past the end
-      const fi = tf.slice(future, [0, 0, 0], [B, L, C]); // z_{t+Δ,i}
-      const fj = tf.slice(future, [0, 0, C], [B, L, C]); // z_{t+Δ,j}
-      terms.push(normalisePlucker(tf.sub<tf.Tensor3D>(tf.mul(zi, fj), tf.mul(zj, fi)), eps)); // (z_t, z_{t+Δ})
-    }
+  L: number,
+  live: readonly number[],
+  how: 'shift' | 'gather',
+): tf.Tensor4D {
+  const [B, n, C2] = zs.shape;
+  const O = live.length;
+  if (how === 'gather') {
+    const padded = tf.concat([zs, tf.zeros([B, 1, C2])], 1); // [B, n + 1, 2C]: row n is the missing partner
+    const index = live.flatMap((delta) =>
+      Array.from({ length: L }, (_, k) => (m + k - delta >= 0 ? m + k - delta : n)),
+    );
+    return tf.reshape(tf.gather(padded, tf.tensor1d(index, 'int32'), 1), [B, O, L, C2]);
   }
-  return { terms, perOffset };
+  const shifted = live.map((delta) => {
+    const have = Math.min(L, n - delta); // new rows k whose partner row m + k − Δ ≥ 0 (the last `have` of them)
+    const kept = rows(zs, m + L - have - delta, have); // [B, have, 2C]
+    return have === L
+      ? kept
+      : tf.pad(kept, [
+          [0, 0],
+          [L - have, 0],
+          [0, 0],
+        ]); // [B, L, 2C], 0: no pair
+  });
+  return O === 1
+    ? tf.expandDims<tf.Tensor4D>(shifted[0] as tf.Tensor3D, 1)
+    : tf.reshape<tf.Rank.R4>(tf.stack(shifted, 1), [B, O, L, C2]);
 }
 
 /**
- * The p̂ of every offset at once, for decoding (causal, no gradient): one gather of the partner rows
- * m + k − Δ of zs [B, n, 2C] for all O offsets (a zero row where the partner does not exist), so the number of
- * operations per token does not grow with the number of offsets. `terms` holds their sum, `perOffset` each p̂.
+ * The Plücker coordinates of stacked pairs and their normalisation, for partners a [B, O, L, 2C] and the new
+ * positions b = cur [B, L, 2C] (both as [z_i | z_j]):
+ *   p = a_i ⊙ b_j − a_j ⊙ b_i [B, O, L, C];  nrm = sqrt(‖p‖² + ε²) [B, O, L, 1];  p̂ = p / nrm,
+ * finite, with p̂ = 0 exactly where p = 0 (a missing partner is a zero row).
  */
-function pairsByGather(
+function pluckerStack(a: tf.Tensor4D, cur: tf.Tensor3D, eps: number): { pHat: tf.Tensor4D; nrm: tf.Tensor4D } {
+  const [B, O, L, C2] = a.shape;
+  const C = C2 / 2;
+  const b = tf.reshape<tf.Rank.R4>(cur, [B, 1, L, C2]);
+  const half = (x: tf.Tensor4D, from: number, o: number): tf.Tensor4D => tf.slice(x, [0, 0, 0, from], [B, o, L, C]);
+  const p = tf.sub<tf.Tensor4D>(tf.mul(half(a, 0, O), half(b, C, 1)), tf.mul(half(a, C, O), half(b, 0, 1)));
+  const nrm = tf.sqrt(tf.add<tf.Tensor4D>(tf.sum(tf.square(p), -1, true), eps * eps));
+  return { pHat: tf.div(p, nrm), nrm };
+}
+
+/**
+ * Σ of the p̂ [B, O, L, C] of a call on a whole sequence (m = 0) over its existing pairs, [B, L, C]: causal
+ * Σ_o p̂_o[t]; bidirectional also Σ_o p̂_o[t + Δ_o] for t + Δ_o < L, since the pair (z_t, z_{t+Δ}) is the causal
+ * pair of position t + Δ. Missing pairs have p̂ = 0, so a plain sum is the sum over existing pairs.
+ */
+function sumPairs(pHat: tf.Tensor4D, live: readonly number[], direction: 'causal' | 'bidirectional'): tf.Tensor3D {
+  const [B, O, L, C] = pHat.shape;
+  const causal = O === 1 ? tf.reshape<tf.Rank.R3>(pHat, [B, L, C]) : tf.sum<tf.Tensor3D>(pHat, 1);
+  if (direction === 'causal') return causal;
+  const future = live.map((delta, o) =>
+    tf.pad(tf.reshape<tf.Rank.R3>(tf.slice(pHat, [0, o, delta, 0], [B, 1, L - delta, C]), [B, L - delta, C]), [
+      [0, 0],
+      [0, delta],
+      [0, 0],
+    ]),
+  ); // p̂_o[t + Δ_o], 0 past the end
+  return tf.addN<tf.Tensor3D>([causal, ...future]);
+}
+
+/**
+ * {@link sumPairs} ∘ {@link pluckerStack} ∘ {@link partnerStack} on a whole sequence zs [B, L, 2C] (m = 0), with
+ * its analytic gradient instead of the tape's: it keeps zs, p̂ and nrm, not every element-wise intermediate.
+ * For dy = ∂/∂(Σ p̂) [B, L, C], per stacked pair: g = dy[t] (+ dy[t − Δ] if bidirectional),
+ *   dp = (g − p̂ (p̂·g)) / nrm   (dp̂/dp = (I − p̂p̂ᵀ)/nrm),
+ *   d b_j = dp ⊙ a_i,  d b_i = −dp ⊙ a_j  (b = z_t·S);   d a_i = dp ⊙ b_j,  d a_j = −dp ⊙ b_i  (a = z_{t−Δ}·S),
+ * and d zs = Σ_o (d b + d a shifted back by Δ_o rows).
+ */
+function fusedPairSum(
   zs: tf.Tensor3D,
-  zi: tf.Tensor3D,
-  zj: tf.Tensor3D,
-  m: number,
-  offsets: readonly number[],
+  live: readonly number[],
   eps: number,
-  trace: boolean,
-): { terms: tf.Tensor3D[]; perOffset: tf.Tensor3D[] } {
-  const [B, L, C] = zi.shape;
-  const n = zs.shape[1];
-  const O = offsets.length;
-  const padded = tf.concat([zs, tf.zeros([B, 1, 2 * C])], 1); // [B, n + 1, 2C]: row n is the missing partner
-  const index = offsets.flatMap((delta) =>
-    Array.from({ length: L }, (_, k) => (m + k - delta >= 0 ? m + k - delta : n)),
-  );
-  const partner = tf.reshape(tf.gather(padded, tf.tensor1d(index, 'int32'), 1), [B, O, L, 2 * C]); // z_{t−Δ}
-  const pi = tf.slice(partner, [0, 0, 0, 0], [B, O, L, C]); // [B, O, L, C] z_{t−Δ,i}
-  const pj = tf.slice(partner, [0, 0, 0, C], [B, O, L, C]); // [B, O, L, C] z_{t−Δ,j}
-  const p = tf.sub(tf.mul(pi, tf.reshape(zj, [B, 1, L, C])), tf.mul(pj, tf.reshape(zi, [B, 1, L, C]))); // [B, O, L, C]
-  const pHat = normalisePlucker(p, eps); // [B, O, L, C]
-  const sum = O === 1 ? tf.reshape<tf.Rank.R3>(pHat, [B, L, C]) : tf.sum<tf.Tensor3D>(pHat, 1); // [B, L, C]
-  const one = (o: number) => tf.reshape<tf.Rank.R3>(tf.slice(pHat, [0, o, 0, 0], [B, 1, L, C]), [B, L, C]);
-  return { terms: [sum], perOffset: trace ? offsets.map((_, o) => one(o)) : [] };
+  direction: 'causal' | 'bidirectional',
+): tf.Tensor3D {
+  const [B, L, C2] = zs.shape;
+  const C = C2 / 2;
+  const O = live.length;
+  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const x = args[0] as tf.Tensor3D; // [B, L, 2C]
+    const save = args[1] as tf.GradSaveFunc;
+    const [value, pHat, nrm] = tf.tidy((): [tf.Tensor3D, tf.Tensor4D, tf.Tensor4D] => {
+      const s = pluckerStack(partnerStack(x, 0, L, live, 'shift'), x, eps);
+      return [sumPairs(s.pHat, live, direction), s.pHat, s.nrm];
+    });
+    save([x, pHat, nrm]);
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [sx, sp, sn] = saved as [tf.Tensor3D, tf.Tensor4D, tf.Tensor4D];
+        const dy3 = dy as tf.Tensor3D; // [B, L, C]
+        const past = (delta: number): tf.Tensor3D =>
+          tf.add(
+            dy3,
+            tf.pad(rows(dy3, 0, L - delta), [
+              [0, 0],
+              [delta, 0],
+              [0, 0],
+            ]),
+          ); // dy[t] + dy[t − Δ]
+        const g =
+          direction === 'causal'
+            ? tf.reshape<tf.Rank.R4>(dy3, [B, 1, L, C])
+            : tf.reshape<tf.Rank.R4>(tf.stack(live.map(past), 1), [B, O, L, C]); // [B, 1 or O, L, C]
+        const dot = tf.sum(tf.mul(sp, g), -1, true); // [B, O, L, 1]
+        const dp = tf.div<tf.Tensor4D>(tf.sub(g, tf.mul(sp, dot)), sn); // [B, O, L, C]
+        const a = partnerStack(sx, 0, L, live, 'shift'); // [B, O, L, 2C]
+        const b = tf.reshape<tf.Rank.R4>(sx, [B, 1, L, C2]);
+        const half = (t: tf.Tensor4D, from: number, o: number): tf.Tensor4D =>
+          tf.slice(t, [0, 0, 0, from], [B, o, L, C]);
+        const dB = tf.concat([tf.neg(tf.mul(dp, half(a, C, O))), tf.mul(dp, half(a, 0, O))], -1); // [B, O, L, 2C]
+        const dA = tf.concat([tf.mul(dp, half(b, C, 1)), tf.neg(tf.mul(dp, half(b, 0, 1)))], -1); // [B, O, L, 2C]
+        const back = live.map((delta, o) =>
+          tf.pad(tf.reshape<tf.Rank.R3>(tf.slice(dA, [0, o, delta, 0], [B, 1, L - delta, C2]), [B, L - delta, C2]), [
+            [0, 0],
+            [0, delta],
+            [0, 0],
+          ]),
+        ); // row s of zs is the partner of row s + Δ_o
+        const dCur = O === 1 ? tf.reshape<tf.Rank.R3>(dB, [B, L, C2]) : tf.sum<tf.Tensor3D>(dB, 1);
+        return [tf.addN<tf.Tensor3D>([dCur, ...back])];
+      },
+    };
+  });
+  return op(zs);
 }
 
 /** A per-position factor [1, L, 1] of the values v_t. */
@@ -302,6 +373,8 @@ function checkPast(
  * product z·S with a 0/1 selection matrix, and shifting commutes with it, so z_{t−Δ}·S is a shift of z·S.
  * With options.past, h holds positions t0 … t0 + L − 1 and the pairs reaching back before t0 use past.z:
  * the result equals rows t0 … of the call on the whole sequence (this is how the decoder mixes).
+ * The pairs of every offset are stacked into one [B, O, L, C(r,2)] tensor, so each op runs once per layer; on the
+ * training path (no past) their gradient is the analytic one of fusedPairSum unless options.fused is false.
  */
 export function grassmannMixing(
   h: tf.Tensor3D,
