@@ -83,7 +83,10 @@ function layerNorm(h: Vec, gamma: Vec, beta: Vec): Vec {
 
 const matVec = (W: number[][], x: Vec, b: Vec) => W.map((row, i) => dot(row, x) + (b[i] as number));
 
-/** Tiny Grassmann model: d 5, r 4, L 6, layer 0 offset 1, layer 1 offsets {1, 2}; layer 0 hand-set so z_t = first 4 coordinates of h_t. */
+/**
+ * Tiny Grassmann model: d 5, r 4, L 6, layer 0 offset 1, layer 1 offsets {1, 2}; layer 0 hand-set so z_t = first 4
+ * coordinates of h_t.
+ */
 function handSetGrassmann(normKind: 'post' | 'pre'): { model: LanguageModel; sd: Map<string, number[][]> } {
   const config: ModelConfig = preset('tiny', {
     vocabSize: 6,
@@ -101,7 +104,8 @@ function handSetGrassmann(normKind: 'post' | 'pre'): { model: LanguageModel; sd:
   const sd = new Map<string, number[][]>();
   const dict = model.stateDict();
   for (const [name, t] of dict) {
-    // every weight hand-set (biases and LayerNorms too), large enough that gates and planes differ from position to position
+    // every weight hand-set (biases and LayerNorms too), large enough that gates and planes differ from position to
+    // position
     const shape = t.shape.length === 1 ? [1, t.shape[0]] : (t.shape as [number, number]);
     sd.set(
       name,
@@ -312,7 +316,8 @@ describe('inspect: attention entropy and antiparallel weight equal an independen
         t.dispose();
       }
       model.loadStateDict(load);
-      const W = (i: number) => (load.get(`blocks.${i}.mixer.qkv.weight`) as tf.Tensor).arraySync() as number[][]; // [3d, d]
+      // [3d, d]
+      const W = (i: number) => (load.get(`blocks.${i}.mixer.qkv.weight`) as tf.Tensor).arraySync() as number[][];
       const B = (i: number) => (load.get(`blocks.${i}.mixer.qkv.bias`) as tf.Tensor).arraySync() as number[];
       const r = inspectModel(model, [
         { ids: Int32Array.from([0, 3, 1, 5, 2, 4]), tokens: TOKENS },

@@ -19,7 +19,8 @@ beforeAll(async () => {
 describe('ladder scoring', () => {
   it('scores greedy predictions only where the mask is set, and counts perfectly solved rows', () => {
     // B 3, L 3, V 4: row 0 right at both determined positions (its wrong argmax at t = 0 is unmasked),
-    // row 1 wrong at t = 2 (a tie between 1 and 3 goes to the first index, 1; the target is 3), row 2 has no determined position
+    // row 1 wrong at t = 2 (a tie between 1 and 3 goes to the first index, 1; the target is 3), row 2 has no determined
+    // position
     const logits = new Float32Array([
       9,
       0,
@@ -199,7 +200,8 @@ describe('a tiny ladder run', () => {
     for (const run of res.runs) {
       expect(run.accuracy).toBeGreaterThanOrEqual(0);
       expect(run.accuracy).toBeLessThanOrEqual(1);
-      expect(run.score.determined).toBe(16 * (run.level === 1 ? 12 : 10)); // L + 1 = 13 tokens, the first max lag (1 or 3) free
+      // L + 1 = 13 tokens, the first max lag (1 or 3) free
+      expect(run.score.determined).toBe(16 * (run.level === 1 ? 12 : 10));
     }
     // level 1 (x_t = x_{t−1} + 1 mod 4) needs only the current token: every kind learns it in 40 steps
     for (const run of res.runs.filter((x) => x.level === 1)) expect(run.accuracy, run.model).toBeGreaterThan(0.9);

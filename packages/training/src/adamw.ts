@@ -92,7 +92,9 @@ export class AdamW {
     return this.params.filter((_, i) => this.decays[i]).map((p) => p.name);
   }
 
-  /** One update with learning rate `lr`; `grads` maps each parameter's variable name (tf.Variable.name) to its gradient. */
+  /**
+   * One update with learning rate `lr`; `grads` maps each parameter's variable name (tf.Variable.name) to its gradient.
+   */
   apply(grads: tf.NamedTensorMap, lr: number): void {
     if (!(lr >= 0) || !Number.isFinite(lr))
       throw new RangeError(`learning rate must be a finite number >= 0, got ${lr}`);

@@ -100,7 +100,10 @@ export interface HeatmapChart {
   cell?: number;
 }
 
-/** A vega expression that maps an ordinal index (datum.value) to its label; JSON string literals are valid vega expression literals. */
+/**
+ * A vega expression that maps an ordinal index (datum.value) to its label; JSON string literals are valid vega
+ * expression literals.
+ */
 function indexLabelExpr(labels: readonly string[]): string {
   return `${JSON.stringify(labels)}[datum.value]`;
 }
@@ -226,7 +229,9 @@ export interface HistogramChart {
   height?: number;
 }
 
-/** The vega-lite spec of a {@link HistogramChart}: bins computed here by {@link histogramBins}, bars from edge to edge. */
+/**
+ * The vega-lite spec of a {@link HistogramChart}: bins computed here by {@link histogramBins}, bars from edge to edge.
+ */
 export function histogramChartSpec(chart: HistogramChart): Record<string, unknown> {
   const normalize = chart.normalize ?? true;
   let domain = chart.domain;

@@ -77,7 +77,10 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
   }
 }
 
-/** Initialise the tfjs backend (forced by `name`, else GRASSFLOW_BACKEND, else the first that loads) and print it to stderr. */
+/**
+ * Initialise the tfjs backend (forced by `name`, else GRASSFLOW_BACKEND, else the first that loads) and print it to
+ * stderr.
+ */
 export async function startBackend(name: string | undefined): Promise<BackendInfo> {
   const info = await initBackend(name === undefined ? {} : { backend: name as BackendName });
   const detail =

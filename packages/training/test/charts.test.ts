@@ -40,7 +40,8 @@ describe('lineChartSpec axis scales', () => {
   });
 
   it('places 1024 halfway between 128 and 8192 on a log x axis, and at (1024 − 128)/(8192 − 128) on a linear one', async () => {
-    // log: (log 1024 − log 128) / (log 8192 − log 128) = 3/6; ratios of positions do not depend on how the domain is rounded
+    // log: (log 1024 − log 128) / (log 8192 − log 128) = 3/6; ratios of positions do not depend on how the domain is
+    // rounded
     const logAt = await xPixel(chart({ logX: true }), 1024);
     const [logLo, logHi] = [await xPixel(chart({ logX: true }), 128), await xPixel(chart({ logX: true }), 8192)];
     expect((logAt - logLo) / (logHi - logLo)).toBeCloseTo(0.5, 2);

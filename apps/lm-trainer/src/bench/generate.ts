@@ -1,4 +1,5 @@
-// `grassflow-lm bench --generate`: decoding speed and state memory against context length, with the full-forward baseline.
+// `grassflow-lm bench --generate`: decoding speed and state memory against context length, with the full-forward
+// baseline.
 import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import {
@@ -84,7 +85,10 @@ export interface GenerateBenchRow {
   context: number;
   /** Timed steps (the ones that end at `context`). */
   steps: number;
-  /** B / median step seconds; a step is decoder.step plus reading the logits [B, V] back. The median, not the mean: a shared machine's interruptions hit single steps. */
+  /**
+   * B / median step seconds; a step is decoder.step plus reading the logits [B, V] back. The median, not the mean: a
+   * shared machine's interruptions hit single steps.
+   */
   decode_tokens_per_s: number;
   /** median step milliseconds / B. */
   decode_ms_per_token: number;
@@ -138,7 +142,9 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
-/** Wall and CPU seconds of `fn()`, which must read its result back (dataSync) so that the work is done when it returns. */
+/**
+ * Wall and CPU seconds of `fn()`, which must read its result back (dataSync) so that the work is done when it returns.
+ */
 function timed(fn: () => void): { wall: number; cpu: number } {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
@@ -332,7 +338,10 @@ export function formatGenerateBench(rows: readonly GenerateBenchRow[]): string {
   });
 }
 
-/** `grassflow-lm bench --generate`: decoding tokens/s and state bytes against context length, with the full-forward baseline. */
+/**
+ * `grassflow-lm bench --generate`: decoding tokens/s and state bytes against context length, with the full-forward
+ * baseline.
+ */
 export async function generateBenchCommand(argv: readonly string[]): Promise<number> {
   if (
     wantsHelp(

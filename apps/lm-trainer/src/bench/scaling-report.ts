@@ -5,7 +5,10 @@ import { markdownTable, renderLineChart, writeJsonAtomic, type LineChart } from 
 import type { ScalingStack } from './scaling-point.js';
 import type { ModelKind } from '../shared/model-options.js';
 
-/** How one (model, L) point ended: timed, out of memory, not run because a shorter L was out of memory, or failed otherwise. */
+/**
+ * How one (model, L) point ended: timed, out of memory, not run because a shorter L was out of memory, or failed
+ * otherwise.
+ */
 export type PointStatus = 'ok' | 'oom' | 'oom-skipped' | 'error';
 
 /** One row of the JSON output (snake_case, as the other bench commands). */
@@ -31,9 +34,14 @@ export interface ScalingPoint {
 /** Where Grassmann becomes faster per token than one attention kind. */
 export interface Crossover {
   attention: ModelKind;
-  /** Smallest measured L from which Grassmann is faster at that L and at every longer L where both ran; null if none. */
+  /**
+   * Smallest measured L from which Grassmann is faster at that L and at every longer L where both ran; null if none.
+   */
   measured_l: number | null;
-  /** L where the log-log lines of the two cross, interpolated between the measured L on either side; null unless bracketed. */
+  /**
+   * L where the log-log lines of the two cross, interpolated between the measured L on either side; null unless
+   * bracketed.
+   */
   interpolated_l: number | null;
   /** One sentence for people. */
   summary: string;
@@ -154,7 +162,10 @@ function cell(p: ScalingPoint | undefined): string | number | null {
   return p.status === 'oom' ? 'OOM' : p.status === 'oom-skipped' ? 'OOM (not run)' : 'error';
 }
 
-/** The table: one row per L; µs per token of each model, attention ÷ Grassmann, peak RSS of each point, the highest load average. */
+/**
+ * The table: one row per L; µs per token of each model, attention ÷ Grassmann, peak RSS of each point, the highest load
+ * average.
+ */
 export function scalingTable(
   points: readonly ScalingPoint[],
   models: readonly ModelKind[],

@@ -90,7 +90,9 @@ export function isOutOfMemory(stderr: string): boolean {
   );
 }
 
-/** Run one point in a child process (same Node flags and CLI script), so an out-of-memory abort ends only that point. */
+/**
+ * Run one point in a child process (same Node flags and CLI script), so an out-of-memory abort ends only that point.
+ */
 function runPointProcess(
   argv: readonly string[],
   model: ModelKind,
@@ -271,7 +273,8 @@ export async function scalingBenchCommand(argv: readonly string[]): Promise<numb
         });
         process.stderr.write(`[${n}/${total}] ${model} L ${L} (B ${B}): ${oom ? 'OOM' : 'failed'}: ${error}\n`);
       }
-      await writeScalingFiles(out, resultNow(), models); // after every measured point: an interrupted run keeps what it measured
+      // after every measured point: an interrupted run keeps what it measured
+      await writeScalingFiles(out, resultNow(), models);
     }
   }
   const result = resultNow();

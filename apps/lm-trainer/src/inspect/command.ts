@@ -33,7 +33,10 @@ function tokenLabel(tok: CorpusTokenizer, id: number): string {
   return s === '' ? '⏎' : s;
 }
 
-/** `samples` windows of `L` ids evenly spaced over `ids` (starts ⌊k (N − L) / (samples − 1)⌋), fewer if the split is short. */
+/**
+ * `samples` windows of `L` ids evenly spaced over `ids` (starts ⌊k (N − L) / (samples − 1)⌋), fewer if the split is
+ * short.
+ */
 export function splitWindows(ids: Int32Array, L: number, samples: number): Array<{ start: number; ids: Int32Array }> {
   if (ids.length <= L) return [{ start: 0, ids: ids.slice() }];
   const last = ids.length - L;

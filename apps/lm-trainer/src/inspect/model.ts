@@ -1,4 +1,5 @@
-// inspectModel: run a model on token sequences and collect the geometry of every block (Grassmann) or head (Transformer).
+// inspectModel: run a model on token sequences and collect the geometry of every block (Grassmann) or head
+// (Transformer).
 import { GrassmannBlock, TransformerBlock, type LanguageModel, type ModelConfig } from '@grassflow/gpu-layers';
 import { inspectAttentionLayer, type AttentionLayerReport } from './attention.js';
 import { inspectGrassmannLayer, type GrassmannLayerReport } from './grassmann.js';

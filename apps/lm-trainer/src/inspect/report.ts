@@ -325,7 +325,9 @@ async function attentionSections(
   return out;
 }
 
-/** Write inspect.json (every number) and report.md with its charts (SVG + PNG) into `dir`; returns the report's path. */
+/**
+ * Write inspect.json (every number) and report.md with its charts (SVG + PNG) into `dir`; returns the report's path.
+ */
 export async function writeInspectReport(dir: string, result: InspectResult, meta: InspectReportMeta): Promise<string> {
   await writeJsonAtomic(join(dir, 'inspect.json'), {
     ...result,

@@ -7,7 +7,9 @@ import { BLOCK_ALIAS_FLAG, MODEL_KINDS, seqLenFlag, type ModelKind } from '../sh
 
 export const LADDER_FAMILIES = ['lagged-sum', 'recall'] as const;
 
-/** Flags of `grassflow-lm ladder`. Sizes have no default here: they come from the profile (see {@link LADDER_PROFILES}). */
+/**
+ * Flags of `grassflow-lm ladder`. Sizes have no default here: they come from the profile (see {@link LADDER_PROFILES}).
+ */
 export const LADDER_FLAGS = {
   levels: { type: 'string', metavar: 'A..B|A,B,…', help: 'task levels: a range 1..4, a list 1,2,5 or one level' },
   family: {

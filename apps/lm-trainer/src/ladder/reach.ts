@@ -1,4 +1,5 @@
-// What a stack of causal Grassmann layers can see: its reachable lags, its receptive field, and which targets need more.
+// What a stack of causal Grassmann layers can see: its reachable lags, its receptive field, and which targets need
+// more.
 import type { SyntheticTask } from '@grassflow/datasets';
 
 /**
@@ -16,7 +17,9 @@ export function grassmannReach(offsets: ReadonlyArray<readonly number[]>): numbe
   return [...reach].sort((a, b) => a - b);
 }
 
-/** Receptive field R = Σ_i max(O_i): the furthest lag any output can depend on (one offset a layer: the sum of offsets). */
+/**
+ * Receptive field R = Σ_i max(O_i): the furthest lag any output can depend on (one offset a layer: the sum of offsets).
+ */
 export function receptiveField(offsets: ReadonlyArray<readonly number[]>): number {
   return offsets.reduce((s, layer) => s + Math.max(...layer), 0);
 }
@@ -40,7 +43,8 @@ export function reachableFraction(task: SyntheticTask, reach: readonly number[],
       if (task.family === 'lagged-sum') {
         if (task.lags.every((a) => can.has(a - 1))) ok++;
       } else {
-        // an earlier (key, value) pair at (j, j + 1), j + 1 < t, with the queried key tokens[p] and the answer tokens[t]
+        // an earlier (key, value) pair at (j, j + 1), j + 1 < t, with the queried key tokens[p] and the answer
+        // tokens[t]
         for (let j = p - 2; j >= 0; j--) {
           if (tokens[j] === tokens[p] && tokens[j + 1] === tokens[t] && can.has(p - j) && can.has(p - j - 1)) {
             ok++;

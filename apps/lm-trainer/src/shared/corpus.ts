@@ -28,7 +28,8 @@ export { DataDirError } from '@grassflow/datasets';
 
 /**
  * WikiText `.tokens` text → what BERT WordPiece should see (our choice, applied line by line):
- * - `<unk>` (the word-level corpus's out-of-vocabulary marker) → `[UNK]`, which WordPiece keeps as one special token (id 100);
+ * - `<unk>` (the word-level corpus's out-of-vocabulary marker) → `[UNK]`, which WordPiece keeps as one special token
+ * (id 100);
  * - the split markers ` @-@ `, ` @,@ `, ` @.@ ` → `-`, `,`, `.` (BERT splits on punctuation anyway, so `1 @,@ 000`
  *   and `1,000` give the same word pieces; removing the markers keeps `@` out of the ids);
  * - every non-blank line (a paragraph or a ` = heading = `) ends with `[SEP]` (id 102), as `<eos>` ends lines in
@@ -61,7 +62,8 @@ export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promi
       encodeCorpus: (text) => wp.encodeCorpus(wikitextForWordPiece(text), { lineEndId: SEP_ID }),
       encodePrompt: async (text) =>
         (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
-      decode: (ids) => wp.decode(ids, { skipSpecialTokens: false }).replace(/\s*\[SEP\]\s*/g, '\n'), // [SEP] ends a line
+      // [SEP] ends a line
+      decode: (ids) => wp.decode(ids, { skipSpecialTokens: false }).replace(/\s*\[SEP\]\s*/g, '\n'),
     };
   }
   const wl = WordLevelTokenizer.fromCorpusFile(await ensureDataFile(wikitextRelPath('train', 'tokens'), { dataDir }));

@@ -61,9 +61,15 @@ export class LmTrainTask implements TrainTask {
       batch: number;
       seed: number;
       evalBatch?: number;
-      /** 'chunked' (default): head + cross-entropy in row chunks, never the full [B·L, V] logits; 'full': lmLoss(apply(x)). Same loss and gradients. */
+      /**
+       * 'chunked' (default): head + cross-entropy in row chunks, never the full [B·L, V] logits; 'full':
+       * lmLoss(apply(x)). Same loss and gradients.
+       */
       loss?: 'chunked' | 'full';
-      /** Sequences per micro-batch (a divisor of batch; default: batch): gradients accumulate over batch/microBatch passes. */
+      /**
+       * Sequences per micro-batch (a divisor of batch; default: batch): gradients accumulate over batch/microBatch
+       * passes.
+       */
       microBatch?: number;
     },
   ) {

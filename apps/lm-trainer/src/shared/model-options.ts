@@ -122,7 +122,9 @@ export type CommonTrainFlags = ParsedFlags<typeof COMMON_TRAIN_FLAGS>;
 /** Hyper-parameters of a training run (config.json's `training`). */
 export interface TrainingConfig extends OptimizerConfig {
   batch: number;
-  /** Sequences per forward/backward pass (gradient accumulation over batch/microBatch passes); absent: the whole batch. */
+  /**
+   * Sequences per forward/backward pass (gradient accumulation over batch/microBatch passes); absent: the whole batch.
+   */
   microBatch?: number;
   /** L: tokens per training row (equals the model's maxLen in runs made by train). */
   seqLen: number;

@@ -17,7 +17,10 @@ export interface Featurizer {
   dim: number | null;
 }
 
-/** 'none': BERT vocab from the data folder, no encoder; else load DistilBERT (folder or hub id) in frozen mode with the feature cache. */
+/**
+ * 'none': BERT vocab from the data folder, no encoder; else load DistilBERT (folder or hub id) in frozen mode with the
+ * feature cache.
+ */
 export async function featurizer(backbone: string, dataDir: string, seqLen: number): Promise<Featurizer> {
   if (backbone === 'none') return { backbone, tok: loadVocab(dataDir), encoder: null, dim: null };
   const encoder = await loadFrozenBackbone(backbone);

@@ -52,7 +52,9 @@ export async function loadPairs(
   return loadSnli(split, { dataDir });
 }
 
-/** Each sentence on its own: [CLS] pieces [SEP], truncated to `maxTokens` ids keeping the final [SEP], padded with 0. */
+/**
+ * Each sentence on its own: [CLS] pieces [SEP], truncated to `maxTokens` ids keeping the final [SEP], padded with 0.
+ */
 export async function encodePairs(data: SnliData, tok: WordPieceTokenizer, maxTokens: number): Promise<EncodedSnli> {
   if (data.pairs.length === 0) throw new DataDirError(`${data.file} holds no labelled pairs`);
   return encodeSnliPairs(

@@ -35,7 +35,9 @@ export interface GrassmannHeadConfig {
   dModel: number;
   /** H: mixing heads (paper 4); each owns d/H = d_proj channels. */
   nHeads: number;
-  /** r: reduced width of each head's Plücker pairs (ours: 8, C(8,2) = 28 coordinates; 4 heads × 8 = the paper's r = 32). */
+  /**
+   * r: reduced width of each head's Plücker pairs (ours: 8, C(8,2) = 28 coordinates; 4 heads × 8 = the paper's r = 32).
+   */
   r: number;
   /** Tokens per window; windows do not overlap (stride = window; paper 8). */
   window: number;
@@ -179,7 +181,10 @@ export class GrassmannHead extends PairHead {
     return tf.concat<tf.Tensor3D>(mixed, 2); // [B, T, d]
   }
 
-  /** Sentence vectors u [B, d] from features x [B, T, D] and a 0/1 float mask [B, T]; T must be a multiple of the window. */
+  /**
+   * Sentence vectors u [B, d] from features x [B, T, D] and a 0/1 float mask [B, T]; T must be a multiple of the
+   * window.
+   */
   encode(x: tf.Tensor3D, mask: tf.Tensor2D, training: boolean, probe?: MixingProbe): tf.Tensor2D {
     const T = x.shape[1];
     if (T % this.config.window !== 0)

@@ -19,7 +19,10 @@ export function pairFeatures(u: tf.Tensor2D, v: tf.Tensor2D): tf.Tensor2D {
   return tf.tidy(() => tf.concat([u, v, tf.abs(tf.sub(u, v)), tf.mul(u, v)], 1) as tf.Tensor2D);
 }
 
-/** Premise and hypothesis as one batch of 2B sentences (same T): the encoder runs once, then {@link splitPair} separates them. */
+/**
+ * Premise and hypothesis as one batch of 2B sentences (same T): the encoder runs once, then {@link splitPair} separates
+ * them.
+ */
 export function stackPair<T extends tf.Tensor>(premise: T, hypothesis: T): T {
   return tf.concat<T>([premise, hypothesis], 0);
 }

@@ -5,7 +5,9 @@ import { maskedSelfAttention, type MaskedAttentionWeights } from './masked-atten
 import { maskedMeanPool, PairHead } from './pair-features.js';
 import type { ParamStore } from '@grassflow/training';
 
-/** Configuration of {@link TransformerHead}; the same width, FFN and dropout as the Grassmann head, so the two compare. */
+/**
+ * Configuration of {@link TransformerHead}; the same width, FFN and dropout as the Grassmann head, so the two compare.
+ */
 export interface TransformerHeadConfig {
   kind: 'transformer';
   /** D: width of the backbone features. */
@@ -29,7 +31,8 @@ export function transformerHeadConfig(inputDim: number): TransformerHeadConfig {
 /** Analytic parameter count of a {@link TransformerHead}. */
 export function countTransformerHead(c: TransformerHeadConfig): number {
   const d = c.dModel;
-  const perLayer = d * 3 * d + 3 * d + (d * d + d) + 2 * d + (d * c.dFF + c.dFF + c.dFF * d + d) + 2 * d; // qkv, proj, LN1, FFN, LN2
+  // qkv, proj, LN1, FFN, LN2
+  const perLayer = d * 3 * d + 3 * d + (d * d + d) + 2 * d + (d * c.dFF + c.dFF + c.dFF * d + d) + 2 * d;
   return c.inputDim * d + d + c.nLayers * perLayer + (4 * d * 3 + 3); // in_proj, layers, linear classifier
 }
 

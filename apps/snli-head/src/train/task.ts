@@ -75,7 +75,9 @@ export async function evaluatePairs(
   return { count: n, accuracy: correct / n, loss: nll / n, confusion };
 }
 
-/** Batches of one bucket: this many batches' worth of shuffled pairs are sorted by length before being cut into batches. */
+/**
+ * Batches of one bucket: this many batches' worth of shuffled pairs are sorted by length before being cut into batches.
+ */
 export const BUCKET_BATCHES = 50;
 
 /**

@@ -164,7 +164,8 @@ export async function openRunToResume<C extends { format: string }>(
 
 /**
  * The checkpoint folder that --checkpoint DIR names: DIR itself, or, when DIR is a run folder of `runFormat`, its
- * checkpoints/best (else checkpoints/latest). A config.json that is not JSON is left for the checkpoint loader to report.
+ * checkpoints/best (else checkpoints/latest). A config.json that is not JSON is left for the checkpoint loader to
+ * report.
  */
 export function resolveCheckpointDir(dir: string, runFormat: string): string {
   if (!existsSync(dir)) throw new UsageError(`--checkpoint ${dir} does not exist`, 'checkpoint');

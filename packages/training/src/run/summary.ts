@@ -81,7 +81,9 @@ export function evalMetricChart(
   return { file, chart: { title, xLabel: 'step', yLabel, series, ...(logY ? { logY } : {}) } };
 }
 
-/** Summarise the run's metrics.jsonl (best by `bestMetric`) and write the report `build` makes of it; returns its path. */
+/**
+ * Summarise the run's metrics.jsonl (best by `bestMetric`) and write the report `build` makes of it; returns its path.
+ */
 export async function reportRun(
   run: RunFolder,
   bestMetric: string,
