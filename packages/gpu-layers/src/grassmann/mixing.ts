@@ -143,26 +143,23 @@ function mixingParts(
     const z = tf.reshape<tf.Rank.R3>(tf.add(matmul(h2, w.wRed), w.bRed), [B, L, r]); // [B, L, r]
     const zAll = m === 0 ? z : tf.concat<tf.Tensor3D>([zPast as tf.Tensor3D, z], 1); // [B, n, r], n = m + L
     const n = m + L;
-    // [z_i | z_j] per pair [B, n, 2C]: a gather of columns when decoding (no gradient, and on wasm each matrix
-    // product has a fixed cost that dominates at one token), else one product with the 0/1 selection matrix S
-    // (its gradient is a product too). Both give the same values: S picks entries, it sums nothing.
-    const zs2 =
-      past !== undefined
-        ? tf.gather(tf.reshape(zAll, [B * n, r]), pluckerColumns(r), 1)
-        : matmulConst(tf.reshape(zAll, [B * n, r]), pluckerSelection(r));
-    const zs = tf.reshape<tf.Rank.R3>(zs2, [B, n, 2 * C]); // [B, n, 2C]
-    const cur = m === 0 ? zs : rows(zs, m, L); // [B, L, 2C]: the new positions
     // offsets with at least one pair among the new rows (partner row m + k − Δ ≥ 0 for the last new row)
     const live = offsets.filter((delta) => n - delta > 0);
     let pSum: tf.Tensor3D | null = null; // [B, L, C] Σ of p̂ over existing pairs
     const perOffset: tf.Tensor3D[] = []; // traced: the causal p̂ of each entry of offsets, 0 where absent
     if (live.length > 0 && past === undefined && !trace && options.fused !== false) {
-      pSum = fusedPairSum(zs, live, eps, direction); // the training path: the same formula, analytic gradient
+      pSum = fusedPairSum(z, live, eps, direction); // the training path: the same formula, analytic gradient
     } else if (live.length > 0) {
-      const { pHat } = pluckerStack(partnerStack(zs, m, L, live, past === undefined ? 'shift' : 'gather'), cur, eps);
+      const how = past === undefined ? 'matmul' : 'gather';
+      const zp = pairHalves(zAll, how); // [B, n, C] each
+      const cur = { i: m === 0 ? zp.i : rows(zp.i, m, L), j: m === 0 ? zp.j : rows(zp.j, m, L) }; // new positions
+      const partner = {
+        i: partnerStack(zp.i, m, L, live, past === undefined ? 'shift' : 'gather'),
+        j: partnerStack(zp.j, m, L, live, past === undefined ? 'shift' : 'gather'),
+      }; // [B, O, L, C] each
+      const { pHat } = pluckerStack(partner, cur, eps);
       pSum = sumPairs(pHat, live, direction); // bidirectional only with m = 0 (checkPast)
       if (trace) {
-        const [, , , C] = pHat.shape;
         for (const delta of offsets) {
           const o = live.indexOf(delta);
           perOffset.push(
@@ -194,57 +191,98 @@ function mixingParts(
   });
 }
 
+/** The two halves z·S_i and z·S_j of the pair coordinates [z_i | z_j] (see {@link pluckerSelection}). */
+interface PairHalves<T extends tf.Tensor> {
+  /** z_i of every pair (i, j) */ i: T;
+  /** z_j of every pair (i, j) */ j: T;
+}
+
 /**
- * The partners z_{t−Δ}·S of the new positions for every offset Δ in `live`, stacked [B, O, L, 2C] (O = live.length),
- * zero rows where the partner does not exist. zs [B, n, 2C] holds the m past and the L new positions; the partner
+ * z_i and z_j of every pair for z [B, n, r], [B, n, C] each: two gathers of columns when decoding (no gradient,
+ * and on wasm each matrix product has a fixed cost that dominates at one token), else two products with the 0/1
+ * halves S_i, S_j of the selection matrix (their gradient is a product too). Both give the same values: S picks
+ * entries, it sums nothing. Two halves instead of one [B, n, 2C] tensor: no slicing of the last axis later.
+ */
+function pairHalves(z: tf.Tensor3D, how: 'matmul' | 'gather'): PairHalves<tf.Tensor3D> {
+  const [B, n, r] = z.shape;
+  const C = pluckerDim(r);
+  const z2 = tf.reshape(z, [B * n, r]); // [B·n, r]
+  const half = (from: number): tf.Tensor3D => {
+    const y =
+      how === 'gather'
+        ? tf.gather(z2, tf.slice(pluckerColumns(r), [from], [C]), 1)
+        : matmulConst(z2, tf.slice(pluckerSelection(r), [0, from], [r, C]));
+    return tf.reshape<tf.Rank.R3>(y, [B, n, C]);
+  };
+  return { i: half(0), j: half(C) };
+}
+
+/**
+ * The partners x_{t−Δ} of the new positions for every offset Δ in `live`, stacked [B, O, L, K] (O = live.length),
+ * zero rows where the partner does not exist. x [B, n, K] holds the m past and the L new positions; the partner
  * of new row k at offset Δ is row m + k − Δ. 'shift': one slice (padded with zeros in front) per offset, for
  * training; 'gather': one gather for all offsets, for decoding (the number of operations per token does not grow
  * with the number of offsets, and the gather's gradient is never needed there).
  */
 function partnerStack(
-  zs: tf.Tensor3D,
+  x: tf.Tensor3D,
   m: number,
   L: number,
   live: readonly number[],
   how: 'shift' | 'gather',
 ): tf.Tensor4D {
-  const [B, n, C2] = zs.shape;
+  const [B, n, K] = x.shape;
   const O = live.length;
   if (how === 'gather') {
-    const padded = tf.concat([zs, tf.zeros([B, 1, C2])], 1); // [B, n + 1, 2C]: row n is the missing partner
+    const padded = tf.concat([x, tf.zeros([B, 1, K])], 1); // [B, n + 1, K]: row n is the missing partner
     const index = live.flatMap((delta) =>
       Array.from({ length: L }, (_, k) => (m + k - delta >= 0 ? m + k - delta : n)),
     );
-    return tf.reshape(tf.gather(padded, tf.tensor1d(index, 'int32'), 1), [B, O, L, C2]);
+    return tf.reshape(tf.gather(padded, tf.tensor1d(index, 'int32'), 1), [B, O, L, K]);
   }
   const shifted = live.map((delta) => {
     const have = Math.min(L, n - delta); // new rows k whose partner row m + k − Δ ≥ 0 (the last `have` of them)
-    const kept = rows(zs, m + L - have - delta, have); // [B, have, 2C]
+    const kept = rows(x, m + L - have - delta, have); // [B, have, K]
     return have === L
       ? kept
       : tf.pad(kept, [
           [0, 0],
           [L - have, 0],
           [0, 0],
-        ]); // [B, L, 2C], 0: no pair
+        ]); // [B, L, K], 0: no pair
   });
   return O === 1
     ? tf.expandDims<tf.Tensor4D>(shifted[0] as tf.Tensor3D, 1)
-    : tf.reshape<tf.Rank.R4>(tf.stack(shifted, 1), [B, O, L, C2]);
+    : tf.reshape<tf.Rank.R4>(tf.stack(shifted, 1), [B, O, L, K]);
+}
+
+/** Rows s ← s + Δ_o of each stacked x [B, O, L, K], summed over o: the adjoint of the 'shift' partnerStack. */
+function unshiftSum(x: tf.Tensor4D, live: readonly number[]): tf.Tensor3D {
+  const [B, , L, K] = x.shape;
+  const back = live.map((delta, o) =>
+    tf.pad(tf.reshape<tf.Rank.R3>(tf.slice(x, [0, o, delta, 0], [B, 1, L - delta, K]), [B, L - delta, K]), [
+      [0, 0],
+      [0, delta],
+      [0, 0],
+    ]),
+  ); // row s of x's source is the partner of row s + Δ_o
+  return back.length === 1 ? (back[0] as tf.Tensor3D) : tf.addN<tf.Tensor3D>(back);
 }
 
 /**
- * The Plücker coordinates of stacked pairs and their normalisation, for partners a [B, O, L, 2C] and the new
- * positions b = cur [B, L, 2C] (both as [z_i | z_j]):
+ * The Plücker coordinates of stacked pairs and their normalisation, for partners a [B, O, L, C] and the new
+ * positions b [B, L, C] (both as halves z_i, z_j):
  *   p = a_i ⊙ b_j − a_j ⊙ b_i [B, O, L, C];  nrm = sqrt(‖p‖² + ε²) [B, O, L, 1];  p̂ = p / nrm,
  * finite, with p̂ = 0 exactly where p = 0 (a missing partner is a zero row).
  */
-function pluckerStack(a: tf.Tensor4D, cur: tf.Tensor3D, eps: number): { pHat: tf.Tensor4D; nrm: tf.Tensor4D } {
-  const [B, O, L, C2] = a.shape;
-  const C = C2 / 2;
-  const b = tf.reshape<tf.Rank.R4>(cur, [B, 1, L, C2]);
-  const half = (x: tf.Tensor4D, from: number, o: number): tf.Tensor4D => tf.slice(x, [0, 0, 0, from], [B, o, L, C]);
-  const p = tf.sub<tf.Tensor4D>(tf.mul(half(a, 0, O), half(b, C, 1)), tf.mul(half(a, C, O), half(b, 0, 1)));
+function pluckerStack(
+  a: PairHalves<tf.Tensor4D>,
+  b: PairHalves<tf.Tensor3D>,
+  eps: number,
+): { pHat: tf.Tensor4D; nrm: tf.Tensor4D } {
+  const [B, L, C] = b.i.shape;
+  const as4 = (x: tf.Tensor3D) => tf.reshape<tf.Rank.R4>(x, [B, 1, L, C]);
+  const p = tf.sub<tf.Tensor4D>(tf.mul(a.i, as4(b.j)), tf.mul(a.j, as4(b.i)));
   const nrm = tf.sqrt(tf.add<tf.Tensor4D>(tf.sum(tf.square(p), -1, true), eps * eps));
   return { pHat: tf.div(p, nrm), nrm };
 }
@@ -257,39 +295,37 @@ function pluckerStack(a: tf.Tensor4D, cur: tf.Tensor3D, eps: number): { pHat: tf
 function sumPairs(pHat: tf.Tensor4D, live: readonly number[], direction: 'causal' | 'bidirectional'): tf.Tensor3D {
   const [B, O, L, C] = pHat.shape;
   const causal = O === 1 ? tf.reshape<tf.Rank.R3>(pHat, [B, L, C]) : tf.sum<tf.Tensor3D>(pHat, 1);
-  if (direction === 'causal') return causal;
-  const future = live.map((delta, o) =>
-    tf.pad(tf.reshape<tf.Rank.R3>(tf.slice(pHat, [0, o, delta, 0], [B, 1, L - delta, C]), [B, L - delta, C]), [
-      [0, 0],
-      [0, delta],
-      [0, 0],
-    ]),
-  ); // p̂_o[t + Δ_o], 0 past the end
-  return tf.addN<tf.Tensor3D>([causal, ...future]);
+  return direction === 'causal' ? causal : tf.add(causal, unshiftSum(pHat, live)); // + p̂_o[t + Δ_o], 0 past the end
 }
 
 /**
- * {@link sumPairs} ∘ {@link pluckerStack} ∘ {@link partnerStack} on a whole sequence zs [B, L, 2C] (m = 0), with
- * its analytic gradient instead of the tape's: it keeps zs, p̂ and nrm, not every element-wise intermediate.
- * For dy = ∂/∂(Σ p̂) [B, L, C], per stacked pair: g = dy[t] (+ dy[t − Δ] if bidirectional),
- *   dp = (g − p̂ (p̂·g)) / nrm   (dp̂/dp = (I − p̂p̂ᵀ)/nrm),
- *   d b_j = dp ⊙ a_i,  d b_i = −dp ⊙ a_j  (b = z_t·S);   d a_i = dp ⊙ b_j,  d a_j = −dp ⊙ b_i  (a = z_{t−Δ}·S),
- * and d zs = Σ_o (d b + d a shifted back by Δ_o rows).
+ * {@link sumPairs} ∘ {@link pluckerStack} ∘ {@link partnerStack} ∘ {@link pairHalves} on a whole sequence
+ * z [B, L, r] (m = 0), with its analytic gradient instead of the tape's: it keeps z, p̂ and nrm, not every
+ * element-wise intermediate. For dy = ∂/∂(Σ p̂) [B, L, C], per stacked pair (a = z_{t−Δ}, b = z_t):
+ *   g = dy[t] (+ dy[t − Δ] if bidirectional);  dp = (g − p̂ (p̂·g)) / nrm   (dp̂/dp = (I − p̂p̂ᵀ)/nrm);
+ *   d b_j = Σ_o dp ⊙ a_i,  d b_i = −Σ_o dp ⊙ a_j;   d a_i = dp ⊙ b_j,  d a_j = −dp ⊙ b_i  (shifted back by Δ_o rows);
+ *   dz = d z_i · S_iᵀ + d z_j · S_jᵀ.
  */
 function fusedPairSum(
-  zs: tf.Tensor3D,
+  z: tf.Tensor3D,
   live: readonly number[],
   eps: number,
   direction: 'causal' | 'bidirectional',
 ): tf.Tensor3D {
-  const [B, L, C2] = zs.shape;
-  const C = C2 / 2;
+  const [B, L, r] = z.shape;
+  const C = pluckerDim(r);
   const O = live.length;
+  const parts = (x: tf.Tensor3D) => {
+    const b = pairHalves(x, 'matmul'); // [B, L, C] each
+    const a = { i: partnerStack(b.i, 0, L, live, 'shift'), j: partnerStack(b.j, 0, L, live, 'shift') };
+    return { a, b }; // a: [B, O, L, C] each
+  };
   const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const x = args[0] as tf.Tensor3D; // [B, L, 2C]
+    const x = args[0] as tf.Tensor3D; // [B, L, r]
     const save = args[1] as tf.GradSaveFunc;
     const [value, pHat, nrm] = tf.tidy((): [tf.Tensor3D, tf.Tensor4D, tf.Tensor4D] => {
-      const s = pluckerStack(partnerStack(x, 0, L, live, 'shift'), x, eps);
+      const { a, b } = parts(x);
+      const s = pluckerStack(a, b, eps);
       return [sumPairs(s.pHat, live, direction), s.pHat, s.nrm];
     });
     save([x, pHat, nrm]);
@@ -313,25 +349,19 @@ function fusedPairSum(
             : tf.reshape<tf.Rank.R4>(tf.stack(live.map(past), 1), [B, O, L, C]); // [B, 1 or O, L, C]
         const dot = tf.sum(tf.mul(sp, g), -1, true); // [B, O, L, 1]
         const dp = tf.div<tf.Tensor4D>(tf.sub(g, tf.mul(sp, dot)), sn); // [B, O, L, C]
-        const a = partnerStack(sx, 0, L, live, 'shift'); // [B, O, L, 2C]
-        const b = tf.reshape<tf.Rank.R4>(sx, [B, 1, L, C2]);
-        const half = (t: tf.Tensor4D, from: number, o: number): tf.Tensor4D =>
-          tf.slice(t, [0, 0, 0, from], [B, o, L, C]);
-        const dB = tf.concat([tf.neg(tf.mul(dp, half(a, C, O))), tf.mul(dp, half(a, 0, O))], -1); // [B, O, L, 2C]
-        const dA = tf.concat([tf.mul(dp, half(b, C, 1)), tf.neg(tf.mul(dp, half(b, 0, 1)))], -1); // [B, O, L, 2C]
-        const back = live.map((delta, o) =>
-          tf.pad(tf.reshape<tf.Rank.R3>(tf.slice(dA, [0, o, delta, 0], [B, 1, L - delta, C2]), [B, L - delta, C2]), [
-            [0, 0],
-            [0, delta],
-            [0, 0],
-          ]),
-        ); // row s of zs is the partner of row s + Δ_o
-        const dCur = O === 1 ? tf.reshape<tf.Rank.R3>(dB, [B, L, C2]) : tf.sum<tf.Tensor3D>(dB, 1);
-        return [tf.addN<tf.Tensor3D>([dCur, ...back])];
+        const { a, b } = parts(sx);
+        const overO = (t: tf.Tensor4D) => (O === 1 ? tf.reshape<tf.Rank.R3>(t, [B, L, C]) : tf.sum<tf.Tensor3D>(t, 1));
+        const as4 = (t: tf.Tensor3D) => tf.reshape<tf.Rank.R4>(t, [B, 1, L, C]);
+        // d z_i = d a_i (shifted back) + d b_i, d z_j likewise [B, L, C]
+        const dI = tf.sub(unshiftSum(tf.mul(dp, as4(b.j)), live), overO(tf.mul(dp, a.j)));
+        const dJ = tf.sub(overO(tf.mul(dp, a.i)), unshiftSum(tf.mul(dp, as4(b.i)), live));
+        const sel = pluckerSelection(r); // [r, 2C] = [S_i | S_j]
+        const dz = tf.matMul(tf.concat([tf.reshape(dI, [B * L, C]), tf.reshape(dJ, [B * L, C])], 1), tf.transpose(sel));
+        return [tf.reshape<tf.Rank.R3>(dz, [B, L, r])];
       },
     };
   });
-  return op(zs);
+  return op(z);
 }
 
 /** A per-position factor [1, L, 1] of the values v_t. */
