@@ -102,3 +102,22 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
     expect(cli(['train', '--resume', split, '--lr', '1']).stderr).toMatch(/--lr cannot be combined with --resume/);
   });
 });
+
+describe.skipIf(DATA_DIR === undefined)('--seed 0 (needs GRASSFLOW_DATA_DIR)', () => {
+  it('is honoured like any other seed: two runs with --seed 0 give the same losses, --seed 1 others', () => {
+    const root = tmp();
+    const losses = (seed: string, name: string): number[] => {
+      const out = join(root, name);
+      const args = ['train', '--model', 'grassmann', ...TINY, '--steps', '3', '--eval-every', '0'];
+      const r = cli([...args, '--seed', seed, '--out', out]);
+      expect(r.code, r.stderr).toBe(0);
+      return metrics(out)
+        .filter((m) => m['type'] === 'train')
+        .map((m) => m['loss'] as number);
+    };
+    const zero = losses('0', 'a');
+    expect(zero).toHaveLength(3);
+    expect(losses('0', 'b')).toEqual(zero);
+    expect(losses('1', 'c')).not.toEqual(zero);
+  });
+});

@@ -59,7 +59,7 @@ export {
   causalMask,
 } from './transformer/attention.js';
 export type { AttentionWeights, AttentionOptions, AttentionCache, AttentionTrace } from './transformer/attention.js';
-export { ParamLayer, INIT_STD } from './shared/param-layer.js';
+export { ParamLayer, INIT_STD, tfjsSeed } from './shared/param-layer.js';
 export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './shared/param-layer.js';
 export { CausalGrassmannMixing } from './grassmann/mixing-layer.js';
 export type { CausalGrassmannMixingArgs } from './grassmann/mixing-layer.js';

@@ -3,6 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import {
   checkTokenIds,
+  tfjsSeed,
   countParams,
   createModel,
   GrassmannLM,
@@ -189,6 +190,22 @@ describe('models', () => {
     expect(() => checkTokenIds(Int32Array.from([3, -1]), c.vocabSize)).toThrow(/token id -1 at flat position 1/);
     expect(() => checkTokenIds([0, 63], c.vocabSize)).not.toThrow();
     for (const m of [a, b, other]) m.dispose();
+  });
+
+  it.each(['grassmann', 'transformer'] as const)('%s: every seed is honoured, 0 included', async (kind) => {
+    await useBackend('cpu');
+    const c = preset('tiny', { kind });
+    const ids = tokenIds(1, 8, c.vocabSize);
+    // tfjs takes a 0 seed as "no seed" (seed ? seed : Math.random()); the models must not.
+    const models = [0, 0, 1, -100, -100].map((seed) => createModel(c, { seed }));
+    const [zero, zeroAgain, one, minus, minusAgain] = models.map((m) => values(m.apply(ids)));
+    expect(zero).toEqual(zeroAgain);
+    expect(zero).not.toEqual(one);
+    expect(minus).toEqual(minusAgain); // its first block's seed is −100 + 100 = 0
+    expect(tfjsSeed(0)).not.toBe(0);
+    expect(tfjsSeed(undefined)).toBeUndefined();
+    expect(tfjsSeed(5, 2)).toBe(7);
+    for (const m of models) m.dispose();
   });
 
   it.each(['grassmann', 'transformer'] as const)(

@@ -1,7 +1,7 @@
 // Named, seeded trainable parameters for models written directly against tfjs-core (e.g. snli-head's heads):
 // PyTorch-style names, internal [in, out] layouts. Such a model is Checkpointable through namedParams().
 import * as tf from '@tensorflow/tfjs-core';
-import { INIT_STD } from '@grassflow/gpu-layers';
+import { INIT_STD, tfjsSeed } from '@grassflow/gpu-layers';
 import type { NamedVariable } from './adamw.js';
 
 /** How a parameter starts: N(0, 0.02) for linear and embedding weights, zeros for biases, ones for LayerNorm gains. */
@@ -24,7 +24,7 @@ export class ParamStore {
     const k = this.vars.size;
     const value = tf.tidy(() =>
       init === 'normal'
-        ? tf.randomNormal([...shape], 0, INIT_STD, 'float32', this.seed + k)
+        ? tf.randomNormal([...shape], 0, INIT_STD, 'float32', tfjsSeed(this.seed, k))
         : init === 'zeros'
           ? tf.zeros([...shape])
           : tf.ones([...shape]),

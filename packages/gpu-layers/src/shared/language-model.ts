@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { validateModelConfig, type ModelConfig } from './config.js';
 import { LN_EPS } from './block-parts.js';
 import { dropout, embeddingLookup, layerNorm, tiedHead } from './ops.js';
-import { INIT_STD, type NamedParam, type ParamLayer } from './param-layer.js';
+import { INIT_STD, tfjsSeed, type NamedParam, type ParamLayer } from './param-layer.js';
 
 /** Options of a forward pass. */
 export interface ForwardOptions {
@@ -91,10 +91,8 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     const { vocabSize: V, dModel: d, maxLen: L, nLayers } = this.config;
     const seed = options.seed;
     if (seed !== undefined && !Number.isInteger(seed)) throw new TypeError(`seed must be an integer, got ${seed}`);
-    this.tokEmb = ownedVariable(tf.randomNormal([V, d], 0, INIT_STD, 'float32', seed));
-    this.posEmb = ownedVariable(
-      tf.randomNormal([L, d], 0, INIT_STD, 'float32', seed === undefined ? undefined : seed + 1),
-    );
+    this.tokEmb = ownedVariable(tf.randomNormal([V, d], 0, INIT_STD, 'float32', tfjsSeed(seed)));
+    this.posEmb = ownedVariable(tf.randomNormal([L, d], 0, INIT_STD, 'float32', tfjsSeed(seed, 1)));
     this.blocks = Array.from({ length: nLayers }, (_, i) => {
       const block = makeBlock(i, seed === undefined ? undefined : seed + 100 * (i + 1));
       tf.tidy(() => block.apply(tf.zeros([1, 1, d])) as tf.Tensor); // builds the weights (and lets Layer.dispose work)

@@ -37,6 +37,17 @@ export interface ParamLayerArgs extends LayerArgs {
   seed?: number;
 }
 
+/**
+ * The tfjs seed of stream `offset` of a user seed: seed + offset, except that 0 becomes 0.5. tfjs's random ops use
+ * `seed ? seed : Math.random()` and hash `seed.toString()`, so a seed of 0 would silently mean "unseeded"; 0.5 is a
+ * seed no integer gives, so every integer seed, 0 included, stays reproducible and distinct. Unseeded if absent.
+ */
+export function tfjsSeed(seed: number | undefined, offset = 0): number | undefined {
+  if (seed === undefined) return undefined;
+  const s = seed + offset;
+  return s === 0 ? 0.5 : s;
+}
+
 /** A tfjs-layers Layer whose weights are declared as {@link ParamSpec}s and read by PyTorch name. */
 export abstract class ParamLayer extends layers.Layer {
   readonly seed: number | undefined;
@@ -58,7 +69,7 @@ export abstract class ParamLayer extends layers.Layer {
           ? initializers.randomNormal({
               mean: 0,
               stddev: INIT_STD,
-              seed: this.seed === undefined ? undefined : this.seed + k,
+              seed: tfjsSeed(this.seed, k),
             })
           : spec.init === 'zeros'
             ? initializers.zeros()
