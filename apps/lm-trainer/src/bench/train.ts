@@ -1,7 +1,7 @@
 // `grassflow-lm bench` (training throughput): time full optimizer steps exactly as `train` runs them.
 import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
-import { countParams, createModel, initBackend, type BackendName } from '@grassflow/gpu-layers';
+import { countParams, createModel, initBackend, type BackendName, type ModelConfig } from '@grassflow/gpu-layers';
 import {
   createOptimizer,
   namedParameters,
@@ -23,7 +23,8 @@ import {
 /** BERT WordPiece vocabulary size: the benchmark's default V, so the head costs what it costs in `train`. */
 const WORDPIECE_V = 30_522;
 
-const BENCH_FLAGS = {
+/** The flags of `grassflow-lm bench` (training step); `--against pytorch` takes them too (against-pytorch.ts). */
+export const BENCH_FLAGS = {
   model: { type: 'string', choices: MODEL_KINDS, default: 'grassmann', help: 'model kind' },
   preset: COMMON_TRAIN_FLAGS.preset,
   layers: COMMON_TRAIN_FLAGS.layers,
@@ -61,7 +62,35 @@ const BENCH_FLAGS = {
   // Accepted so that `bench` can dispatch on them (bench.ts); they select the other benchmarks.
   scaling: { type: 'boolean', help: 'time per token against L instead (see --scaling --help)' },
   generate: { type: 'boolean', help: 'decoding speed instead (see --generate --help)' },
+  against: {
+    type: 'string',
+    choices: ['pytorch'],
+    help: 'also run the PyTorch reference (bench/pytorch/bench_lm.py) on this configuration; print the ratio',
+  },
+  profile: {
+    type: 'boolean',
+    help: 'where a step spends its time instead (phases, kernels, dispatch; see profile.ts)',
+  },
 } as const satisfies FlagSpecs;
+
+/** Parsed flags of the training-step benchmark. */
+export type TrainBenchFlags = ParsedFlags<typeof BENCH_FLAGS>;
+
+/** The model config the benchmark builds from its flags: train's modelConfigFrom at bench's V. */
+export function benchModelConfig(f: TrainBenchFlags): ModelConfig {
+  const common = {
+    ...f,
+    lr: 5e-4,
+    warmup: 0,
+    'weight-decay': 0.01,
+    clip: 1,
+    'eval-every': 0,
+    'log-every': 1,
+    quiet: true,
+    tokenizer: 'wordpiece',
+  } as unknown as CommonTrainFlags;
+  return modelConfigFrom(f.model as ModelKind, common, f.vocab);
+}
 
 /** The one JSON line of `grassflow-lm bench --json`. */
 export interface TrainBenchResult {
@@ -113,7 +142,7 @@ function wasmHeapBytes(): number | null {
 }
 
 /** Deterministic pseudo-random token ids in [0, V): the step's cost does not depend on which tokens. */
-function syntheticIds(n: number, V: number, seed: number): Int32Array {
+export function syntheticIds(n: number, V: number, seed: number): Int32Array {
   const ids = new Int32Array(n);
   let s = seed >>> 0 || 1;
   for (let i = 0; i < n; i++) {
@@ -131,20 +160,9 @@ const MB = 1024 * 1024;
 const BENCH_OPTIMIZER = optimizerConfigFrom(parseFlags([], OPTIMIZER_FLAG_SPECS));
 
 /** Run the benchmark and return its result (no printing). */
-export async function runTrainBench(f: ParsedFlags<typeof BENCH_FLAGS>): Promise<TrainBenchResult> {
+export async function runTrainBench(f: TrainBenchFlags): Promise<TrainBenchResult> {
   const kind = f.model as ModelKind;
-  const common = {
-    ...f,
-    lr: 5e-4,
-    warmup: 0,
-    'weight-decay': 0.01,
-    clip: 1,
-    'eval-every': 0,
-    'log-every': 1,
-    quiet: true,
-    tokenizer: 'wordpiece',
-  } as unknown as CommonTrainFlags;
-  const config = modelConfigFrom(kind, common, f.vocab);
+  const config = benchModelConfig(f);
   const backend = await initBackend({
     ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }),
     ...(f.threads === undefined ? {} : { threads: f.threads }),
@@ -255,10 +273,10 @@ export async function trainBenchCommand(argv: readonly string[]): Promise<number
   )
     return 0;
   const f = parseFlags(argv, BENCH_FLAGS);
-  if (f.scaling || f.generate)
+  if (f.scaling || f.generate || f.against !== undefined || f.profile)
     throw new UsageError(
-      '--scaling and --generate select the other benchmarks (bench dispatches them)',
-      f.scaling ? 'scaling' : 'generate',
+      '--scaling, --generate, --against and --profile select the other benchmarks (bench dispatches them)',
+      f.scaling ? 'scaling' : f.generate ? 'generate' : f.profile ? 'profile' : 'against',
     );
   microBatchOf(f.batch, f['micro-batch']); // the one check of --micro-batch against --batch (train's)
   const r = await runTrainBench(f);

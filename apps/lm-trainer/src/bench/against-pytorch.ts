@@ -1,0 +1,240 @@
+// `grassflow-lm bench --against pytorch`: the training-step benchmark and its PyTorch reference
+// (bench/pytorch/bench_lm.py) back to back on one configuration, and the ratio of their throughputs.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { countParams, type ModelConfig } from '@grassflow/gpu-layers';
+import { parseFlags, wantsHelp, type FlagSpecs } from '@grassflow/training';
+import { microBatchOf } from '../shared/model-options.js';
+import { BENCH_FLAGS, benchModelConfig, runTrainBench, type TrainBenchFlags, type TrainBenchResult } from './train.js';
+
+/** Where the reference script lives, relative to the repository root. */
+export const PYTORCH_SCRIPT = 'bench/pytorch/bench_lm.py';
+
+/** The one line printed (exit code 2) when no interpreter can import torch. */
+export const PYTORCH_MISSING =
+  'PyTorch is needed for --against pytorch: apt-get install python3-torch libopenblas0-pthread (Debian/Ubuntu), ' +
+  'or give --python PATH';
+
+const AGAINST_FLAGS = {
+  ...BENCH_FLAGS,
+  python: {
+    type: 'string',
+    metavar: 'PATH',
+    help: 'Python interpreter with torch (default: GRASSFLOW_PYTHON, else the first of python3, /usr/bin/python3 that imports torch)',
+  },
+  'pytorch-script': {
+    type: 'string',
+    metavar: 'FILE',
+    help: `the reference script (default: ${PYTORCH_SCRIPT} of this repository)`,
+  },
+} as const satisfies FlagSpecs;
+
+/** The JSON line of bench_lm.py: the fields of {@link TrainBenchResult} (backend 'pytorch') and its versions. */
+export interface PytorchBenchResult extends TrainBenchResult {
+  torch_version: string;
+  /** The BLAS libraries the process loaded (Debian's reference libblas is ~20× slower than OpenBLAS), or null. */
+  blas: string | null;
+  init_std: number;
+  dtype: string;
+}
+
+/** The JSON line of `grassflow-lm bench --against pytorch`. */
+export interface BenchComparison {
+  against: 'pytorch';
+  /** The configuration in words, e.g. "grassmann paper-6l (d 256, 6 layers, V 30,522), B 8, L 128". */
+  configuration: string;
+  /** grassflow tokens/s ÷ PyTorch tokens/s (> 1: grassflow is faster). */
+  ratio: number;
+  /** PyTorch CPU s/step ÷ grassflow CPU s/step (> 1: grassflow spends less CPU time per step). */
+  cpu_ratio: number;
+  /** 1-minute load average before the first and after the second benchmark. */
+  loadavg_before: number;
+  loadavg_after: number;
+  python: string;
+  grassflow: TrainBenchResult;
+  pytorch: PytorchBenchResult;
+}
+
+/** "grassmann paper-6l (d 256, 6 layers, V 30,522), B 8, L 128": the configuration of a comparison. */
+export function describeConfiguration(config: ModelConfig, kind: string, presetName: string, batch: number): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `${kind} ${presetName} (d ${config.dModel}, ${config.nLayers} layers, V ${n(config.vocabSize)}), B ${batch}, L ${config.maxLen}`;
+}
+
+/** The comparison of two results: ratios of throughput and of CPU time per step. */
+export function compareResults(
+  configuration: string,
+  grassflow: TrainBenchResult,
+  pytorch: PytorchBenchResult,
+  load: { before: number; after: number },
+  python: string,
+): BenchComparison {
+  return {
+    against: 'pytorch',
+    configuration,
+    ratio: grassflow.train_tokens_per_s / pytorch.train_tokens_per_s,
+    cpu_ratio: pytorch.cpu_sec_per_step / grassflow.cpu_sec_per_step,
+    loadavg_before: load.before,
+    loadavg_after: load.after,
+    python,
+    grassflow,
+    pytorch,
+  };
+}
+
+/** " (libopenblasp-r0.3.21.so)": the file names of the loaded BLAS libraries, or nothing when unknown. */
+function blas(paths: string | null): string {
+  return paths === null
+    ? ''
+    : ` (${paths
+        .split(', ')
+        .map((p) => basename(p))
+        .join(', ')})`;
+}
+
+/** A Markdown table of a comparison (the form of docs/benchmarks.md), with a line on backends and threads above. */
+export function formatComparison(c: BenchComparison): string {
+  const g = c.grassflow;
+  const p = c.pytorch;
+  const tps = (x: number) => Math.round(x).toLocaleString('en-US');
+  const backend = `${g.backend}${g.simd === null ? '' : g.simd ? ' SIMD' : ' no SIMD'}`;
+  const lines = [
+    `grassflow: ${backend}, ${g.threads} thread${g.threads === 1 ? '' : 's'}, ${g.loss} loss; ` +
+      `PyTorch ${p.torch_version}${blas(p.blas)}, ${p.threads} thread${p.threads === 1 ? '' : 's'}, ${p.dtype}; ` +
+      `${g.params.toLocaleString('en-US')} params; ${g.steps} timed steps after ${g.warmup_steps} warm-up`,
+    '',
+    '| configuration | grassflow tokens/s | PyTorch tokens/s | ratio | grassflow CPU s/step | PyTorch CPU s/step | load before → after |',
+    '|---|---:|---:|---:|---:|---:|---|',
+    `| ${c.configuration} | ${tps(g.train_tokens_per_s)} | ${tps(p.train_tokens_per_s)} | ${c.ratio.toFixed(2)} | ` +
+      `${g.cpu_sec_per_step.toFixed(2)} | ${p.cpu_sec_per_step.toFixed(2)} | ` +
+      `${c.loadavg_before.toFixed(2)} → ${c.loadavg_after.toFixed(2)} |`,
+  ];
+  return lines.join('\n');
+}
+
+/** Whether `python` can import torch; the error text when not (ENOENT: no such interpreter). */
+function importsTorch(python: string): { ok: boolean; why: string } {
+  const r = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8', timeout: 60_000 });
+  if (r.error !== undefined) return { ok: false, why: `${python}: ${r.error.message}` };
+  if (r.status !== 0) {
+    const last = r.stderr.trim().split('\n').pop() ?? '';
+    return { ok: false, why: `${python}: ${last}` };
+  }
+  return { ok: true, why: '' };
+}
+
+/**
+ * The first interpreter that imports torch: `given` (--python) alone when set, else GRASSFLOW_PYTHON, python3 and
+ * /usr/bin/python3 (Debian's python3-torch installs for the system interpreter, which a pyenv or venv python3 on
+ * PATH does not see). Returns the interpreter, or null and why each candidate failed.
+ */
+export function findTorchPython(given?: string): { python: string | null; tried: string[] } {
+  const env = process.env['GRASSFLOW_PYTHON'];
+  const candidates =
+    given !== undefined ? [given] : [...(env === undefined || env === '' ? [] : [env]), 'python3', '/usr/bin/python3'];
+  const tried: string[] = [];
+  for (const python of [...new Set(candidates)]) {
+    const r = importsTorch(python);
+    if (r.ok) return { python, tried };
+    tried.push(r.why);
+  }
+  return { python: null, tried };
+}
+
+/** bench/pytorch/bench_lm.py of the repository this file is in (searched upwards from src/ or dist/), or null. */
+export function findPytorchScript(from = dirname(fileURLToPath(import.meta.url))): string | null {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, PYTORCH_SCRIPT);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/** The arguments of bench_lm.py for the configuration grassflow benchmarks: its exact ModelConfig as JSON. */
+export function pytorchArgs(f: TrainBenchFlags, config: ModelConfig, threads: number): string[] {
+  return [
+    '--config',
+    JSON.stringify(config),
+    '--batch',
+    String(f.batch),
+    '--steps',
+    String(f.steps),
+    '--warmup',
+    String(f.warmup),
+    '--seed',
+    String(f.seed),
+    '--threads',
+    String(threads),
+    '--label',
+    f.preset,
+    '--expect-params',
+    String(countParams(config)),
+  ];
+}
+
+/** Run the reference script; its stderr passes through, its stdout's last line is the JSON result. */
+function runPytorch(python: string, script: string, args: readonly string[]): Promise<PytorchBenchResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(python, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (s: string) => (out += s));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code !== 0) {
+        reject(new Error(`${python} ${script} exited with code ${String(code)}${last === '' ? '' : `: ${last}`}`));
+        return;
+      }
+      try {
+        resolvePromise(JSON.parse(last) as PytorchBenchResult);
+      } catch {
+        reject(new Error(`${script} printed no JSON line (got ${JSON.stringify(last.slice(0, 200))})`));
+      }
+    });
+  });
+}
+
+/** `grassflow-lm bench --against pytorch`: grassflow's benchmark, then PyTorch's, then the table and JSON line. */
+export async function againstPytorchCommand(argv: readonly string[]): Promise<number> {
+  if (
+    wantsHelp(
+      argv,
+      'grassflow-lm bench --against pytorch [--preset P] [--d-model N --layers N --vocab N] [--batch B] [--seq-len L] [--steps N] [--json]',
+      `Run the training-step benchmark and the PyTorch reference (${PYTORCH_SCRIPT}: the same model, N(0, 0.02) init, AdamW, clip 1.0, float32, the same threads) back to back on one configuration; print a table with both throughputs, their ratio (grassflow / PyTorch) and the load average, then a JSON line (only the JSON line with --json). Exit code 2 when no Python can import torch.`,
+      AGAINST_FLAGS,
+    )
+  )
+    return 0;
+  const f = parseFlags(argv, AGAINST_FLAGS);
+  microBatchOf(f.batch, f['micro-batch']);
+  const config = benchModelConfig(f); // refuses bad flags before anything slow
+  const { python, tried } = findTorchPython(f.python);
+  if (python === null) {
+    process.stderr.write(`${PYTORCH_MISSING} (tried ${tried.join('; ')})\n`);
+    return 2;
+  }
+  const script = f['pytorch-script'] === undefined ? findPytorchScript() : resolve(f['pytorch-script']);
+  if (script === null || !existsSync(script)) {
+    process.stderr.write(
+      `the PyTorch reference script ${script ?? PYTORCH_SCRIPT} is missing: give --pytorch-script\n`,
+    );
+    return 2;
+  }
+  const before = loadavg()[0] ?? 0;
+  const grassflow = await runTrainBench(f);
+  const pytorch = await runPytorch(python, script, pytorchArgs(f, config, grassflow.threads));
+  const after = loadavg()[0] ?? 0;
+  const c = compareResults(
+    describeConfiguration(config, grassflow.model, f.preset, f.batch),
+    grassflow,
+    pytorch,
+    { before, after },
+    python,
+  );
+  process.stdout.write(f.json ? `${JSON.stringify(c)}\n` : `${formatComparison(c)}\n\n${JSON.stringify(c)}\n`);
+  return 0;
+}
