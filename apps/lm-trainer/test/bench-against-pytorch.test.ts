@@ -16,6 +16,7 @@ import {
 import { parseFlags } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  bestRun,
   compareResults,
   describeConfiguration,
   findPytorchScript,
@@ -100,6 +101,28 @@ describe('bench --against pytorch: ratio and table', () => {
     expect(lines[4]).toBe(
       '| grassmann paper-6l (d 256, 6 layers, V 30,522), B 8, L 128 | 790 | 1,580 | 0.50 | 10.00 | 2.50 | 0.54 → 2.00 |',
     );
+  });
+
+  it('with --rounds: the best run of each side, a row per round and one for the best', () => {
+    const slow = { ...torch, train_tokens_per_s: 900 };
+    expect(bestRun([result(700, 9), result(790, 10), result(650, 8)]).train_tokens_per_s).toBe(790);
+    expect(bestRun([slow, torch]).train_tokens_per_s).toBe(1580);
+    const round = (first: 'grassflow' | 'pytorch', g: number, p: number) => ({
+      first,
+      grassflow_tokens_per_s: g,
+      pytorch_tokens_per_s: p,
+      ratio: g / p,
+      grassflow_cpu_sec_per_step: 10,
+      pytorch_cpu_sec_per_step: 2.5,
+      loadavg_before: 1,
+      loadavg_after: 2,
+    });
+    const text = formatComparison({ ...c, rounds: [round('grassflow', 700, 900), round('pytorch', 790, 1580)] });
+    const rows = text.split('\n').slice(4);
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toContain(', round 1 (grassflow first) | 700 | 900 | 0.78 |');
+    expect(rows[1]).toContain(', round 2 (pytorch first) | 790 | 1,580 | 0.50 |');
+    expect(rows[2]).toContain(', best of 2 each | 790 | 1,580 | 0.50 |');
   });
 
   it('passes bench_lm.py the exact model config, the steps and the expected parameter count', () => {
