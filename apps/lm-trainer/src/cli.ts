@@ -7,6 +7,7 @@ import { compareCli } from './compare/command.js';
 import { benchCli } from './bench/command.js';
 import { ladderCli } from './ladder/command.js';
 import { inspectCli } from './inspect/command.js';
+import { studyCli } from './study/command.js';
 import { baselinesCli } from './baselines/command.js';
 
 const COMMANDS: Record<string, CliCommand> = {
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, CliCommand> = {
   bench: benchCli,
   ladder: ladderCli,
   inspect: inspectCli,
+  study: studyCli,
   baselines: baselinesCli,
 };
 

@@ -1,0 +1,116 @@
+// The study's memory: ledger.jsonl, one JSON record per finished run (its key, resolved config, provenance, results).
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import { writeFileAtomic } from '@grassflow/checkpoints';
+import type { ResolvedRunConfig } from './key.js';
+import type { RunFlags } from './spec.js';
+
+/** The machine a run finished on (no host name: ledgers are meant to be committed). */
+export interface Machine {
+  cpu: string;
+  cpus: number;
+  platform: string;
+  memoryGiB: number;
+}
+
+/** One finished run. `timing` is the only part that differs between an interrupted-and-resumed and a straight run. */
+export interface LedgerRecord {
+  format: 'grassflow-lm-study-run';
+  formatVersion: 1;
+  study: string;
+  key: string;
+  config: ResolvedRunConfig;
+  /** The study file's flags of the run (what a person wrote; `config` is what they resolved to). */
+  flags: RunFlags;
+  /** Equivalent command (run folder aside). */
+  command: string;
+  /** Code commit that started the run (config.json's git; `-dirty` with uncommitted changes), null without git. */
+  code: string | null;
+  backend: { name: string; simd?: boolean; threads?: number; tfjsCore: string };
+  machine: Machine;
+  params: number;
+  totalSteps: number;
+  /** Training tokens of the whole run (steps × batch × seqLen). */
+  tokens: number;
+  /** Validation PPL at the last step (the final evaluation). */
+  finalValPpl: number;
+  /** Lowest validation PPL of the run (that of checkpoints/best) and its step. */
+  bestValPpl: number;
+  bestStep: number;
+  /** Validation PPL against training tokens: [tokens, ppl] of every evaluation. */
+  curve: Array<[number, number]>;
+  timing: {
+    /** Seconds in training steps, summed over sittings (the trainer state's). */
+    trainSeconds: number | null;
+    /** Wall-clock seconds of the sitting that finished the run (data loading and evaluations included). */
+    wallSeconds: number;
+    /** Whether that sitting resumed the run from a checkpoint. */
+    resumed: boolean;
+    finished: string;
+  };
+}
+
+/** This machine. */
+export function thisMachine(): Machine {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model.trim() ?? 'unknown',
+    cpus: cpus.length,
+    platform: `${os.platform()}-${os.arch()}`,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  };
+}
+
+/** A ledger as read: its records (the first of each key) and what was wrong with the file. */
+export interface LedgerContents {
+  records: LedgerRecord[];
+  warnings: string[];
+}
+
+/**
+ * Read ledger.jsonl (absent: empty). A last line that is not JSON (cut by a crash or a bad merge) is skipped with a
+ * warning; a bad line before the last is an error naming it. A key seen twice keeps its first record (warning).
+ */
+export async function readLedger(path: string): Promise<LedgerContents> {
+  if (!existsSync(path)) return { records: [], warnings: [] };
+  const lines = (await readFile(path, 'utf8')).split('\n');
+  while (lines.length > 0 && (lines[lines.length - 1] as string).trim() === '') lines.pop();
+  const records: LedgerRecord[] = [];
+  const warnings: string[] = [];
+  const seen = new Set<string>();
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    let r: LedgerRecord;
+    try {
+      r = JSON.parse(line) as LedgerRecord;
+    } catch {
+      if (i === lines.length - 1) {
+        warnings.push(`${path}:${i + 1}: a torn last line (not JSON) skipped`);
+        return;
+      }
+      throw new Error(`${path}:${i + 1}: not a JSON record; fix or remove that line`);
+    }
+    if (r.format !== 'grassflow-lm-study-run' || typeof r.key !== 'string') {
+      throw new Error(`${path}:${i + 1}: not a grassflow-lm study record`);
+    }
+    if (seen.has(r.key)) {
+      warnings.push(`${path}:${i + 1}: key ${r.key} again (the first record kept)`);
+      return;
+    }
+    seen.add(r.key);
+    records.push(r);
+  });
+  return { records, warnings };
+}
+
+/**
+ * Add one record: the ledger is read again and written whole with writeFileAtomic (temp file, fsync, rename), so
+ * after a crash it holds either the old records or the old ones and this one, never half a line (a torn line left
+ * by something else is dropped then).
+ */
+export async function appendLedger(path: string, record: LedgerRecord): Promise<void> {
+  const { records } = await readLedger(path);
+  const text = [...records.filter((r) => r.key !== record.key), record].map((r) => `${JSON.stringify(r)}\n`).join('');
+  await writeFileAtomic(path, new TextEncoder().encode(text));
+}

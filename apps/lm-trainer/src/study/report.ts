@@ -1,0 +1,254 @@
+// `study report`: a ledger's runs grouped over seeds (mean ± sd, 95% t-interval), per-seed paired differences
+// Grassmann − Transformer, and validation PPL against training tokens; report.md with SVG and PNG charts.
+import { formatCell, markdownTable, writeReport, type ChartSeries, type ReportChart } from '@grassflow/training';
+import { canonicalJson, runKey, type ResolvedRunConfig } from './key.js';
+import type { LedgerRecord } from './ledger.js';
+import { pairedDifferences, spread, type Spread } from './stats.js';
+
+/** A group: the runs whose resolved configs agree in every field but the seed. */
+export interface StudyGroup {
+  key: string;
+  /** The shared config, seed removed. */
+  config: ResolvedRunConfig;
+  records: LedgerRecord[];
+  final: Spread;
+  best: Spread;
+}
+
+/** Grassmann group − Transformer group on the same seeds (every other shared field equal). */
+export interface PairedComparison {
+  grassmann: StudyGroup;
+  transformer: StudyGroup;
+  seeds: number[];
+  final: Spread | null;
+  best: Spread | null;
+  /** Per-seed final-PPL differences, in seed order. */
+  finalDiffs: number[];
+}
+
+function withoutSeed(c: ResolvedRunConfig): ResolvedRunConfig {
+  const { seed: _s, ...training } = c.training;
+  return { ...c, training: training as ResolvedRunConfig['training'] };
+}
+
+const seedOf = (r: LedgerRecord): number => r.config.training.seed;
+
+/** Group records by their config without the seed (groups in the order of their first record; records by seed). */
+export function groupRuns(records: readonly LedgerRecord[]): StudyGroup[] {
+  const groups = new Map<string, { config: ResolvedRunConfig; records: LedgerRecord[] }>();
+  for (const r of records) {
+    const config = withoutSeed(r.config);
+    const key = runKey(config);
+    const g = groups.get(key) ?? { config, records: [] };
+    g.records.push(r);
+    groups.set(key, g);
+  }
+  return [...groups].map(([key, g]) => {
+    const rs = [...g.records].sort((a, b) => seedOf(a) - seedOf(b));
+    return {
+      key,
+      config: g.config,
+      records: rs,
+      final: spread(rs.map((r) => r.finalValPpl)),
+      best: spread(rs.map((r) => r.bestValPpl)),
+    };
+  });
+}
+
+/**
+ * Model fields that only one kind has (present in some config of one kind and in none of the other), e.g. r and
+ * offsets of Grassmann, attention and nHeads of the Transformer; with `kind` they are what a comparison ignores.
+ */
+function kindFields(groups: readonly StudyGroup[]): Set<string> {
+  const by = (kind: string): Set<string> =>
+    new Set(groups.filter((g) => g.config.model.kind === kind).flatMap((g) => Object.keys(g.config.model)));
+  const gr = by('grassmann');
+  const tr = by('transformer');
+  return new Set(['kind', ...[...gr].filter((k) => !tr.has(k)), ...[...tr].filter((k) => !gr.has(k))]);
+}
+
+/** What a group shares with the groups of the other kind it is compared with: the config without kind fields. */
+function cellOf(g: StudyGroup, kindOnly: ReadonlySet<string>): string {
+  const model = Object.fromEntries(Object.entries(g.config.model).filter(([k]) => !kindOnly.has(k)));
+  const { modelKind: _k, ...rest } = g.config;
+  return canonicalJson({ ...rest, model });
+}
+
+/** Every Grassmann group against every Transformer group of the same cell, paired by seed. */
+export function pairedComparisons(groups: readonly StudyGroup[]): PairedComparison[] {
+  const kindOnly = kindFields(groups);
+  const bySeed = (g: StudyGroup, f: (r: LedgerRecord) => number): Map<number, number> =>
+    new Map(g.records.map((r) => [seedOf(r), f(r)]));
+  const out: PairedComparison[] = [];
+  for (const g of groups.filter((x) => x.config.model.kind === 'grassmann')) {
+    for (const t of groups.filter((x) => x.config.model.kind === 'transformer')) {
+      if (cellOf(g, kindOnly) !== cellOf(t, kindOnly)) continue;
+      const fin = pairedDifferences(
+        bySeed(g, (r) => r.finalValPpl),
+        bySeed(t, (r) => r.finalValPpl),
+      );
+      if (fin.seeds.length === 0) continue;
+      const best = pairedDifferences(
+        bySeed(g, (r) => r.bestValPpl),
+        bySeed(t, (r) => r.bestValPpl),
+      );
+      out.push({
+        grassmann: g,
+        transformer: t,
+        seeds: fin.seeds,
+        final: fin.spread,
+        best: best.spread,
+        finalDiffs: fin.diffs,
+      });
+    }
+  }
+  return out;
+}
+
+/** The config's leaves as `path → JSON value`, paths without their first segment (dModel, lr, length.tokens). */
+function leaves(v: unknown, path: string[] = [], out: Map<string, string> = new Map()): Map<string, string> {
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) leaves(x, [...path, k], out);
+  } else {
+    out.set(path.length > 1 ? path.slice(1).join('.') : path.join('.'), typeof v === 'string' ? v : JSON.stringify(v));
+  }
+  return out;
+}
+
+/**
+ * Fields whose values differ between the groups (modelKind first): the columns that tell the groups apart. A field of
+ * one kind only (`kindOnly`, e.g. r) counts when it differs among the groups that have it.
+ */
+function varyingFields(
+  groups: readonly StudyGroup[],
+  kindOnly: ReadonlySet<string>,
+  skip: ReadonlySet<string> = new Set(),
+): string[] {
+  const all = groups.map((g) => leaves(g.config));
+  const names = [...new Set(all.flatMap((m) => [...m.keys()]))].filter((k) => !skip.has(k));
+  const varying = names.filter((k) => {
+    const values = kindOnly.has(k) ? all.flatMap((m) => m.get(k) ?? []) : all.map((m) => m.get(k) ?? '–');
+    return new Set(values).size > 1;
+  });
+  return ['modelKind', ...varying.filter((k) => !['modelKind', 'kind', 'attention'].includes(k))];
+}
+
+/** A group's name: its model kind and its values of the other varying fields (those it has). */
+function label(g: StudyGroup, fields: readonly string[]): string {
+  const m = leaves(g.config);
+  return fields.flatMap((f, i) => (i === 0 ? [m.get(f) ?? '–'] : m.has(f) ? [`${f} ${m.get(f)}`] : [])).join(', ');
+}
+
+function interval(s: Spread | null): string {
+  return s === null || s.lo === null || s.hi === null ? '–' : `${formatCell(s.lo)} … ${formatCell(s.hi)}`;
+}
+
+/** The mean validation-PPL curve of a group: at each token count that every run of the group evaluated. */
+function meanCurve(g: StudyGroup): Array<[number, number]> {
+  const maps = g.records.map((r) => new Map(r.curve.map(([t, p]) => [t, p])));
+  const tokens = [...(maps[0] ?? new Map<number, number>()).keys()].filter((t) => maps.every((m) => m.has(t)));
+  return tokens.map((t) => [t, maps.reduce((s, m) => s + (m.get(t) as number), 0) / maps.length]);
+}
+
+/** Write report.md (+ curves-N.svg/png) of the ledger's records into `dir`; returns its path. */
+export async function writeStudyReport(
+  dir: string,
+  study: string,
+  records: readonly LedgerRecord[],
+  source: string,
+): Promise<string> {
+  const groups = groupRuns(records);
+  const kindOnly = kindFields(groups);
+  const fields = varyingFields(groups, kindOnly);
+  const pairs = pairedComparisons(groups);
+  const groupTable = markdownTable({
+    columns: [...fields, 'n', 'seeds', 'final val PPL', 'sd', '95% interval', 'best val PPL', 'sd', '95% interval'],
+    rows: groups.map((g) => {
+      const m = leaves(g.config);
+      return [
+        ...fields.map((f) => m.get(f) ?? '–'),
+        g.final.n,
+        g.records.map(seedOf).join(' '),
+        g.final.mean,
+        g.final.sd,
+        interval(g.final),
+        g.best.mean,
+        g.best.sd,
+        interval(g.best),
+      ];
+    }),
+  });
+  const pairTable =
+    pairs.length === 0
+      ? 'No Grassmann run has a Transformer run with the same config and seed yet.'
+      : markdownTable({
+          columns: [
+            'Grassmann',
+            'Transformer',
+            'pairs',
+            'Δ final PPL',
+            'sd',
+            '95% interval',
+            'Δ best PPL',
+            'sd',
+            '95% interval',
+            'Δ/T',
+          ],
+          rows: pairs.map((p) => [
+            label(p.grassmann, fields),
+            label(p.transformer, fields),
+            p.seeds.length,
+            p.final?.mean ?? null,
+            p.final?.sd ?? null,
+            interval(p.final),
+            p.best?.mean ?? null,
+            p.best?.sd ?? null,
+            interval(p.best),
+            p.final === null ? '–' : `${((100 * p.final.mean) / p.transformer.final.mean).toFixed(1)}%`,
+          ]),
+        });
+  // one chart per cell: the groups that differ only in kind fields (e.g. the three models of one size)
+  const cells = new Map<string, StudyGroup[]>();
+  for (const g of groups) cells.set(cellOf(g, kindOnly), [...(cells.get(cellOf(g, kindOnly)) ?? []), g]);
+  const cellFields = varyingFields(groups, kindOnly, new Set(['modelKind', ...kindOnly])).slice(1);
+  const charts: ReportChart[] = [...cells.values()].map((gs, i) => {
+    const series: ChartSeries[] = gs.map((g) => ({
+      name: `${label(g, fields)} (n ${g.final.n})`,
+      points: meanCurve(g),
+    }));
+    const first = gs[0] as StudyGroup;
+    const what =
+      cellFields.length === 0 ? '' : `: ${cellFields.map((f) => `${f} ${leaves(first.config).get(f)}`).join(', ')}`;
+    return {
+      file: `curves-${i + 1}`,
+      chart: {
+        title: `Validation PPL${what}`,
+        xLabel: 'training tokens',
+        yLabel: 'PPL (mean over seeds)',
+        series,
+        logY: true,
+      },
+    };
+  });
+  const codes = [...new Set(records.map((r) => r.code ?? 'unknown'))];
+  const backends = [...new Set(records.map((r) => r.backend.name))];
+  const machines = [...new Set(records.map((r) => `${r.machine.cpu} ×${r.machine.cpus}`))];
+  return writeReport(dir, {
+    title: `Study ${study}`,
+    intro: [
+      `${records.length} finished run${records.length === 1 ? '' : 's'} from \`${source}\` in ${groups.length} group${groups.length === 1 ? '' : 's'} ` +
+        `(runs that agree in every resolved field but the seed). Code: ${codes.join(', ')}; backend ${backends.join(', ')}; ` +
+        `machines: ${machines.join('; ')}.`,
+      'Final val PPL: the evaluation at the last step; best: the lowest evaluation of the run. sd with n − 1; ' +
+        '95% interval: mean ± t(0.975, n − 1)·sd/√n (none for one seed).',
+      '## Groups',
+      groupTable,
+      '## Grassmann − Transformer, paired by seed',
+      'Per seed (same initialisation seed and data order, every other shared field equal): Grassmann PPL − Transformer PPL; ' +
+        'negative means Grassmann is better. Δ/T: mean final difference relative to the Transformer mean.',
+      pairTable,
+      '## Validation PPL against training tokens',
+    ],
+    charts,
+  });
+}

@@ -1,0 +1,236 @@
+// Study files, run keys, the ledger file and the aggregation over seeds, against hand-computed values (no data).
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, runKey, type ResolvedRunConfig } from '../src/study/key';
+import { appendLedger, readLedger, type LedgerRecord } from '../src/study/ledger';
+import { groupRuns, pairedComparisons } from '../src/study/report';
+import { expandStudy, flagsToArgv, parseStudy } from '../src/study/spec';
+import { pairedDifferences, spread, tQuantile975 } from '../src/study/stats';
+
+describe('study file', () => {
+  it('expands each grid (first field slowest) and the explicit runs over base', () => {
+    const spec = parseStudy(
+      {
+        name: 's',
+        base: { preset: 'tiny', steps: 5 },
+        grid: { model: ['grassmann', 'transformer-dpa'], seed: [1, 2] },
+        runs: [{ model: 'transformer-ea', seed: 3, steps: 7 }],
+      },
+      's.json',
+    );
+    const runs = expandStudy(spec);
+    expect(runs.map((r) => r.flags)).toEqual([
+      { preset: 'tiny', steps: 5, model: 'grassmann', seed: 1 },
+      { preset: 'tiny', steps: 5, model: 'grassmann', seed: 2 },
+      { preset: 'tiny', steps: 5, model: 'transformer-dpa', seed: 1 },
+      { preset: 'tiny', steps: 5, model: 'transformer-dpa', seed: 2 },
+      { preset: 'tiny', steps: 7, model: 'transformer-ea', seed: 3 },
+    ]);
+    expect(runs.map((r) => r.where)).toEqual(['grid #1', 'grid #2', 'grid #3', 'grid #4', 'runs[0]']);
+    const two = expandStudy(parseStudy({ name: 't', grid: [{ seed: [1] }, { norm: ['pre'], seed: [4, 5] }] }, 't'));
+    expect(two.map((r) => [r.where, r.flags])).toEqual([
+      ['grid[0] #1', { seed: 1 }],
+      ['grid[1] #1', { norm: 'pre', seed: 4 }],
+      ['grid[1] #2', { norm: 'pre', seed: 5 }],
+    ]);
+    expect(expandStudy(parseStudy({ name: 'b', base: { seed: 9 } }, 'b'))).toEqual([
+      { flags: { seed: 9 }, where: 'base' },
+    ]);
+    expect(flagsToArgv({ model: 'grassmann', offsets: [1, 2, 4], lr: 0.001 })).toEqual([
+      '--model',
+      'grassmann',
+      '--offsets',
+      '1,2,4',
+      '--lr',
+      '0.001',
+    ]);
+  });
+
+  it('errors name the field', () => {
+    const bad = (json: unknown): string => {
+      try {
+        parseStudy(json, 'x.json');
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'no error';
+    };
+    expect(bad({ base: {} })).toMatch(/^x\.json: name must be/);
+    expect(bad({ name: 'a', grdi: {} })).toMatch(/unknown field "grdi"/);
+    expect(bad({ name: 'a', base: { nrom: 'pre' } })).toMatch(/^x\.json: base\.nrom: not a train flag/);
+    expect(bad({ name: 'a', grid: { seed: 3 } })).toMatch(/grid\.seed must be a non-empty list/);
+    expect(bad({ name: 'a', grid: [{ seed: [1] }, { seed: [1, '2'] }] })).toMatch(
+      /grid\[1\]\.seed\[1\]: must be a number/,
+    );
+    expect(bad({ name: 'a', runs: [{}, { out: 'x' }] })).toMatch(/runs\[1\]\.out: --out belongs to a sitting/);
+    expect(bad({ name: 'a', runs: [{ offsets: 2 }] })).toMatch(/runs\[0\]\.offsets: must be a list of integers/);
+  });
+});
+
+const config = (over: Partial<ResolvedRunConfig['training']> = {}, kind = 'grassmann'): ResolvedRunConfig =>
+  ({
+    modelKind: kind,
+    tokenizer: 'wordpiece',
+    model:
+      kind === 'grassmann'
+        ? {
+            kind: 'grassmann',
+            vocabSize: 30522,
+            dModel: 16,
+            nLayers: 2,
+            dFF: 64,
+            maxLen: 16,
+            r: 4,
+            offsets: [[1], [2]],
+            eps: 1e-6,
+            norm: 'post',
+            dropout: 0.1,
+          }
+        : {
+            kind: 'transformer',
+            attention: 'dpa',
+            vocabSize: 30522,
+            dModel: 16,
+            nLayers: 2,
+            dFF: 64,
+            maxLen: 16,
+            nHeads: 2,
+            eps: 1e-6,
+            norm: 'post',
+            dropout: 0.1,
+          },
+    training: {
+      batch: 8,
+      seqLen: 16,
+      lr: 3e-3,
+      minLr: 3e-4,
+      warmup: 2,
+      weightDecay: 0.01,
+      clip: 1,
+      beta1: 0.9,
+      beta2: 0.98,
+      length: { steps: 6 },
+      evalEvery: 3,
+      evalTokens: 256,
+      seed: 1,
+      ...over,
+    },
+  }) as ResolvedRunConfig;
+
+describe('run key', () => {
+  it('same config → same key; field order does not matter; a changed field → a new key', () => {
+    const a = config();
+    const reordered = JSON.parse(canonicalJson(a)) as ResolvedRunConfig; // keys sorted: another order
+    expect(Object.keys(reordered)).not.toEqual(Object.keys(a));
+    expect(runKey(reordered)).toBe(runKey(a));
+    expect(runKey({ ...a, training: { ...a.training } })).toBe(runKey(a));
+    expect(runKey(a)).toMatch(/^[0-9a-f]{16}$/);
+    expect(runKey(config({ seed: 2 }))).not.toBe(runKey(a));
+    expect(runKey(config({ length: { steps: 7 } }))).not.toBe(runKey(a));
+    expect(runKey({ ...a, model: { ...a.model, norm: 'pre' } })).not.toBe(runKey(a));
+    expect(canonicalJson({ b: 1, a: [{ d: 2, c: undefined }] })).toBe('{"a":[{"d":2}],"b":1}');
+  });
+});
+
+describe('statistics', () => {
+  it('mean, sd (n − 1) and the 95% t-interval of [10, 12, 14]', () => {
+    expect(tQuantile975(1)).toBe(12.706);
+    expect(tQuantile975(2)).toBe(4.303);
+    expect(tQuantile975(30)).toBe(2.042);
+    expect(tQuantile975(1000)).toBeGreaterThan(1.96);
+    expect(tQuantile975(1000)).toBeLessThan(1.98);
+    const s = spread([10, 12, 14]);
+    expect(s.n).toBe(3);
+    expect(s.mean).toBe(12);
+    expect(s.sd).toBeCloseTo(2, 12); // √((4 + 0 + 4) / 2)
+    expect(s.lo).toBeCloseTo(7.031323583, 8); // 12 − 4.303·2/√3
+    expect(s.hi).toBeCloseTo(16.968676417, 8);
+    expect(spread([5])).toEqual({ n: 1, mean: 5, sd: null, lo: null, hi: null });
+  });
+
+  it('paired differences over the seeds both sides have', () => {
+    const a = new Map([
+      [1, 100],
+      [2, 110],
+      [3, 90],
+    ]);
+    const b = new Map([
+      [3, 92],
+      [1, 95],
+      [2, 100],
+      [4, 80],
+    ]);
+    const p = pairedDifferences(a, b);
+    expect(p.seeds).toEqual([1, 2, 3]);
+    expect(p.diffs).toEqual([5, 10, -2]);
+    expect(p.spread?.mean).toBeCloseTo(4.333333333, 8);
+    expect(p.spread?.sd).toBeCloseTo(6.027713773, 8);
+    expect(p.spread?.lo).toBeCloseTo(-10.641546303, 8);
+    expect(p.spread?.hi).toBeCloseTo(19.308212969, 8);
+  });
+});
+
+const record = (c: ResolvedRunConfig, finalValPpl: number, bestValPpl = finalValPpl): LedgerRecord =>
+  ({
+    format: 'grassflow-lm-study-run',
+    formatVersion: 1,
+    study: 's',
+    key: runKey(c),
+    config: c,
+    finalValPpl,
+    bestValPpl,
+    curve: [
+      [100, finalValPpl + 10],
+      [200, finalValPpl],
+    ],
+  }) as LedgerRecord;
+
+describe('aggregation of a ledger', () => {
+  it('groups over seeds and pairs Grassmann − Transformer by seed', () => {
+    const g = [100, 110, 90].map((p, i) => record(config({ seed: i + 1 }), p, p - 1));
+    const t = [95, 100, 92, 80].map((p, i) => record(config({ seed: i + 1 }, 'transformer-dpa'), p, p - 3));
+    const other = record(config({ seed: 1, lr: 1e-3 }), 50); // another cell: no Transformer to pair with
+    const groups = groupRuns([...g, t[3]!, other, t[0]!, t[1]!, t[2]!]);
+    expect(groups.map((x) => [x.config.modelKind, x.final.n])).toEqual([
+      ['grassmann', 3],
+      ['transformer-dpa', 4],
+      ['grassmann', 1],
+    ]);
+    expect(groups[0]!.final.mean).toBe(100);
+    expect(groups[0]!.final.sd).toBeCloseTo(10, 12);
+    expect(groups[1]!.records.map((r) => r.config.training.seed)).toEqual([1, 2, 3, 4]);
+    const pairs = pairedComparisons(groups);
+    expect(pairs).toHaveLength(1);
+    expect(pairs[0]!.seeds).toEqual([1, 2, 3]);
+    expect(pairs[0]!.finalDiffs).toEqual([5, 10, -2]);
+    expect(pairs[0]!.final?.hi).toBeCloseTo(19.308212969, 8);
+    expect(pairs[0]!.best?.mean).toBeCloseTo(4.333333333 + 2, 8); // best: G − 1 against T − 3
+  });
+});
+
+describe('ledger file', () => {
+  it('skips a torn last line with a warning, refuses a bad line before it, keeps the first of a key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-ledger-'));
+    const path = join(dir, 'ledger.jsonl');
+    expect(await readLedger(path)).toEqual({ records: [], warnings: [] });
+    const a = record(config({ seed: 1 }), 10);
+    const b = record(config({ seed: 2 }), 20);
+    await appendLedger(path, a);
+    await appendLedger(path, b);
+    expect((await readLedger(path)).records).toEqual([a, b]);
+    const whole = readFileSync(path, 'utf8');
+    writeFileSync(path, `${whole}${JSON.stringify(a).slice(0, 40)}`); // a write cut short
+    const torn = await readLedger(path);
+    expect(torn.records).toEqual([a, b]);
+    expect(torn.warnings).toEqual([`${path}:3: a torn last line (not JSON) skipped`]);
+    const c = record(config({ seed: 3 }), 30);
+    await appendLedger(path, c); // the torn line goes, the new record is whole
+    expect(readFileSync(path, 'utf8')).toBe(`${whole}${JSON.stringify(c)}\n`);
+    writeFileSync(path, `${whole}${JSON.stringify(a)}\n`);
+    expect((await readLedger(path)).warnings[0]).toMatch(/key .* again \(the first record kept\)/);
+    writeFileSync(path, `{oops\n${whole}`);
+    await expect(readLedger(path)).rejects.toThrow(/ledger\.jsonl:1: not a JSON record/);
+  });
+});

@@ -1,0 +1,119 @@
+// `study run` end to end on a tiny study: a killed sitting resumes and leaves the ledger a straight run leaves.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, cliAsync, DATA_DIR, metrics, tmp } from './helpers';
+
+if (DATA_DIR === undefined) console.log('study.test.ts skipped: set GRASSFLOW_DATA_DIR to the WikiText-2 data folder');
+
+type Rec = Record<string, unknown> & { key: string; timing: Record<string, unknown> };
+const ledger = (dir: string): Rec[] =>
+  readFileSync(join(dir, 'ledger.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Rec);
+// timing, and the commit (other work may be committed while a test runs), may differ between sittings
+const untimed = (rs: Rec[]): Array<Record<string, unknown>> => rs.map(({ timing: _t, code: _c, ...r }) => r);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(DATA_DIR === undefined)(
+  'study run, status, report (tiny, WikiText-2; needs GRASSFLOW_DATA_DIR)',
+  () => {
+    const root = tmp();
+    const study = join(root, 'tiny-study.json');
+    writeFileSync(
+      study,
+      JSON.stringify({
+        name: 'tiny',
+        base: { preset: 'tiny', batch: 8, 'eval-tokens': 256, 'log-every': 1, warmup: 2, lr: 3e-3, 'eval-every': 3 },
+        runs: [
+          { model: 'grassmann', seed: 1, steps: 4 },
+          { model: 'transformer-dpa', seed: 1, steps: 30, 'checkpoint-every': 1 },
+          { model: 'grassmann', seed: 2, steps: 4 },
+        ],
+      }),
+    );
+    const sitting = (out: string): string[] => ['--out', out, '--runs', join(out, 'runs'), '--quiet'];
+    const straight = join(root, 'straight');
+    const killed = join(root, 'killed');
+
+    it('runs every run of the study into the ledger, one record each', () => {
+      const r = cli(['study', 'run', study, ...sitting(straight)]);
+      expect(r.code, r.stderr).toBe(0);
+      const recs = ledger(straight);
+      expect(recs.map((x) => (x['flags'] as Record<string, unknown>)['model'])).toEqual([
+        'grassmann',
+        'transformer-dpa',
+        'grassmann',
+      ]);
+      expect(new Set(recs.map((x) => x.key)).size).toBe(3);
+      const second = recs[1]!;
+      expect(second).toMatchObject({ study: 'tiny', totalSteps: 30, tokens: 30 * 8 * 16, backend: { name: 'wasm' } });
+      const evals = metrics(join(straight, 'runs', second.key)).filter((m) => m['type'] === 'eval');
+      expect(second['curve']).toEqual(evals.map((m) => [(m['step'] as number) * 128, m['val_ppl']]));
+      expect(second['finalValPpl']).toBe(evals[evals.length - 1]!['val_ppl']);
+      expect(second['bestValPpl']).toBe(Math.min(...evals.map((m) => m['val_ppl'] as number)));
+      expect(second.timing['resumed']).toBe(false);
+      expect(second['code']).toMatch(/^[0-9a-f]{40}(-dirty)?$/);
+    });
+
+    it('a sitting killed mid-run continues from the checkpoint and ends with the same ledger', async () => {
+      const child = cliAsync(['study', 'run', study, ...sitting(killed)]);
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<void>((r) => child.on('exit', () => r()));
+      // kill once run 2 (the one not in the ledger yet) has checkpoints and a few steps
+      const deadline = Date.now() + 150_000;
+      let victim: string | undefined;
+      while (victim === undefined && Date.now() < deadline && child.exitCode === null) {
+        await sleep(100);
+        if (!existsSync(join(killed, 'ledger.jsonl')) || !existsSync(join(killed, 'runs'))) continue;
+        const done = ledger(killed).map((x) => x.key);
+        victim = readdirSync(join(killed, 'runs')).find((k) => {
+          const dir = join(killed, 'runs', k);
+          if (done.includes(k) || !existsSync(join(dir, 'checkpoints', 'latest', 'config.json'))) return false;
+          return metrics(dir).some((m) => m['type'] === 'train' && (m['step'] as number) >= 5);
+        });
+      }
+      child.kill('SIGKILL');
+      await exited;
+      expect(victim, stderr).toBeDefined();
+      expect(ledger(killed).map((x) => x.key)).toEqual([ledger(straight)[0]!.key]);
+      expect(victim).toBe(ledger(straight)[1]!.key);
+
+      const r = cli(['study', 'run', study, ...sitting(killed)]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain('3 runs, 1 in');
+      expect(r.stderr).toMatch(new RegExp(`run 1/2 ${victim}.*: resuming from its checkpoint`));
+      expect(r.stderr).toMatch(/resuming .* at step \d+/);
+      const recs = ledger(killed);
+      expect(untimed(recs)).toEqual(untimed(ledger(straight)));
+      expect(recs.map((x) => x.timing['resumed'])).toEqual([false, true, false]);
+
+      const again = cli(['study', 'run', study, ...sitting(killed)]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toContain('3 runs, 3 in');
+      expect(again.stderr).not.toContain('backend:'); // nothing trained
+      expect(ledger(killed)).toEqual(recs);
+
+      const status = cli(['study', 'status', study, ...sitting(killed)]);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain('3/3 runs in');
+    });
+
+    it('report: groups over seeds, a table and the curves as SVG and PNG', () => {
+      const r = cli(['study', 'report', join(straight, 'ledger.jsonl')]);
+      expect(r.code, r.stderr).toBe(0);
+      const md = readFileSync(join(straight, 'report.md'), 'utf8');
+      expect(md).toContain('# Study tiny');
+      expect(md).toMatch(/\| grassmann \| 4 \| 2 \| 1 2 \|/); // steps 4, n 2, seeds 1 2
+      expect(md).toMatch(/\| transformer-dpa \| 30 \| 1 \| 1 \|/);
+      for (const f of ['curves-1.svg', 'curves-1.png', 'curves-2.svg', 'curves-2.png']) {
+        expect(existsSync(join(straight, f)), f).toBe(true);
+      }
+      const bad = cli(['study', 'run', join(root, 'missing.json')]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('missing.json does not exist');
+    });
+  },
+);
