@@ -14,6 +14,7 @@ import {
 } from '../src/baselines/ngram.js';
 import { cachedNgramBaselines, splitBaselines } from '../src/baselines/cache.js';
 import { standingAgainst } from '../src/baselines/standing.js';
+import { baselineSeries, standingLines, xRange } from '../src/baselines/report.js';
 import { loadTokenizer } from '../src/shared/corpus.js';
 import { cli, DATA_DIR } from './helpers.js';
 
@@ -169,6 +170,35 @@ describe('n-gram baselines on a hand-checked corpus', () => {
     expect(standingAgainst(500, rows)).toBe('between unigram (827.0) and bigram (KN) (245.0)');
     expect(standingAgainst(230, rows)).toBe('between bigram (KN) (245.0) and trigram (KN) (202.0)');
     expect(standingAgainst(150, rows)).toBe('below trigram (KN) (202.0)');
+    expect(standingLines([{ name: 'grassmann', ppl: 1007.24 }], rows)).toBe(
+      '- grassmann: validation PPL 1007.2, above unigram (827.0).',
+    );
+    // reference lines for a chart: flat at each reference PPL over the curves' x range (the λ = 0.7 row is left out)
+    const curve = [{ name: 'grassmann', points: [[20, 1200] as const, [40, 1007] as const] }];
+    expect(xRange(curve)).toEqual([20, 40]);
+    expect(baselineSeries(rows, 20, 40)).toEqual([
+      {
+        name: 'unigram',
+        points: [
+          [20, 827],
+          [40, 827],
+        ],
+      },
+      {
+        name: 'bigram (KN)',
+        points: [
+          [20, 245],
+          [40, 245],
+        ],
+      },
+      {
+        name: 'trigram (KN)',
+        points: [
+          [20, 202],
+          [40, 202],
+        ],
+      },
+    ]);
   });
 });
 

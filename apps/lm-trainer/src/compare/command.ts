@@ -13,6 +13,7 @@ import {
   startBackend,
   wantsHelp,
   type CliCommand,
+  type ChartSeries,
 } from '@grassflow/training';
 import { dataDirOrThrow, loadRunData, loadSplitIds, loadTokenizer, type TokenizerKind } from '../shared/corpus.js';
 import { evaluatePerplexity } from '../shared/lm-task.js';
@@ -24,6 +25,10 @@ import {
   trainingConfigFrom,
 } from '../shared/model-options.js';
 import { startRun } from '../train/run.js';
+import { cachedNgramBaselines } from '../baselines/cache.js';
+import type { BaselineResult } from '../baselines/ngram.js';
+import { baselineSeries, smoothingLines, standingLines, xRange } from '../baselines/report.js';
+import { referenceBaselines, standingAgainst } from '../baselines/standing.js';
 
 /** Sequence length of the compare runs unless --seq-len (or --block) says otherwise. */
 const COMPARE_SEQ_LEN = 64;
@@ -73,10 +78,24 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
   const data = await loadRunData(tok, dataDir);
   const test = await loadSplitIds('test', data.tok, data.dataDir);
   const evalN = f['eval-tokens'];
+  const validIds = data.valid.subarray(0, evalN ?? data.valid.length);
+  const testIds = test.subarray(0, evalN ?? test.length);
+  // unigram / bigram / trigram on the same ids the models are scored on (cached per data hash)
+  const baselinesOf = async (evalIds: Int32Array): Promise<BaselineResult[]> =>
+    (
+      await cachedNgramBaselines({
+        trainIds: data.train,
+        evalIds,
+        vocabSize: data.tok.vocabSize,
+        tokenizerId: data.tok.id,
+      })
+    ).baselines.results;
+  const baselines = { valid: await baselinesOf(validIds), test: await baselinesOf(testIds) };
   const out = resolve(f.out);
   await mkdir(out, { recursive: true });
   const rows: Array<Array<string | number | null>> = [];
   const curves: Array<{ name: string; records: MetricRecord[] }> = [];
+  const finals: Array<{ name: string; ppl: number }> = [];
   for (const { kind, model } of models) {
     const run = {
       out: join(out, kind),
@@ -97,8 +116,8 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     const best = await loadCheckpoint(o.run.bestCheckpoint);
     for (const t of best.extraTensors.values()) t.dispose();
     const opts = { seqLen: model.maxLen, batch: 16 };
-    const v = await evaluatePerplexity(best.model, data.valid.subarray(0, evalN ?? data.valid.length), opts);
-    const te = await evaluatePerplexity(best.model, test.subarray(0, evalN ?? test.length), opts);
+    const v = await evaluatePerplexity(best.model, validIds, opts);
+    const te = await evaluatePerplexity(best.model, testIds, opts);
     best.model.dispose();
     const records = await o.run.readMetrics();
     const s = summariseRun(records, 'val_ppl');
@@ -114,9 +133,15 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
       Math.round(o.result.state.trainSeconds),
     ]);
     curves.push({ name: kind, records });
+    finals.push({ name: kind, ppl: v.ppl });
     process.stderr.write(
-      `${kind}: val PPL ${v.ppl.toFixed(2)}, test PPL ${te.ppl.toFixed(2)} (${v.tokens} / ${te.tokens} tokens)\n`,
+      `${kind}: val PPL ${v.ppl.toFixed(2)}, test PPL ${te.ppl.toFixed(2)} (${v.tokens} / ${te.tokens} tokens), ` +
+        `${standingAgainst(v.ppl, baselines.valid)}\n`,
     );
+  }
+  for (const b of referenceBaselines(baselines.valid)) {
+    const t = baselines.test.find((r) => r.name === b.name);
+    rows.push([b.name, null, data.train.length, null, b.ppl, t?.ppl ?? null, null, null, null]);
   }
   const cfg = modelConfigFrom('grassmann', withSeqLen, data.tok.vocabSize);
   const series = (type: string, key: string, x: string): Array<{ name: string; points: Array<[number, number]> }> =>
@@ -126,6 +151,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
         .filter((r) => r.type === type && typeof r[key] === 'number')
         .map((r) => [x === 'tokens' ? (r['tokens'] as number) : r.step, r[key] as number]),
     }));
+  const withBaselines = (s: ChartSeries[]): ChartSeries[] => [...s, ...baselineSeries(baselines.valid, ...xRange(s))];
   const evalNote =
     evalN === undefined
       ? 'every token of wiki.valid and wiki.test'
@@ -157,9 +183,19 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     },
     charts: [
       trainingLossChart(series('train', 'loss', 'tokens'), 'training tokens'),
-      evalMetricChart('val-ppl', 'Validation perplexity', 'PPL', series('eval', 'val_ppl', 'step'), true),
+      evalMetricChart(
+        'val-ppl',
+        'Validation perplexity',
+        'PPL',
+        withBaselines(series('eval', 'val_ppl', 'step')),
+        true,
+      ),
     ],
     notes: [
+      `Where each model stands against the n-gram baselines (fitted on all ${data.train.length.toLocaleString('en-US')} ` +
+        'wiki.train tokens, scored on the same validation ids as the models, every target once):\n' +
+        standingLines(finals, baselines.valid),
+      `Baselines (the last rows of the table; \`grassflow-lm baselines\` scores whole splits):\n${smoothingLines(baselines.valid)}`,
       MODEL_KINDS.map(
         (k) => `- ${k}: run folder [${k}/](${k}/) (config.json, metrics.jsonl, checkpoints/, report.md)`,
       ).join('\n'),
