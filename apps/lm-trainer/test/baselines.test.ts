@@ -16,7 +16,7 @@ import { cachedNgramBaselines, splitBaselines } from '../src/baselines/cache.js'
 import { standingAgainst } from '../src/baselines/standing.js';
 import { baselineSeries, standingLines, xRange } from '../src/baselines/report.js';
 import { loadTokenizer } from '../src/shared/corpus.js';
-import { cli, DATA_DIR } from './helpers.js';
+import { cli, DATA_DIR, TINY as TINY_FLAGS, tmp } from './helpers.js';
 
 // The tiny corpus: counts c(0) = 3, c(1) = 4, c(2) = 1 (N = 8);
 // bigrams (0,1)×3, (1,2), (2,0), (1,1), (1,0) (7 in all);
@@ -261,5 +261,17 @@ describe.skipIf(!realData)('baselines on WikiText-2 (WordPiece)', () => {
     ]);
     expect(line.baselines.every((b) => b.smoothing.length > 0 && b.ppl > 1)).toBe(true);
     expect(Math.abs(line.baselines[0]!.ppl / 800 - 1)).toBeLessThan(0.02);
+  });
+
+  it("a training run's report shows the baselines and where the run stands against them", () => {
+    const run = join(tmp(), 'run');
+    const r = cli(['train', '--model', 'grassmann', ...TINY_FLAGS, '--steps', '4', '--eval-every', '2', '--out', run]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = readFileSync(join(run, 'report.md'), 'utf8');
+    // four steps of a tiny model: still far above the unigram
+    expect(report).toMatch(/- grassmann: best validation PPL [0-9.]+, above unigram \([0-9.]+\)\./);
+    expect(report).toContain('- trigram (KN): interpolated modified Kneser–Ney');
+    const svg = readFileSync(join(run, 'val-ppl.svg'), 'utf8');
+    for (const name of ['unigram', 'bigram (KN)', 'trigram (KN)']) expect(svg).toContain(name);
   });
 });

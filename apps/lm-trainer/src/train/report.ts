@@ -1,54 +1,74 @@
 // report.md of one run: final numbers, training loss and validation perplexity curves.
 import { evalMetricChart, metricCurve, metricOf, reportRun, trainingLossChart } from '@grassflow/training';
-import type { RunFolder } from '@grassflow/training';
+import type { ChartSeries, RunFolder } from '@grassflow/training';
 import type { RunConfig } from './run.js';
+import { baselineSeries, smoothingLines, standingLines, validationBaselines, xRange } from '../baselines/report.js';
 
-/** Write report.md (+ loss.svg/png, val-ppl.svg/png) into the run folder. */
-export function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
+/**
+ * Write report.md (+ loss.svg/png, val-ppl.svg/png) into the run folder, with the n-gram baselines on the run's
+ * validation ids (cached) as reference lines and words on where the run's best validation PPL stands.
+ */
+export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
   const m = cfg.model;
-  return reportRun(run, 'val_ppl', (s) => ({
-    title: `${cfg.modelKind} on WikiText-2 (${cfg.preset})`,
-    intro: [
-      `Command: \`${cfg.command}\``,
-      `Model: ${m.kind}${m.kind === 'transformer' ? ` (${m.attention})` : ` (r ${m.r}, offsets ${JSON.stringify(m.offsets)})`}, ${m.nLayers} layers, d ${m.dModel}, ` +
-        `d_ff ${m.dFF}, maxLen ${m.maxLen}, V ${m.vocabSize}, ${m.norm}-LN, dropout ${m.dropout}; ${cfg.params.toLocaleString('en-US')} parameters.`,
-      `Training: ${cfg.totalSteps} steps of ${cfg.training.batch}×${cfg.training.seqLen} tokens, AdamW (β ${cfg.training.beta1}/${cfg.training.beta2}, ` +
-        `weight decay ${cfg.training.weightDecay}), lr ${cfg.training.lr} with ${cfg.training.warmup} warmup steps and cosine decay to ${cfg.training.minLr}, ` +
-        `clip ${cfg.training.clip}, seed ${cfg.training.seed}. Tokenizer ${cfg.data.tokenizer}; validation on ${cfg.data.evalTokens.toLocaleString('en-US')} of ` +
-        `${cfg.data.validTokens.toLocaleString('en-US')} wiki.valid tokens. Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
-    ],
-    table: {
-      columns: [
-        'steps',
-        'train tokens',
-        'last train loss',
-        'last val PPL',
-        'best val PPL',
-        'best at step',
-        'train tokens/s (median)',
+  const baselines = await validationBaselines(cfg.data);
+  const withBaselines = (curves: ChartSeries[]): ChartSeries[] =>
+    baselines === undefined ? curves : [...curves, ...baselineSeries(baselines, ...xRange(curves))];
+  return reportRun(run, 'val_ppl', (s) => {
+    const bestPpl = metricOf(s.best, 'val_ppl');
+    return {
+      title: `${cfg.modelKind} on WikiText-2 (${cfg.preset})`,
+      intro: [
+        `Command: \`${cfg.command}\``,
+        `Model: ${m.kind}${m.kind === 'transformer' ? ` (${m.attention})` : ` (r ${m.r}, offsets ${JSON.stringify(m.offsets)})`}, ${m.nLayers} layers, d ${m.dModel}, ` +
+          `d_ff ${m.dFF}, maxLen ${m.maxLen}, V ${m.vocabSize}, ${m.norm}-LN, dropout ${m.dropout}; ${cfg.params.toLocaleString('en-US')} parameters.`,
+        `Training: ${cfg.totalSteps} steps of ${cfg.training.batch}×${cfg.training.seqLen} tokens, AdamW (β ${cfg.training.beta1}/${cfg.training.beta2}, ` +
+          `weight decay ${cfg.training.weightDecay}), lr ${cfg.training.lr} with ${cfg.training.warmup} warmup steps and cosine decay to ${cfg.training.minLr}, ` +
+          `clip ${cfg.training.clip}, seed ${cfg.training.seed}. Tokenizer ${cfg.data.tokenizer}; validation on ${cfg.data.evalTokens.toLocaleString('en-US')} of ` +
+          `${cfg.data.validTokens.toLocaleString('en-US')} wiki.valid tokens. Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
       ],
-      rows: [
-        [
-          s.steps,
-          s.tokens,
-          s.lastLoss,
-          metricOf(s.lastEval, 'val_ppl'),
-          metricOf(s.best, 'val_ppl'),
-          s.best?.step ?? null,
-          s.tokensPerSec === null ? null : Math.round(s.tokensPerSec),
+      table: {
+        columns: [
+          'steps',
+          'train tokens',
+          'last train loss',
+          'last val PPL',
+          'best val PPL',
+          'best at step',
+          'train tokens/s (median)',
         ],
+        rows: [
+          [
+            s.steps,
+            s.tokens,
+            s.lastLoss,
+            metricOf(s.lastEval, 'val_ppl'),
+            metricOf(s.best, 'val_ppl'),
+            s.best?.step ?? null,
+            s.tokensPerSec === null ? null : Math.round(s.tokensPerSec),
+          ],
+        ],
+      },
+      charts: [
+        trainingLossChart([{ name: cfg.modelKind, points: s.train }]),
+        evalMetricChart(
+          'val-ppl',
+          'Validation perplexity',
+          'PPL',
+          withBaselines([{ name: cfg.modelKind, points: metricCurve(s.evals, 'val_ppl') }]),
+          true,
+        ),
       ],
-    },
-    charts: [
-      trainingLossChart([{ name: cfg.modelKind, points: s.train }]),
-      evalMetricChart(
-        'val-ppl',
-        'Validation perplexity',
-        'PPL',
-        [{ name: cfg.modelKind, points: metricCurve(s.evals, 'val_ppl') }],
-        true,
-      ),
-    ],
-    notes: ['Test perplexity: `grassflow-lm eval --checkpoint ' + run.bestCheckpoint + ' --split test`.'],
-  }));
+      notes: [
+        ...(baselines === undefined || bestPpl === null
+          ? []
+          : [
+              'Against n-gram baselines fitted on wiki.train and scored on the same validation ids ' +
+                '(`grassflow-lm baselines` scores whole splits):\n' +
+                standingLines([{ name: cfg.modelKind, ppl: bestPpl }], baselines, 'best validation PPL') +
+                `\n${smoothingLines(baselines)}`,
+            ]),
+        'Test perplexity: `grassflow-lm eval --checkpoint ' + run.bestCheckpoint + ' --split test`.',
+      ],
+    };
+  });
 }
