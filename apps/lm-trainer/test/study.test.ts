@@ -108,6 +108,8 @@ describe.skipIf(DATA_DIR === undefined)(
       expect(md).toContain('# Study tiny');
       expect(md).toMatch(/\| grassmann \| 4 \| 2 \| 1 2 \|/); // steps 4, n 2, seeds 1 2
       expect(md).toMatch(/\| transformer-dpa \| 30 \| 1 \| 1 \|/);
+      expect(md).toMatch(/\| unigram \| 255 \| [\d,.]+ \|/); // baselines on the runs' 255 validation targets
+      expect(md).toMatch(/- grassmann, length.steps 4: mean final validation PPL [\d.]+, above unigram/);
       for (const f of ['curves-1.svg', 'curves-1.png', 'curves-2.svg', 'curves-2.png']) {
         expect(existsSync(join(straight, f)), f).toBe(true);
       }

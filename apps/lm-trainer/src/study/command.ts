@@ -4,11 +4,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseFlags, RunFolder, UsageError, wantsHelp, type CliCommand, type FlagSpecs } from '@grassflow/training';
+import { dataDirOrThrow } from '../shared/corpus.js';
 import { planTrain, runTrainPlan, type TrainPlan } from '../train/command.js';
 import type { StoredRunConfig } from '../train/run.js';
 import { resolvedOfStored, resolvedRunConfig, runKey, type ResolvedRunConfig } from './key.js';
 import { appendLedger, readLedger, thisMachine, type LedgerRecord } from './ledger.js';
-import { writeStudyReport } from './report.js';
+import { validationBaselines } from '../baselines/report.js';
+import { writeStudyReport, type BaselinesOf } from './report.js';
 import { expandStudy, flagsToArgv, parseStudy, type StudyEntry, type StudySpec } from './spec.js';
 
 /** One run of a study, planned: its train flags, the fresh train plan they resolve to, and its key. */
@@ -234,7 +236,7 @@ export async function studyStatusCommand(argv: readonly string[]): Promise<numbe
 /** `study report <study.json|ledger.jsonl> [--out DIR]`: report.md of the ledger (beside it unless --out). */
 export async function studyReportCommand(argv: readonly string[]): Promise<number> {
   const [source, flags] = fileAndFlags(argv, 'study file or ledger');
-  const f = parseFlags(flags, { out: SITTING_FLAGS.out });
+  const f = parseFlags(flags, { out: SITTING_FLAGS.out, 'data-dir': SITTING_FLAGS['data-dir'] });
   const isLedger = source.endsWith('.jsonl');
   const ledger = isLedger ? source : join(f.out ?? dirname(source), 'ledger.jsonl');
   const name = isLedger ? undefined : (await readStudy(source)).name;
@@ -245,7 +247,17 @@ export async function studyReportCommand(argv: readonly string[]): Promise<numbe
   const study = name ?? records[0]?.study ?? basename(ledger, '.jsonl');
   const mine = records.filter((r) => r.study === study);
   if (mine.length === 0) throw new UsageError(`${ledger} holds no finished run of study '${study}'`);
-  const path = await writeStudyReport(f.out ?? dirname(ledger), study, mine, ledger);
+  let dataDir: string | undefined;
+  try {
+    dataDir = dataDirOrThrow(f['data-dir']);
+  } catch (e) {
+    process.stderr.write(`n-gram baselines left out of the report: ${(e as Error).message}\n`);
+  }
+  const baselines: BaselinesOf = async (tokenizer, evalTokens) =>
+    dataDir === undefined
+      ? undefined
+      : validationBaselines({ tokenizer, dataDir, evalTokens: evalTokens ?? Number.MAX_SAFE_INTEGER });
+  const path = await writeStudyReport(f.out ?? dirname(ledger), study, mine, ledger, baselines);
   process.stdout.write(`report: ${path}\n`);
   return 0;
 }

@@ -1,6 +1,9 @@
 // `study report`: a ledger's runs grouped over seeds (mean ± sd, 95% t-interval), per-seed paired differences
 // Grassmann − Transformer, and validation PPL against training tokens; report.md with SVG and PNG charts.
 import { formatCell, markdownTable, writeReport, type ChartSeries, type ReportChart } from '@grassflow/training';
+import { baselineSeries, smoothingLines, standingLines, xRange } from '../baselines/report.js';
+import type { BaselineResult } from '../baselines/ngram.js';
+import { referenceBaselines } from '../baselines/standing.js';
 import { canonicalJson, runKey, type ResolvedRunConfig } from './key.js';
 import type { LedgerRecord } from './ledger.js';
 import { pairedDifferences, spread, type Spread } from './stats.js';
@@ -150,12 +153,22 @@ function meanCurve(g: StudyGroup): Array<[number, number]> {
   return tokens.map((t) => [t, maps.reduce((s, m) => s + (m.get(t) as number), 0) / maps.length]);
 }
 
-/** Write report.md (+ curves-N.svg/png) of the ledger's records into `dir`; returns its path. */
+/**
+ * The n-gram baselines of a tokenizer scored on the first `evalTokens` of wiki.valid (null: all), as the runs
+ * validate; undefined when they cannot be had (no data folder).
+ */
+export type BaselinesOf = (tokenizer: string, evalTokens: number | null) => Promise<BaselineResult[] | undefined>;
+
+/**
+ * Write report.md (+ curves-N.svg/png) of the ledger's records into `dir`; returns its path. With `baselines`, each
+ * chart shows unigram, bigram and trigram as reference lines and the report says where each group stands.
+ */
 export async function writeStudyReport(
   dir: string,
   study: string,
   records: readonly LedgerRecord[],
   source: string,
+  baselines?: BaselinesOf,
 ): Promise<string> {
   const groups = groupRuns(records);
   const kindOnly = kindFields(groups);
@@ -211,25 +224,54 @@ export async function writeStudyReport(
   const cells = new Map<string, StudyGroup[]>();
   for (const g of groups) cells.set(cellOf(g, kindOnly), [...(cells.get(cellOf(g, kindOnly)) ?? []), g]);
   const cellFields = varyingFields(groups, kindOnly, new Set(['modelKind', ...kindOnly])).slice(1);
-  const charts: ReportChart[] = [...cells.values()].map((gs, i) => {
+  const refs = new Map<string, BaselineResult[] | undefined>(); // per tokenizer and validation slice
+  const refsOf = async (g: StudyGroup): Promise<BaselineResult[] | undefined> => {
+    const k = `${g.config.tokenizer} ${g.config.training.evalTokens}`;
+    if (!refs.has(k)) refs.set(k, await baselines?.(g.config.tokenizer, g.config.training.evalTokens));
+    return refs.get(k);
+  };
+  const charts: ReportChart[] = [];
+  const standing: string[] = [];
+  for (const gs of cells.values()) {
+    const first = gs[0] as StudyGroup;
     const series: ChartSeries[] = gs.map((g) => ({
       name: `${label(g, fields)} (n ${g.final.n})`,
       points: meanCurve(g),
     }));
-    const first = gs[0] as StudyGroup;
+    const ref = await refsOf(first);
     const what =
       cellFields.length === 0 ? '' : `: ${cellFields.map((f) => `${f} ${leaves(first.config).get(f)}`).join(', ')}`;
-    return {
-      file: `curves-${i + 1}`,
+    charts.push({
+      file: `curves-${charts.length + 1}`,
       chart: {
         title: `Validation PPL${what}`,
         xLabel: 'training tokens',
         yLabel: 'PPL (mean over seeds)',
-        series,
+        series: ref === undefined ? series : [...series, ...baselineSeries(ref, ...xRange(series))],
         logY: true,
       },
-    };
+    });
+    if (ref !== undefined) {
+      const models = gs.map((g) => ({ name: label(g, fields), ppl: g.final.mean }));
+      standing.push(standingLines(models, ref, 'mean final validation PPL'));
+    }
+  }
+  const refSets = [...refs.values()].filter((r): r is BaselineResult[] => r !== undefined);
+  const anyRef = refSets[0];
+  const refTable = markdownTable({
+    columns: ['baseline', 'validation tokens', 'val PPL'],
+    rows: refSets.flatMap((r) => referenceBaselines(r).map((b) => [b.name, b.tokens, b.ppl])),
   });
+  const baselineNotes =
+    anyRef === undefined
+      ? ['No n-gram baselines: give --data-dir (or GRASSFLOW_DATA_DIR) to show them.']
+      : [
+          'Where each group stands against the n-gram baselines (fitted on wiki.train, scored on the validation tokens ' +
+            'the runs validate on; reference lines in the charts):',
+          refTable,
+          standing.join('\n'),
+          smoothingLines(anyRef),
+        ];
   const codes = [...new Set(records.map((r) => r.code ?? 'unknown'))];
   const backends = [...new Set(records.map((r) => r.backend.name))];
   const machines = [...new Set(records.map((r) => `${r.machine.cpu} ×${r.machine.cpus}`))];
@@ -247,6 +289,8 @@ export async function writeStudyReport(
       'Per seed (same initialisation seed and data order, every other shared field equal): Grassmann PPL − Transformer PPL; ' +
         'negative means Grassmann is better. Δ/T: mean final difference relative to the Transformer mean.',
       pairTable,
+      '## Against the n-gram baselines',
+      ...baselineNotes,
       '## Validation PPL against training tokens',
     ],
     charts,
