@@ -2,7 +2,7 @@
 // own run folder (runs/<key>), remembered in ledger.jsonl so that a study grows over sittings and machines.
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { parseFlags, RunFolder, UsageError, wantsHelp, type CliCommand, type FlagSpecs } from '@grassflow/training';
 import { dataDirOrThrow } from '../shared/corpus.js';
 import { planTrain, runTrainPlan, type TrainPlan } from '../train/command.js';
@@ -53,7 +53,10 @@ export async function planStudy(spec: StudySpec, file: string, sitting: readonly
     const { modelKind, model, training } = plan.run;
     const config = resolvedRunConfig(modelKind, plan.tok.kind, model, training);
     const key = runKey(config);
-    if (!out.has(key)) out.set(key, { entry, argv, config, key, plan });
+    const same = out.get(key);
+    if (same === undefined) out.set(key, { entry, argv, config, key, plan });
+    else
+      process.stderr.write(`study ${spec.name}: ${entry.where} resolves to the run of ${same.entry.where} (${key})\n`);
   }
   return [...out.values()];
 }
@@ -257,7 +260,8 @@ export async function studyReportCommand(argv: readonly string[]): Promise<numbe
     dataDir === undefined
       ? undefined
       : validationBaselines({ tokenizer, dataDir, evalTokens: evalTokens ?? Number.MAX_SAFE_INTEGER });
-  const path = await writeStudyReport(f.out ?? dirname(ledger), study, mine, ledger, baselines);
+  const dir = f.out ?? dirname(ledger);
+  const path = await writeStudyReport(dir, study, mine, relative(resolve(dir), resolve(ledger)), baselines);
   process.stdout.write(`report: ${path}\n`);
   return 0;
 }
