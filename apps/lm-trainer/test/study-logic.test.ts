@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, runKey, type ResolvedRunConfig } from '../src/study/key';
 import { appendLedger, readLedger, type LedgerRecord } from '../src/study/ledger';
-import { groupRuns, pairedComparisons } from '../src/study/report';
+import { groupRuns, pairedComparisons, writeStudyReport } from '../src/study/report';
 import { expandStudy, flagsToArgv, parseStudy } from '../src/study/spec';
 import { pairedDifferences, spread, tQuantile975 } from '../src/study/stats';
 
@@ -179,6 +179,9 @@ const record = (c: ResolvedRunConfig, finalValPpl: number, bestValPpl = finalVal
     study: 's',
     key: runKey(c),
     config: c,
+    code: 'abc',
+    backend: { name: 'wasm', tfjsCore: '4.22.0' },
+    machine: { cpu: 'test CPU', cpus: 2, platform: 'linux-x64', memoryGiB: 8 },
     finalValPpl,
     bestValPpl,
     curve: [
@@ -207,6 +210,40 @@ describe('aggregation of a ledger', () => {
     expect(pairs[0]!.finalDiffs).toEqual([5, 10, -2]);
     expect(pairs[0]!.final?.hi).toBeCloseTo(19.308212969, 8);
     expect(pairs[0]!.best?.mean).toBeCloseTo(4.333333333 + 2, 8); // best: G − 1 against T − 3
+  });
+});
+
+describe('report.md', () => {
+  it('tables of groups and pairs, baselines in words, one chart per cell', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-study-report-'));
+    const g = [100, 110, 90].map((p, i) => record(config({ seed: i + 1 }), p));
+    const t = [95, 100, 92].map((p, i) => record(config({ seed: i + 1 }, 'transformer-dpa'), p));
+    const asked: Array<[string, number | null]> = [];
+    const baselines = (tokenizer: string, evalTokens: number | null) => {
+      asked.push([tokenizer, evalTokens]);
+      const row = (name: string, ppl: number) => ({
+        name,
+        order: 1,
+        smoothing: 'test',
+        tokens: 255,
+        nll: Math.log(ppl),
+        ppl,
+      });
+      return Promise.resolve([row('unigram', 800), row('bigram (KN)', 96), row('trigram (KN)', 80)]);
+    };
+    const path = await writeStudyReport(dir, 's', [...g, ...t], 'ledger.jsonl', baselines);
+    const md = readFileSync(path, 'utf8');
+    expect(asked).toEqual([['wordpiece', 256]]); // once per tokenizer and validation slice
+    expect(md).toContain('| grassmann | 3 | 1 2 3 | 100 | 10 | 75.16 … 124.8 |'); // 100 ± 4.303·10/√3
+    expect(md).toContain('| grassmann | transformer-dpa | 3 | 4.333 | 6.028 | -10.64 … 19.31 |');
+    expect(md).toContain(
+      '- grassmann: mean final validation PPL 100.0, between unigram (800.0) and bigram (KN) (96.0).',
+    );
+    expect(md).toContain(
+      '- transformer-dpa: mean final validation PPL 95.7, between bigram (KN) (96.0) and trigram (KN) (80.0).',
+    );
+    expect(md).toContain('![Validation PPL](curves-1.png)');
+    expect(md).not.toContain('curves-2');
   });
 });
 
