@@ -155,6 +155,22 @@ describe('n-gram baselines on a hand-checked corpus', () => {
     }
   });
 
+  it('keys stay exact at the largest vocabulary: relabelling ids to the top of V = 200,000 changes nothing', () => {
+    const big = 200_000;
+    const ids = Int32Array.from({ length: 500 }, (_, i) => (i * i + 3 * i) % 5);
+    const top = ids.map((id) => big - 5 + id);
+    const low = new KneserNeyModel(ids, 3, big);
+    const high = new KneserNeyModel(top, 3, big);
+    for (let a = 0; a < 5; a++) {
+      for (let b = 0; b < 5; b++) {
+        for (let w = 0; w < 5; w++) {
+          expect(high.prob([big - 5 + a, big - 5 + b], big - 5 + w)).toBeCloseTo(low.prob([a, b], w), 14);
+        }
+      }
+    }
+    expect(() => new KneserNeyModel(ids, 3, big + 1)).toThrow(RangeError);
+  });
+
   it('says where a PPL stands against the reference baselines', () => {
     const row = (name: string, ppl: number): BaselineResult => ({
       name,

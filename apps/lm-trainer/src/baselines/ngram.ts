@@ -1,10 +1,19 @@
 // Count-based n-gram language models on a token-id stream: add-k unigram, linearly interpolated bigram, and
 // interpolated modified Kneser–Ney bigram/trigram (Chen & Goodman 1998). No dense V×V table: n-grams are keys
-// a·V + b (bigram) or (a·V + b)·V + c (trigram) in sorted Float64Arrays (exact integers below 2^53 for V < 2^17),
+// a·V + b (bigram) or (a·V + b)·V + c (trigram) in sorted Float64Arrays (exact integers below 2^53 for V ≤ 200,000),
 // counted by sorting and looked up by binary search.
 
-/** Smallest vocabulary a trigram key of three ids below V stays exact for: V³ < 2^53. */
+/** Largest vocabulary whose trigram keys stay exact integers in a float64: V³ < 2^53. */
 const MAX_VOCAB = 200_000;
+
+/**
+ * The context of an n-gram key, ⌊key / V⌋, exact for every integer key below 2^53: key − key mod V is a multiple of
+ * V, so the division has nothing to round (floor(key / V) would round up to the next context once half an ulp of
+ * key / V exceeds 1/V).
+ */
+function contextOf(key: number, V: number): number {
+  return (key - (key % V)) / V;
+}
 
 /** Sorted distinct keys of `keys` (sorted in place) and how often each occurs. */
 function runLengths(keys: Float64Array): { keys: Float64Array; counts: Int32Array } {
@@ -91,14 +100,14 @@ function knLevel(
   // keys are sorted, so the m-grams of one context h = floor(key / V) are contiguous
   let nCtx = 0;
   for (let i = 0; i < keys.length; i++) {
-    if (i === 0 || Math.floor((keys[i] as number) / V) !== Math.floor((keys[i - 1] as number) / V)) nCtx++;
+    if (i === 0 || contextOf(keys[i] as number, V) !== contextOf(keys[i - 1] as number, V)) nCtx++;
   }
   const ctxKeys = new Float64Array(nCtx);
   const ctxTotal = new Float64Array(nCtx);
   const ctxBackoff = new Float64Array(nCtx);
   let j = -1;
   for (let i = 0; i < keys.length; i++) {
-    const h = Math.floor((keys[i] as number) / V);
+    const h = contextOf(keys[i] as number, V);
     if (j < 0 || ctxKeys[j] !== h) ctxKeys[++j] = h;
     const c = counts[i] as number;
     ctxTotal[j] = (ctxTotal[j] as number) + c;
@@ -233,7 +242,7 @@ export class InterpolatedBigram {
     this.counts = r.counts;
     this.ctxTotal = new Float64Array(vocabSize);
     for (let i = 0; i < r.keys.length; i++) {
-      const v = Math.floor((r.keys[i] as number) / vocabSize);
+      const v = contextOf(r.keys[i] as number, vocabSize);
       this.ctxTotal[v] = (this.ctxTotal[v] as number) + (r.counts[i] as number);
     }
   }
