@@ -55,7 +55,7 @@ function parseNumber(name: string, raw: string, spec: Extract<FlagSpec, { type: 
 /**
  * Parse `argv` against `specs` (node:util parseArgs in strict mode, then typed validation): an unknown
  * flag, a missing value, a stray positional argument or an invalid value throws a {@link UsageError}
- * that names the flag. Flags are written `--name value` or `--name=value`.
+ * that names the flag, and so does a flag given twice. Flags are written `--name value` or `--name=value`.
  */
 export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: S): ParsedFlags<S> {
   const options = Object.fromEntries(
@@ -83,7 +83,7 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
   }
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: false });
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: false, tokens: true });
   } catch (err) {
     const msg = (err as Error).message;
     const m = /'(-{1,2}[\w-]+)/.exec(msg);
@@ -92,6 +92,16 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
       throw new UsageError(`unknown flag ${m?.[1] ?? ''}; run with --help to see the flags`, flag);
     }
     throw new UsageError(msg.split('\n')[0] ?? msg, flag);
+  }
+  // parseArgs keeps the last of repeated flags; a repeated flag is more often a mistake than a wish.
+  const seen = new Map<string, string[]>();
+  for (const t of parsed.tokens ?? []) {
+    if (t.kind !== 'option') continue;
+    seen.set(t.name, [...(seen.get(t.name) ?? []), t.value ?? t.rawName]);
+  }
+  for (const [name, values] of seen) {
+    if (values.length > 1)
+      throw new UsageError(`--${name} is given ${values.length} times (${values.join(', ')}): give it once`, name);
   }
   const out: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(specs)) {

@@ -53,6 +53,17 @@ describe('parseFlags', () => {
     expect(usage(['--steps'])).toMatchObject({ flag: 'steps' });
     expect(usage(['stray'])).toBeInstanceOf(UsageError);
   });
+  it('refuses a flag given twice, naming it and both values', () => {
+    expect(usage(['--steps', '2', '--steps', '3'])).toMatchObject({
+      flag: 'steps',
+      message: '--steps is given 2 times (2, 3): give it once',
+    });
+    expect(usage(['--quiet', '--steps=1', '--quiet'])).toMatchObject({ flag: 'quiet' });
+    expect(usage(['--lr', '-0.1', '--lr=1'])).toMatchObject({
+      flag: 'lr',
+      message: expect.stringMatching(/2 times/) as string,
+    });
+  });
   it('formats help with choices and defaults', () => {
     const h = formatHelp('tool run', 'Runs.', specs);
     expect(h).toContain('--model a|b');
