@@ -27,6 +27,8 @@ export interface BackendInfo {
   simd?: boolean;
   /** wasm: threads in use. */
   threads?: number;
+  /** wasm: why fewer threads run than were asked for (also printed once as a warning); absent when all run. */
+  threadsNote?: string;
   /** tfjs-core version of the layers' tf instance. */
   tfjsCore: string;
   /** Backends tried before this one and why each did not load (automatic selection only). */
@@ -108,7 +110,27 @@ async function loadNode(name: 'tensorflow-gpu' | 'tensorflow'): Promise<void> {
   }
 }
 
-async function loadWasm(threads: number | undefined): Promise<{ simd: boolean; threads: number }> {
+/**
+ * Why a thread pool of `got` threads runs where `requested` were asked for, and how to get them; undefined when
+ * nothing was asked for or all run. One thread: tfjs-backend-wasm 4.22.0 as published has no thread support under
+ * Node, which the grassflow workspace patches (see the gpu-layers README). More than one: the pool is capped at
+ * the machine's cores (at most 8).
+ */
+export function wasmThreadsNote(requested: number | undefined, got: number): string | undefined {
+  if (requested === undefined || got >= requested) return undefined;
+  const why =
+    got === 1
+      ? '@tensorflow/tfjs-backend-wasm 4.22.0 as published has no thread support under Node. Inside the grassflow ' +
+        "workspace a pnpm patch enables it (patches/); elsewhere training runs on one thread (see gpu-layers' README)"
+      : 'the thread pool is capped at the cores of this machine (at most 8)';
+  return `wasm runs ${got} thread${got === 1 ? '' : 's'} where ${requested} were asked for: ${why}`;
+}
+
+let warnedThreads = false;
+
+async function loadWasm(
+  threads: number | undefined,
+): Promise<{ simd: boolean; threads: number; threadsNote?: string }> {
   let wasm: typeof import('@tensorflow/tfjs-backend-wasm');
   try {
     wasm = await import('@tensorflow/tfjs-backend-wasm');
@@ -133,7 +155,12 @@ async function loadWasm(threads: number | undefined): Promise<{ simd: boolean; t
   if (!(await tf.setBackend('wasm')))
     throw new BackendUnavailableError('wasm', "backend 'wasm' failed to initialise (see the warning above)");
   const simd = (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) === true;
-  return { simd, threads: wasm.getThreadsCount() };
+  const got = wasm.getThreadsCount();
+  const threadsNote = wasmThreadsNote(threads, got);
+  if (threadsNote === undefined) return { simd, threads: got };
+  if (!warnedThreads) console.warn(threadsNote); // once per process: initBackend may be called again
+  warnedThreads = true;
+  return { simd, threads: got, threadsNote };
 }
 
 async function load(name: BackendName, threads: number | undefined): Promise<Partial<BackendInfo>> {

@@ -1,7 +1,7 @@
 // @grassflow/gpu-layers: causal Grassmann mixing, DPA/EA attention and language models on TensorFlow.js.
 import './wasm-kernels.js';
 
-export { initBackend, BACKEND_NAMES, BackendUnavailableError } from './backend.js';
+export { initBackend, BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } from './backend.js';
 export type { BackendName, BackendInfo, InitBackendOptions } from './backend.js';
 export { registerWasmTrainingKernels } from './wasm-kernels.js';
 export {

@@ -8,6 +8,7 @@ import {
   createModel,
   initBackend,
   lmLoss,
+  wasmThreadsNote,
   preset,
   type ModelConfig,
 } from '@grassflow/gpu-layers';
@@ -34,6 +35,13 @@ describe('initBackend', () => {
     expect(wasm).toMatchObject({ name: 'wasm', tfBackend: 'wasm', threads: want });
     expect(typeof wasm.simd).toBe('boolean');
     expect(tf.getBackend()).toBe('wasm');
+  });
+
+  it('says why fewer wasm threads run than were asked for, and nothing when all run', () => {
+    expect(wasmThreadsNote(undefined, 1)).toBeUndefined();
+    expect(wasmThreadsNote(2, 2)).toBeUndefined();
+    expect(wasmThreadsNote(4, 1)).toMatch(/runs 1 thread where 4 were asked for: .*no thread support under Node/);
+    expect(wasmThreadsNote(16, 8)).toMatch(/runs 8 threads where 16 were asked for: .*capped at the cores/);
   });
 
   it('GRASSFLOW_BACKEND forces a backend; the option wins over it', async () => {
