@@ -19,6 +19,7 @@ import {
   formatCheckpointConfig,
   parseCheckpointConfig,
   type CheckpointConfigFile,
+  type CheckpointErrorCode,
   type CheckpointFileRecord,
   type CheckpointJson,
 } from './checkpoint-config.js';
@@ -317,15 +318,51 @@ async function readConfigText(dir: string): Promise<{ path: string; text: string
   }
 }
 
+/** Errors a reader meets when a writer swaps the folder between its reads of config.json and the tensor files. */
+const SWAP_SYMPTOMS: ReadonlySet<CheckpointErrorCode> = new Set(['CORRUPT_FILE', 'MISSING_FILE', 'NOT_FOUND']);
+/** Reads after the first when a swap is detected: saves take far longer than a read, so a few always suffice. */
+const SWAP_RETRIES = 10;
+
+/** What changes when a save swaps `dir`: the folder's inode (the swap renames a new folder into place) and its config. */
+async function folderIdentity(dir: string): Promise<string> {
+  const st = await stat(dir).catch(() => null);
+  const config = await stat(join(dir, CHECKPOINT_FILES.config)).catch(() => null);
+  return `${st?.ino ?? 'none'}:${config?.ino ?? 'none'}:${config?.mtimeMs ?? 'none'}`;
+}
+
 /**
  * Loads the checkpoint folder `dir` (or, after a save that crashed mid-swap, the complete previous
  * checkpoint it left at `<dir>.old-*`): validates config.json (`parseModel` checks its `model`), the
  * recorded file sizes and SHA-256s, and, with `expectedTensors`, every tensor name, dtype and shape
  * of model.safetensors before reading tensor data. Every failure is a `CheckpointError`.
+ * A reader never needs a lock: when a save swapped the folder while it read (its files then disagree with the
+ * config.json it read first), it reads again, so it always returns one whole save; an error whose folder did not
+ * change meanwhile is real damage and is thrown at once.
  */
 export async function loadCheckpointFolder<M = CheckpointJson>(
   dir: string,
   options: LoadCheckpointFolderOptions<M> = {},
+): Promise<LoadedCheckpointFolder<M>> {
+  const target = resolve(dir);
+  for (let attempt = 0; ; attempt++) {
+    const before = await folderIdentity(target);
+    try {
+      return await loadCheckpointFolderOnce(dir, options);
+    } catch (error) {
+      const retry =
+        attempt < SWAP_RETRIES &&
+        error instanceof CheckpointError &&
+        SWAP_SYMPTOMS.has(error.code) &&
+        (await folderIdentity(target)) !== before;
+      if (!retry) throw error;
+      await new Promise((done) => setTimeout(done, 10 * (attempt + 1)));
+    }
+  }
+}
+
+async function loadCheckpointFolderOnce<M>(
+  dir: string,
+  options: LoadCheckpointFolderOptions<M>,
 ): Promise<LoadedCheckpointFolder<M>> {
   const verify = options.verifyChecksums ?? true;
   const located = await locateCheckpoint(resolve(dir));
