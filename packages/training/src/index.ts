@@ -25,6 +25,7 @@ export {
   type TrainableModel,
   type BuildOptions,
 } from './trainer-checkpoint.js';
+export { lockRunFolder, releaseRunLocks, RUN_LOCK_FILE, type RunLockOwner } from './run/lock.js';
 export { RunFolder, gitCommit, writeJsonAtomic, type MetricRecord } from './run-folder.js';
 export { StopSignal } from './stop-signal.js';
 export { Progress, formatDuration, type ProgressUpdate } from './progress.js';

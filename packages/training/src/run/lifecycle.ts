@@ -10,6 +10,7 @@ import { warmupCosineLr } from '../lr-schedule.js';
 import { Progress } from '../progress.js';
 import { TrainingRng } from '../rng.js';
 import { gitCommit, RunFolder } from '../run-folder.js';
+import { lockRunFolder } from './lock.js';
 import { StopSignal } from '../stop-signal.js';
 import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
 import type { TrainerState } from '../trainer-checkpoint.js';
@@ -123,6 +124,7 @@ export function checkNewRunFolder(out: string): RunFolder {
 
 /** A fresh run folder at `out` with `config` in config.json; refuses a folder that already holds a run. */
 export async function createRun(out: string, config: object): Promise<RunFolder> {
+  lockRunFolder(out, 'out'); // before the check: of two processes starting on one folder, only one passes
   const run = checkNewRunFolder(out);
   await run.init(config);
   return run;
@@ -155,6 +157,7 @@ export async function openRunToResume<C extends { format: string }>(
       'resume',
     );
   }
+  lockRunFolder(dir, 'resume');
   const config = await run.readConfig<C>();
   if (config.format !== format) {
     throw new UsageError(`--resume ${dir}: config.json is not a ${format.replace(/-run$/, '')} run`, 'resume');
