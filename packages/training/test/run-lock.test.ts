@@ -64,4 +64,17 @@ describe('lockRunFolder', () => {
     }
     expect(JSON.parse(readFileSync(join(dir, RUN_LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
   });
+
+  it('a folder that cannot be made is one clear line naming the path and what to do, never a hang', () => {
+    const file = join(root, 'a-file');
+    writeFileSync(file, 'x');
+    expect(() => lockRunFolder(join(file, 'run'))).toThrow(
+      `--out ${join(file, 'run')}: a file is in the way (${file} is not a folder): choose a folder path [ENOTDIR]`,
+    );
+    expect(() => lockRunFolder(file, 'resume')).toThrow(/^--resume .*a file is in the way/);
+    if (existsSync('/proc/self')) {
+      // Node's recursive mkdir loops forever under /proc; made level by level it fails at once
+      expect(() => lockRunFolder('/proc/grassflow-x/run')).toThrow(/--out \/proc\/grassflow-x\/run: .*\[E[A-Z]+\]$/);
+    }
+  });
 });

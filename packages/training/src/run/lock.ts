@@ -1,7 +1,7 @@
 // An exclusive lock on a run folder for the life of its writer: two processes never write one run.
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../flags.js';
 
 /** The lock file inside a run folder; readers (eval, generate, reports) never need it. */
@@ -13,6 +13,44 @@ export interface RunLockOwner {
   host: string;
   /** ISO time the lock was taken. */
   since: string;
+}
+
+/** What to tell a user whose run folder cannot be made or written, by errno code. */
+function folderProblem(dir: string, err: NodeJS.ErrnoException, flag: string): UsageError {
+  const code = err.code ?? 'unknown error';
+  const what =
+    code === 'ENOTDIR' || code === 'EEXIST'
+      ? `a file is in the way (${err.path ?? dir} is not a folder): choose a folder path`
+      : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+        ? 'it cannot be written here (permission denied or a read-only file system): choose a writable folder'
+        : code === 'ENOSPC'
+          ? 'the disk is full: free space or choose another disk'
+          : code === 'ENOENT'
+            ? 'its parent cannot hold folders here (a special file system?): choose a normal folder'
+            : `the file system refused it (${err.message})`;
+  return new UsageError(`--${flag} ${dir}: ${what} [${code}]`, flag);
+}
+
+/**
+ * Create `dir` and its missing parents one level at a time from the nearest existing one. Node's recursive mkdir
+ * loops forever on some special file systems (mkdir -p /proc/x); level by level it fails at once instead.
+ */
+function makeFolder(dir: string, flag: string): void {
+  const missing: string[] = [];
+  let at = dir;
+  while (!existsSync(at)) {
+    missing.unshift(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  try {
+    if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: at });
+    for (const d of missing) mkdirSync(d);
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: dir });
+  } catch (err) {
+    throw folderProblem(dir, err as NodeJS.ErrnoException, flag);
+  }
 }
 
 const held = new Set<string>(); // lock files this process holds, removed at exit
@@ -47,7 +85,7 @@ function readOwner(path: string): RunLockOwner | null {
 export function lockRunFolder(dir: string, flag = 'out'): void {
   const path = join(resolve(dir), RUN_LOCK_FILE);
   if (held.has(path)) return;
-  mkdirSync(resolve(dir), { recursive: true });
+  makeFolder(resolve(dir), flag);
   const me: RunLockOwner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -64,7 +102,8 @@ export function lockRunFolder(dir: string, flag = 'out'): void {
       }
       return;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw folderProblem(resolve(dir), err as NodeJS.ErrnoException, flag);
     }
     const owner = readOwner(path);
     if (owner !== null && (owner.host !== me.host || alive(owner.pid))) {
