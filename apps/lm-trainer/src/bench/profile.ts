@@ -3,13 +3,9 @@
 // tf.profile (count and time by kernel and by kind), and the fixed cost of dispatching one op.
 import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
-import { countParams, createModel, initBackend, type BackendName } from '@grassflow/gpu-layers';
+import { countParams, initBackend, type BackendName } from '@grassflow/gpu-layers';
 import {
   clipByGlobalNorm,
-  createOptimizer,
-  namedParameters,
-  OPTIMIZER_FLAG_SPECS,
-  optimizerConfigFrom,
   parseFlags,
   trainStep,
   UsageError,
@@ -17,9 +13,8 @@ import {
   withSeededRandom,
   type AdamW,
 } from '@grassflow/training';
-import { LmTrainTask } from '../shared/lm-task.js';
 import type { ModelKind } from '../shared/model-options.js';
-import { BENCH_FLAGS, benchModelConfig, syntheticIds, type TrainBenchFlags } from './train.js';
+import { BENCH_FLAGS, BENCH_OPTIMIZER, benchModelConfig, benchTask, type TrainBenchFlags } from './train.js';
 
 /** What tf.profile resolves to (tfjs-core does not export the type by name). */
 type ProfileInfo = Awaited<ReturnType<typeof tf.profile>>;
@@ -220,7 +215,7 @@ async function timedStep(
   };
 }
 
-const OPTIMIZER = optimizerConfigFrom(parseFlags([], OPTIMIZER_FLAG_SPECS));
+const OPTIMIZER = BENCH_OPTIMIZER;
 
 /** Profile `f.steps` timed steps (after `f.warmup` untimed ones) and one step under tf.profile. */
 export async function runProfile(f: TrainBenchFlags): Promise<ProfileResult> {
@@ -231,18 +226,8 @@ export async function runProfile(f: TrainBenchFlags): Promise<ProfileResult> {
     ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }),
     ...(f.threads === undefined ? {} : { threads: f.threads }),
   });
-  const B = f.batch;
-  const L = config.maxLen;
   const total = f.warmup + f.steps + 1;
-  const ids = syntheticIds((total + 2) * B * (L + 1), config.vocabSize, f.seed);
-  const model = createModel(config, { seed: f.seed });
-  const optimizer = createOptimizer(namedParameters(model), OPTIMIZER);
-  const task = new LmTrainTask(model, ids, new Int32Array(0), {
-    seqLen: L,
-    batch: B,
-    seed: f.seed,
-    loss: f.loss as 'chunked' | 'full',
-  });
+  const { model, optimizer, task, B, L } = benchTask(config, { ...f, 'micro-batch': undefined }, total);
   const sum: StepPhases = {
     forward_loss_backward: 0,
     forward_loss_no_tape: 0,

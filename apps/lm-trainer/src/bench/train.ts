@@ -157,7 +157,31 @@ export function syntheticIds(n: number, V: number, seed: number): Int32Array {
 const MB = 1024 * 1024;
 
 /** train's optimizer at its default flags (lr 5e-4, weight decay 0.01, clip 1): the same AdamW set-up. */
-const BENCH_OPTIMIZER = optimizerConfigFrom(parseFlags([], OPTIMIZER_FLAG_SPECS));
+/** train's default optimizer settings: what every timed step of bench and bench --profile uses. */
+export const BENCH_OPTIMIZER = optimizerConfigFrom(parseFlags([], OPTIMIZER_FLAG_SPECS));
+
+/**
+ * The model, AdamW and task on synthetic ids that bench and bench --profile time: enough ids for `steps` fresh
+ * batches of B × (L + 1) without wrapping, L = maxLen.
+ */
+export function benchTask(
+  config: ModelConfig,
+  f: { batch: number; seed: number; loss: string; 'micro-batch'?: number | undefined },
+  steps: number,
+) {
+  const [B, L] = [f.batch, config.maxLen];
+  const ids = syntheticIds((steps + 2) * B * (L + 1), config.vocabSize, f.seed);
+  const model = createModel(config, { seed: f.seed });
+  const optimizer = createOptimizer(namedParameters(model), BENCH_OPTIMIZER);
+  const task = new LmTrainTask(model, ids, new Int32Array(0), {
+    seqLen: L,
+    batch: B,
+    seed: f.seed,
+    loss: f.loss as 'chunked' | 'full',
+    ...(f['micro-batch'] === undefined ? {} : { microBatch: f['micro-batch'] }),
+  });
+  return { model, optimizer, task, B, L };
+}
 
 /** Run the benchmark and return its result (no printing). */
 export async function runTrainBench(f: TrainBenchFlags): Promise<TrainBenchResult> {
@@ -167,20 +191,8 @@ export async function runTrainBench(f: TrainBenchFlags): Promise<TrainBenchResul
     ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }),
     ...(f.threads === undefined ? {} : { threads: f.threads }),
   });
-  const { maxLen: L } = config;
-  const B = f.batch;
   const total = f.warmup + f.steps;
-  // Enough ids for every step to draw a fresh batch without wrapping: (total + 1) windows of L + 1.
-  const trainIds = syntheticIds((total + 2) * B * (L + 1), config.vocabSize, f.seed);
-  const model = createModel(config, { seed: f.seed });
-  const optimizer = createOptimizer(namedParameters(model), BENCH_OPTIMIZER);
-  const task = new LmTrainTask(model, trainIds, new Int32Array(0), {
-    seqLen: L,
-    batch: B,
-    seed: f.seed,
-    loss: f.loss as 'chunked' | 'full',
-    ...(f['micro-batch'] === undefined ? {} : { microBatch: f['micro-batch'] }),
-  });
+  const { model, optimizer, task, B, L } = benchTask(config, f, total);
   const times: number[] = [];
   let lastLoss = NaN;
   let load0 = 0;
