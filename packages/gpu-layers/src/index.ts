@@ -15,7 +15,8 @@ export {
   dropout,
   embeddingLookup,
 } from './shared/ops.js';
-export { crossEntropy, lmLoss, tokenNll } from './shared/loss.js';
+export { crossEntropy, lmLoss, tokenNll, logSumExp } from './shared/loss.js';
+export { AdaptiveSoftmaxHead } from './shared/adaptive-head.js';
 export { chunkedLmLoss, type ChunkedLmLossOptions } from './shared/chunked-loss.js';
 export {
   validateModelConfig,
@@ -27,6 +28,9 @@ export {
   preset,
   pluckerDim,
   countParams,
+  adaptiveHeadShapes,
+  OPTIONAL_DEFAULTS,
+  ADAPTIVE_HEAD_DEFAULTS,
 } from './shared/config.js';
 export type {
   ModelConfig,

@@ -74,6 +74,11 @@ const CASES: Array<[string, ModelConfig]> = [
   ['transformer DPA pre-LN', preset('tiny', { ...base, kind: 'transformer', attention: 'dpa', norm: 'pre' })],
   ['transformer EA post-LN', preset('tiny', { ...base, kind: 'transformer', attention: 'ea' })],
   ['transformer EA pre-LN', preset('tiny', { ...base, kind: 'transformer', attention: 'ea', norm: 'pre' })],
+  ['grassmann, adaptive head', preset('tiny', { ...base, head: 'adaptive', cutoffs: [8, 20] })],
+  [
+    'transformer DPA pre-LN, adaptive head',
+    preset('tiny', { ...base, kind: 'transformer', norm: 'pre', head: 'adaptive', cutoffs: [8, 20] }),
+  ],
 ];
 
 describe.each<TestBackend>(['cpu', 'wasm'])('decoding equals the full forward pass (%s)', (backend) => {

@@ -18,6 +18,13 @@ interface CommonConfig {
   norm: 'post' | 'pre';
   /** Dropout rate in [0, 1). */
   dropout: number;
+  /**
+   * Output head: 'tied' (default, absent from a config: logits = h·tok_embᵀ) or 'adaptive' (Grave et al. 2017's
+   * adaptive softmax, its own weights; see {@link ADAPTIVE_HEAD_DEFAULTS}).
+   */
+  head?: 'tied' | 'adaptive';
+  /** Adaptive head only: the increasing cluster boundaries 0 < c_1 < … < c_k < V (default [2000, 10000]). */
+  cutoffs?: number[];
 }
 
 /** A Grassmann language model (causal Grassmann mixing, paper-notes §1–2). */
@@ -27,6 +34,18 @@ export interface GrassmannConfig extends CommonConfig {
   r: number;
   /** Offsets Δ of each layer, one array per layer. */
   offsets: number[][];
+  /**
+   * Gate form: 'blend' (default, absent from a config: h_mix = α⊙h + (1−α)⊙g, the paper's) or 'additive' (one
+   * reproduction's: the mixer returns α⊙g, added to h as a residual).
+   */
+  gate?: 'blend' | 'additive';
+  /**
+   * Post-LN dropout placement: 'stream' (default, absent: ĥ = Dropout(LN1(h_mix)), the whole stream, as the paper's
+   * text) or 'branch' (only the mixing branch is dropped, as the Transformer drops only its attention output).
+   */
+  dropoutAt?: 'stream' | 'branch';
+  /** A LayerNorm on the mixer's output inside the mixer (one reproduction's; default false, absent). */
+  mixerNorm?: boolean;
   /**
    * Ignored: Transformer fields, absent unless the config was written with them (configs before partial configs
    * stored every field; they are kept so that such a checkpoint re-saves byte for byte).
@@ -42,6 +61,11 @@ export interface TransformerConfig extends CommonConfig {
   attention: 'dpa' | 'ea';
   /** Attention heads H (d divisible by H). */
   nHeads: number;
+  /**
+   * Expressive attention's ε: 'absolute' (default, absent: a = e/(Σe + ε)) or 'relative' (a = e/(Σe + ε·max e + ε²),
+   * scale-free, so a layer whose scores are all tiny at init is not switched off).
+   */
+  eaEps?: 'absolute' | 'relative';
   /** Ignored: Grassmann fields, absent unless the config was written with them (see GrassmannConfig.attention). */
   r?: number;
   offsets?: number[][];
@@ -61,6 +85,10 @@ export interface FullModelConfig extends CommonConfig {
   offsets: number[][];
   attention: 'dpa' | 'ea';
   nHeads: number;
+  gate?: 'blend' | 'additive';
+  dropoutAt?: 'stream' | 'branch';
+  mixerNorm?: boolean;
+  eaEps?: 'absolute' | 'relative';
 }
 
 /**
@@ -89,10 +117,35 @@ export const MODEL_DEFAULTS: Omit<FullModelConfig, 'kind'> = {
   dropout: 0.1, // the paper's rate
 };
 
+/**
+ * Defaults of the optional architecture fields. A validated config leaves a field out where it has its default, so
+ * configs (and checkpoints, and study keys) written before the field existed stay exactly as they were.
+ */
+export const OPTIONAL_DEFAULTS = {
+  head: 'tied', // the paper's (its Transformer's 12.59M parameters are only reached with a tied head)
+  gate: 'blend', // the paper's: the gate is the skip path of mixing
+  dropoutAt: 'stream', // the paper's block: ĥ = Dropout(LN1(h_mix))
+  mixerNorm: false, // the paper's mixer has no norm of its own
+  eaEps: 'absolute', // the EA paper's a = e/(Σe + ε)
+} as const;
+
+/** Cutoffs of an adaptive head when a config gives none (PyTorch's example's, good for V = 30,522 WordPiece). */
+export const ADAPTIVE_HEAD_DEFAULTS = { cutoffs: [2000, 10000], divValue: 4 } as const;
+
 const COMMON_FIELDS = ['kind', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'eps', 'norm', 'dropout'] as const;
 const GRASSMANN_FIELDS = ['r', 'offsets'] as const;
 const TRANSFORMER_FIELDS = ['attention', 'nHeads'] as const;
-const KNOWN_FIELDS: readonly string[] = [...COMMON_FIELDS, ...GRASSMANN_FIELDS, ...TRANSFORMER_FIELDS];
+/** Optional fields (left out at their default) and the kind they belong to ('any': both kinds). */
+const OPTIONAL_FIELDS = {
+  head: 'any',
+  cutoffs: 'any',
+  gate: 'grassmann',
+  dropoutAt: 'grassmann',
+  mixerNorm: 'grassmann',
+  eaEps: 'transformer',
+} as const;
+const BASE_FIELDS: readonly string[] = [...COMMON_FIELDS, ...GRASSMANN_FIELDS, ...TRANSFORMER_FIELDS];
+const KNOWN_FIELDS: readonly string[] = [...BASE_FIELDS, ...Object.keys(OPTIONAL_FIELDS)];
 /** The order of the fields in a validated config (and so in config.json): the order checkpoints have always had. */
 const FIELD_ORDER = [
   'kind',
@@ -108,6 +161,12 @@ const FIELD_ORDER = [
   'nHeads',
   'norm',
   'dropout',
+  'head',
+  'cutoffs',
+  'gate',
+  'dropoutAt',
+  'mixerNorm',
+  'eaEps',
 ];
 
 /** A config that failed validation; `field` names the offending field. */
@@ -167,6 +226,67 @@ function checkOffsets(offsets: unknown, nLayers: number): number[][] {
   });
 }
 
+/** The cluster boundaries of an adaptive head: integers 0 < c_1 < … < c_k < V, at least one. */
+function checkCutoffs(cutoffs: unknown, vocabSize: number): number[] {
+  const ok =
+    Array.isArray(cutoffs) &&
+    cutoffs.length > 0 &&
+    cutoffs.every(
+      (c: unknown, i) =>
+        typeof c === 'number' && Number.isInteger(c) && c > (i === 0 ? 0 : (cutoffs[i - 1] as number)) && c < vocabSize,
+    );
+  if (!ok) {
+    throw new ModelConfigError(
+      'cutoffs',
+      `must be increasing integers 0 < c_1 < … < c_k < vocabSize = ${vocabSize}, got ${JSON.stringify(cutoffs)}`,
+    );
+  }
+  return [...(cutoffs as number[])];
+}
+
+/**
+ * The optional fields of {@link OPTIONAL_FIELDS} into `clean`: checked, and left out where they equal their default.
+ * A field of the other kind is refused (no old config has one), as are cutoffs without an adaptive head.
+ */
+function checkOptionalFields(
+  given: Record<string, unknown>,
+  kind: ModelConfig['kind'],
+  clean: Record<string, unknown>,
+) {
+  for (const [field, owner] of Object.entries(OPTIONAL_FIELDS)) {
+    if (field in given && owner !== 'any' && owner !== kind) {
+      throw new ModelConfigError(field, `applies to ${owner} models only, and this config is a ${kind} model`);
+    }
+  }
+  const choices = {
+    head: ['tied', 'adaptive'],
+    gate: ['blend', 'additive'],
+    dropoutAt: ['stream', 'branch'],
+    eaEps: ['absolute', 'relative'],
+  } as const;
+  for (const [field, values] of Object.entries(choices)) {
+    if (!(field in given)) continue;
+    const v = oneOf(given, field, values);
+    if (v !== OPTIONAL_DEFAULTS[field as keyof typeof choices]) clean[field] = v;
+  }
+  if ('mixerNorm' in given) {
+    if (typeof given['mixerNorm'] !== 'boolean') {
+      throw new ModelConfigError('mixerNorm', `must be true or false, got ${JSON.stringify(given['mixerNorm'])}`);
+    }
+    if (given['mixerNorm']) clean['mixerNorm'] = true;
+  }
+  const V = clean['vocabSize'] as number;
+  if (clean['head'] === 'adaptive') {
+    const fallback = ADAPTIVE_HEAD_DEFAULTS.cutoffs.filter((c) => c < V);
+    if (!('cutoffs' in given) && fallback.length === 0) {
+      throw new ModelConfigError('cutoffs', `give cutoffs: the default ones (2000, 10000) do not fit vocabSize ${V}`);
+    }
+    clean['cutoffs'] = checkCutoffs('cutoffs' in given ? given['cutoffs'] : fallback, V);
+  } else if ('cutoffs' in given) {
+    throw new ModelConfigError('cutoffs', "belongs to an adaptive head: give head: 'adaptive' as well");
+  }
+}
+
 /**
  * Check a model config (types, ranges, cross-field rules) and return a clean copy: absent fields of its kind take
  * {@link MODEL_DEFAULTS}; fields of the other kind are not added, and where given (old checkpoints store every
@@ -183,7 +303,7 @@ export function validateModelConfig(config: unknown): ModelConfig {
   const own: readonly string[] = [...COMMON_FIELDS, ...(kind === 'grassmann' ? GRASSMANN_FIELDS : TRANSFORMER_FIELDS)];
   const o: Record<string, unknown> = {};
   for (const k of own) o[k] = k in given ? given[k] : (MODEL_DEFAULTS as Record<string, unknown>)[k];
-  for (const k of KNOWN_FIELDS) if (!own.includes(k) && k in given) o[k] = given[k];
+  for (const k of BASE_FIELDS) if (!own.includes(k) && k in given) o[k] = given[k];
   const nLayers = positiveInt(o, 'nLayers');
   if (kind === 'grassmann' && !('offsets' in given) && nLayers !== MODEL_DEFAULTS.offsets.length) {
     o['offsets'] = offsetSchedule(MODEL_DEFAULTS.offsets.flat(), nLayers, 'per-layer');
@@ -215,7 +335,8 @@ export function validateModelConfig(config: unknown): ModelConfig {
     },
   };
   for (const k of COMMON_FIELDS) if (k !== 'kind' && k !== 'nLayers') clean[k] = (check[k] as () => unknown)();
-  for (const k of KNOWN_FIELDS) if (k in o && !(k in clean)) clean[k] = (check[k] as () => unknown)();
+  for (const k of BASE_FIELDS) if (k in o && !(k in clean)) clean[k] = (check[k] as () => unknown)();
+  checkOptionalFields(given, kind, clean);
   if (kind === 'transformer' && (clean['dModel'] as number) % (clean['nHeads'] as number) !== 0) {
     throw new ModelConfigError(
       'nHeads',
@@ -289,7 +410,8 @@ export function pluckerDim(r: number): number {
 /**
  * Trainable parameters of the model a config builds, analytically:
  * embeddings V·d + L·d (head tied), per block LN 2·2d + FFN (d·d_ff + d_ff + d_ff·d + d) + mixer:
- * Grassmann (d·r + r) + (C(r,2)·d + d) + (2d·d + d), Transformer (3d² + 3d) + (d² + d); pre-LN adds ln_f 2d.
+ * Grassmann (d·r + r) + (C(r,2)·d + d) + (2d·d + d) (+ 2d with mixerNorm), Transformer (3d² + 3d) + (d² + d);
+ * pre-LN adds ln_f 2d; an adaptive head adds its own weights (see {@link adaptiveHeadShapes}).
  */
 export function countParams(config: ModelConfig | ModelConfigInput): number {
   const c = validateModelConfig(config);
@@ -297,6 +419,28 @@ export function countParams(config: ModelConfig | ModelConfigInput): number {
   const ffn = d * c.dFF + c.dFF + c.dFF * d + d;
   const mixer =
     c.kind === 'grassmann' ? d * c.r + c.r + pluckerDim(c.r) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
-  const perLayer = mixer + 2 * 2 * d + ffn;
-  return c.vocabSize * d + c.maxLen * d + c.nLayers * perLayer + (c.norm === 'pre' ? 2 * d : 0);
+  const mixerNorm = c.kind === 'grassmann' && c.mixerNorm === true ? 2 * d : 0;
+  const perLayer = mixer + mixerNorm + 2 * 2 * d + ffn;
+  const head = c.head === 'adaptive' ? adaptiveHeadShapes(d, c.vocabSize, c.cutoffs ?? []).params : 0;
+  return c.vocabSize * d + c.maxLen * d + c.nLayers * perLayer + (c.norm === 'pre' ? 2 * d : 0) + head;
+}
+
+/**
+ * Shapes of an adaptive softmax head (Grave et al. 2017; PyTorch's AdaptiveLogSoftmaxWithLoss, no head bias):
+ * head [c_1 + k, d] over the shortlist and one logit per tail cluster; tail i a projection [d_i, d] with
+ * d_i = max(1, ⌊d / 4^(i+1)⌋) and an output [c_{i+1} − c_i, d_i] (c_{k+1} = V). Shapes as nn.Linear's [out, in].
+ */
+export function adaptiveHeadShapes(
+  d: number,
+  vocabSize: number,
+  cutoffs: readonly number[],
+): { head: [number, number]; tails: Array<{ proj: [number, number]; out: [number, number] }>; params: number } {
+  const bounds = [...cutoffs, vocabSize];
+  const head: [number, number] = [(bounds[0] as number) + cutoffs.length, d];
+  const tails = cutoffs.map((c, i) => {
+    const di = Math.max(1, Math.floor(d / ADAPTIVE_HEAD_DEFAULTS.divValue ** (i + 1)));
+    return { proj: [di, d] as [number, number], out: [(bounds[i + 1] as number) - c, di] as [number, number] };
+  });
+  const params = head[0] * head[1] + tails.reduce((n, t) => n + t.proj[0] * t.proj[1] + t.out[0] * t.out[1], 0);
+  return { head, tails, params };
 }

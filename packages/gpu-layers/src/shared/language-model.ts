@@ -3,6 +3,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { validateModelConfig, type ModelConfig } from './config.js';
 import { LN_EPS } from './block-parts.js';
 import { dropout, embeddingLookup, layerNorm, tiedHead } from './ops.js';
+import { AdaptiveSoftmaxHead } from './adaptive-head.js';
+import { chunkedLmLoss } from './chunked-loss.js';
 import { INIT_STD, tfjsSeed, type NamedParam, type ParamLayer } from './param-layer.js';
 
 /** Options of a forward pass. */
@@ -24,11 +26,16 @@ export interface LanguageModel {
   apply(inputIds: tf.Tensor2D, opts?: ForwardOptions): tf.Tensor3D;
   /** Same as {@link LanguageModel.apply}. */
   forward(inputIds: tf.Tensor2D, opts?: ForwardOptions): tf.Tensor3D;
-  /** Final hidden states [B, L, d] (the tied head's input): apply(x) = logits(hidden(x)). */
+  /** Final hidden states [B, L, d] (the head's input): apply(x) = logits(hidden(x)). */
   hidden(inputIds: tf.Tensor2D, opts?: ForwardOptions): tf.Tensor3D;
-  /** Tied head: [B, L, d] → logits [B, L, V]. */
+  /** The output head: [B, L, d] → logits [B, L, V] (for an adaptive head, log-probabilities). */
   logits(x: tf.Tensor3D): tf.Tensor3D;
-  /** tok_emb [V, d], the head's weight (not a copy). */
+  /**
+   * Mean next-token NLL of hidden states [B, L, d] against targets [B, L] (int32 tensor or host ids), without the
+   * full [B·L, V] logits where the head allows (the tied head in row chunks, the adaptive head by cluster).
+   */
+  headLoss(hidden: tf.Tensor3D, targets: tf.Tensor2D | Int32Array): tf.Scalar;
+  /** tok_emb [V, d], the input embedding, also the head's weight when config.head is 'tied' (not a copy). */
   readonly tokenEmbedding: tf.Variable<tf.Rank.R2>;
   trainableVariables(): tf.Variable[];
   /** New tensors (the caller disposes) under PyTorch names, linear weights in nn.Linear's [out, in]. */
@@ -72,7 +79,10 @@ function ownedVariable<R extends tf.Rank>(init: tf.Tensor<R>): tf.Variable<R> {
   return variable;
 }
 
-/** Token + position embeddings → blocks → (ln_f if pre-LN) → logits = h · tok_embᵀ. */
+/**
+ * Token + position embeddings → blocks → (ln_f if pre-LN) → head: logits = h · tok_embᵀ (tied, the default), or an
+ * adaptive softmax's log-probabilities (config.head 'adaptive', see AdaptiveSoftmaxHead).
+ */
 export abstract class TiedEmbeddingLM implements LanguageModel {
   readonly config: ModelConfig;
   protected readonly tokEmb: tf.Variable<tf.Rank.R2>; // [V, d]
@@ -80,6 +90,8 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
   /** The N blocks, in order (GrassmannBlock or TransformerBlock). */
   readonly blocks: readonly ParamLayer[];
   protected readonly lnF: { weight: tf.Variable; bias: tf.Variable } | null;
+  /** The adaptive softmax head, or null for the tied head. */
+  protected readonly adaptive: AdaptiveSoftmaxHead | null;
   private disposed = false;
 
   protected constructor(
@@ -100,6 +112,8 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     });
     this.lnF =
       this.config.norm === 'pre' ? { weight: ownedVariable(tf.ones([d])), bias: ownedVariable(tf.zeros([d])) } : null;
+    this.adaptive =
+      this.config.head === 'adaptive' ? new AdaptiveSoftmaxHead(d, V, this.config.cutoffs ?? [], seed) : null;
   }
 
   apply(inputIds: tf.Tensor2D, opts: ForwardOptions = {}): tf.Tensor3D {
@@ -151,28 +165,53 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     return this.lnF === null ? x : (layerNorm(x, this.lnF.weight, this.lnF.bias, LN_EPS) as tf.Tensor3D);
   }
 
-  /** Tied head: logits = x · tok_embᵀ, [B, L, d] → [B, L, V]. */
+  /** The head, [B, L, d] → [B, L, V]: tied logits = x · tok_embᵀ, or the adaptive head's log p(w | x). */
   logits(x: tf.Tensor3D): tf.Tensor3D {
     const [B, L, d] = x.shape;
-    return tf.tidy(() =>
-      tf.reshape(tiedHead(tf.reshape<tf.Rank.R2>(x, [B * L, d]), this.tokEmb), [B, L, this.config.vocabSize]),
-    ); // [B·L, d]·[d, V]
+    const head = this.adaptive;
+    return tf.tidy(() => {
+      const rows = tf.reshape<tf.Rank.R2>(x, [B * L, d]); // [B·L, d]
+      const out = head === null ? tiedHead(rows, this.tokEmb) : head.logProbs(rows); // [B·L, V]
+      return tf.reshape(out, [B, L, this.config.vocabSize]);
+    });
+  }
+
+  headLoss(hidden: tf.Tensor3D, targets: tf.Tensor2D | Int32Array): tf.Scalar {
+    const [B, L, d] = hidden.shape;
+    const count = targets instanceof Int32Array ? targets.length : targets.size;
+    if (count !== B * L || (!(targets instanceof Int32Array) && targets.rank !== 2)) {
+      const got = targets instanceof Int32Array ? `${count} ids` : `a tensor [${targets.shape.join(', ')}]`;
+      throw new RangeError(`headLoss expects targets [B, L] = [${B}, ${L}] for hidden [${B}, ${L}, ${d}], got ${got}`);
+    }
+    const head = this.adaptive;
+    if (head === null) {
+      return tf.tidy(() => {
+        const t = targets instanceof Int32Array ? tf.tensor2d(targets, [B, L], 'int32') : targets;
+        return chunkedLmLoss(hidden, this.tokEmb, t);
+      });
+    }
+    // The adaptive head sorts rows by cluster on the host; a tensor is read back once (cheap on cpu and wasm).
+    const ids = targets instanceof Int32Array ? targets : (targets.dataSync() as Int32Array);
+    return tf.tidy(() => head.loss(tf.reshape(hidden, [B * L, d]), ids));
   }
 
   /**
-   * Logits of the last position only, [B, L, d] → [B, V], computed as (E·h_lastᵀ)ᵀ: the same dot products as
+   * Logits of the last position only, [B, L, d] → [B, V] (adaptive head: its log-probabilities). Tied, computed
+   * as (E·h_lastᵀ)ᵀ: the same dot products as
    * {@link TiedEmbeddingLM.logits}, but the [V, d] table is read as it is stored, where x·Eᵀ transposes it first
    * (a copy of V·d floats per call, 31 MB at paper sizes, which would dominate a decoding step).
    */
   lastLogits(x: tf.Tensor3D): tf.Tensor2D {
     const [B, L, d] = x.shape;
+    const head = this.adaptive;
     return tf.tidy(() => {
-      const last = tf.reshape(tf.slice(x, [0, L - 1, 0], [B, 1, d]), [B, d]); // [B, d]
+      const last = tf.reshape<tf.Rank.R2>(tf.slice(x, [0, L - 1, 0], [B, 1, d]), [B, d]); // [B, d]
+      if (head !== null) return head.logProbs(last); // [B, V]
       return tf.transpose(tf.matMul(this.tokEmb, tf.transpose(last))) as tf.Tensor2D; // [V, d]·[d, B] = [V, B] → [B, V]
     });
   }
 
-  /** The token embedding table tok_emb [V, d] (also the head's weight). Not a copy: do not dispose. */
+  /** The token embedding table tok_emb [V, d] (also the head's weight when tied). Not a copy: do not dispose. */
   get tokenEmbedding(): tf.Variable<tf.Rank.R2> {
     return this.tokEmb;
   }
@@ -199,6 +238,7 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
       out.push({ name: 'ln_f.weight', variable: this.lnF.weight, linear: false });
       out.push({ name: 'ln_f.bias', variable: this.lnF.bias, linear: false });
     }
+    if (this.adaptive !== null) out.push(...this.adaptive.namedParams());
     return out;
   }
 
@@ -248,5 +288,6 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     for (const block of this.blocks) block.dispose();
     this.lnF?.weight.dispose();
     this.lnF?.bias.dispose();
+    this.adaptive?.dispose();
   }
 }

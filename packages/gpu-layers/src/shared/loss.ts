@@ -6,6 +6,14 @@ function flatTargetIndex(N: number, V: number, targets: tf.Tensor1D): tf.Tensor1
   return tf.add(tf.mul(tf.range(0, N, 1, 'int32'), tf.scalar(V, 'int32')), targets);
 }
 
+/** lse_n = m_n + log Σ_v exp(x_nv − m_n), m_n = max_v x_nv: the log-normaliser of each row, x [N, V] → [N, 1]. */
+export function logSumExp(logits: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const m = tf.max(logits, -1, true); // [N, 1]
+    return tf.add<tf.Tensor2D>(tf.log(tf.sum(tf.exp(tf.sub(logits, m)), -1, true)), m);
+  });
+}
+
 /**
  * The one per-token NLL: nll_n = lse_n − x_{n,t_n} with lse_n = m_n + log Σ_v exp(x_nv − m_n), m_n = max_v x_nv,
  * for logits x [N, V] and int32 targets t [N]; the target's logit is a gather at the flat index n·V + t_n (no

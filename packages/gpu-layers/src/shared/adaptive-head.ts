@@ -1,0 +1,135 @@
+// Adaptive softmax head (Grave et al. 2017, "Efficient softmax approximation for GPUs"), with PyTorch's
+// nn.AdaptiveLogSoftmaxWithLoss (div_value 4, no head bias) as the reference behaviour and tensor layout.
+import * as tf from '@tensorflow/tfjs-core';
+import { adaptiveHeadShapes } from './config.js';
+import { crossEntropy, logSumExp } from './loss.js';
+import { matmul } from './ops.js';
+import { INIT_STD, tfjsSeed, type NamedParam } from './param-layer.js';
+
+/** First seed stream of the head's weights (the embeddings use 0 and 1, block i uses 100·(i + 1) onwards). */
+const HEAD_SEED_OFFSET = 50;
+
+/** One tail cluster: tokens [start, end) behind the head's logit c_1 + i, through a rank-d_i projection. */
+interface TailCluster {
+  start: number;
+  end: number;
+  /** [d, d_i] (internal [in, out]; nn.Linear's weight is its transpose). */
+  proj: tf.Variable<tf.Rank.R2>;
+  /** [d_i, end − start]. */
+  out: tf.Variable<tf.Rank.R2>;
+}
+
+/**
+ * log p(w | h) of an adaptive softmax over V words split by cutoffs c_1 < … < c_k into a shortlist [0, c_1) and tail
+ * clusters [c_i, c_{i+1}): log p(w) = log softmax(h·W_head)[w] for w < c_1, and
+ * log p(w) = log softmax(h·W_head)[c_1 + i] + log softmax(h·P_i·O_i)[w − c_i] for w in cluster i.
+ * The probabilities are exact (they sum to 1 over the vocabulary); training touches a tail only for the tokens whose
+ * target lies in it, which on Zipfian text is a small share, so the head costs far less than a full V-way softmax.
+ *
+ * Tensor names (a PyTorch AdaptiveLogSoftmaxWithLoss module's state dict under the prefix `adaptive.`, weights in
+ * nn.Linear's [out, in]): adaptive.head.weight [c_1 + k, d], adaptive.tail.{i}.0.weight [d_i, d] (projection),
+ * adaptive.tail.{i}.1.weight [c_{i+1} − c_i, d_i] (cluster output), d_i = max(1, ⌊d / 4^(i+1)⌋).
+ */
+export class AdaptiveSoftmaxHead {
+  readonly cutoffs: readonly number[];
+  readonly vocabSize: number;
+  /** [d, c_1 + k]: the shortlist's logits, then one logit per tail cluster. */
+  private readonly head: tf.Variable<tf.Rank.R2>;
+  private readonly tails: TailCluster[];
+
+  constructor(d: number, vocabSize: number, cutoffs: readonly number[], seed: number | undefined) {
+    const shapes = adaptiveHeadShapes(d, vocabSize, cutoffs);
+    this.cutoffs = [...cutoffs];
+    this.vocabSize = vocabSize;
+    let stream = HEAD_SEED_OFFSET;
+    const normal = (inDim: number, outDim: number): tf.Variable<tf.Rank.R2> => {
+      const init = tf.randomNormal<tf.Rank.R2>([inDim, outDim], 0, INIT_STD, 'float32', tfjsSeed(seed, stream++));
+      const v = tf.variable(init);
+      init.dispose();
+      return v;
+    };
+    this.head = normal(d, shapes.head[0]);
+    const bounds = [...cutoffs, vocabSize];
+    this.tails = shapes.tails.map((t, i) => ({
+      start: bounds[i] as number,
+      end: bounds[i + 1] as number,
+      proj: normal(d, t.proj[0]),
+      out: normal(t.proj[0], t.out[0]),
+    }));
+  }
+
+  /** The head's parameters under their documented names (linear: stored [in, out], exported [out, in]). */
+  namedParams(): NamedParam[] {
+    const out: NamedParam[] = [{ name: 'adaptive.head.weight', variable: this.head, linear: true }];
+    this.tails.forEach((t, i) => {
+      out.push({ name: `adaptive.tail.${i}.0.weight`, variable: t.proj, linear: true });
+      out.push({ name: `adaptive.tail.${i}.1.weight`, variable: t.out, linear: true });
+    });
+    return out;
+  }
+
+  /** log p(w | x) for every word: x [N, d] → [N, V] (rows sum to 1 after exp). */
+  logProbs(x: tf.Tensor2D): tf.Tensor2D {
+    return tf.tidy(() => {
+      const c1 = this.cutoffs[0] as number;
+      const headLogits = matmul(x, this.head); // [N, c_1 + k]
+      const headLp = tf.sub<tf.Tensor2D>(headLogits, logSumExp(headLogits)); // [N, c_1 + k]
+      const parts: tf.Tensor2D[] = [tf.slice(headLp, [0, 0], [-1, c1])]; // [N, c_1] shortlist
+      this.tails.forEach((t, i) => {
+        const logits = matmul(matmul(x, t.proj), t.out); // [N, d_i] → [N, size_i]
+        const clusterLp = tf.slice(headLp, [0, c1 + i], [-1, 1]); // [N, 1] log p(cluster i)
+        parts.push(tf.add(clusterLp, tf.sub(logits, logSumExp(logits)))); // [N, size_i]
+      });
+      return tf.concat<tf.Tensor2D>(parts, 1); // [N, V]
+    });
+  }
+
+  /**
+   * Mean NLL ℓ = (1/N) Σ_n −log p(t_n | x_n) of targets t (host ids: which cluster each row needs is decided here,
+   * without a device read): the head's cross-entropy over all N rows plus, for each tail cluster i, the
+   * cross-entropy of its n_i rows weighted n_i/N. x [N, d] → scalar; differentiable (gradients flow into x and
+   * into every weight a row used).
+   */
+  loss(x: tf.Tensor2D, targets: Int32Array): tf.Scalar {
+    const N = x.shape[0];
+    if (targets.length !== N) throw new RangeError(`adaptive head: ${targets.length} targets for ${N} rows`);
+    const c1 = this.cutoffs[0] as number;
+    const headTargets = new Int32Array(N);
+    const rows: number[][] = this.tails.map(() => []);
+    const rel: number[][] = this.tails.map(() => []);
+    for (let n = 0; n < N; n++) {
+      const t = targets[n] as number;
+      if (!(t >= 0 && t < this.vocabSize))
+        throw new RangeError(`target ${t} at row ${n} is outside [0, ${this.vocabSize})`);
+      if (t < c1) {
+        headTargets[n] = t;
+        continue;
+      }
+      let i = 0;
+      while (t >= (this.tails[i] as TailCluster).end) i++;
+      headTargets[n] = c1 + i;
+      (rows[i] as number[]).push(n);
+      (rel[i] as number[]).push(t - (this.tails[i] as TailCluster).start);
+    }
+    return tf.tidy(() => {
+      let loss = crossEntropy(matmul(x, this.head), tf.tensor1d(headTargets, 'int32')); // mean over N
+      this.tails.forEach((t, i) => {
+        const r = rows[i] as number[];
+        if (r.length === 0) return;
+        const xi = tf.gather(x, tf.tensor1d(r, 'int32')); // [n_i, d] rows whose target lies in cluster i
+        const logits = matmul(matmul(xi, t.proj), t.out); // [n_i, size_i]
+        const ce = crossEntropy(logits, tf.tensor1d(rel[i] as number[], 'int32')); // mean over n_i
+        loss = tf.add(loss, tf.mul(ce, r.length / N));
+      });
+      return loss;
+    });
+  }
+
+  dispose(): void {
+    this.head.dispose();
+    for (const t of this.tails) {
+      t.proj.dispose();
+      t.out.dispose();
+    }
+  }
+}
