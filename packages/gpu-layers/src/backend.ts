@@ -2,6 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { registerWasmTrainingKernels } from './wasm-kernels.js';
+import { nodeWasmThreadsUnavailable, setUpNodeWasmThreads } from './wasm-node-threads.js';
 
 /** Backends this package can select, in automatic order. */
 export const BACKEND_NAMES = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const;
@@ -12,7 +13,7 @@ export interface InitBackendOptions {
   backend?: BackendName;
   /**
    * wasm only: threads of the XNNPACK thread pool (default: GRASSFLOW_WASM_THREADS, else every core, at most 8).
-   * Under Node this needs the threaded SIMD build, which the workspace's patch of tfjs-backend-wasm enables.
+   * Under Node, initBackend starts tfjs-backend-wasm's threaded SIMD build itself (see wasm-node-threads.ts).
    */
   threads?: number;
 }
@@ -111,17 +112,15 @@ async function loadNode(name: 'tensorflow-gpu' | 'tensorflow'): Promise<void> {
 }
 
 /**
- * Why a thread pool of `got` threads runs where `requested` were asked for, and how to get them; undefined when
- * nothing was asked for or all run. One thread: tfjs-backend-wasm 4.22.0 as published has no thread support under
- * Node, which the grassflow workspace patches (see the gpu-layers README). More than one: the pool is capped at
- * the machine's cores (at most 8).
+ * Why a thread pool of `got` threads runs where `requested` were asked for; undefined when nothing was asked for
+ * or all run. `unavailable`: why the threaded build is not in use (see {@link nodeWasmThreadsUnavailable}); it is
+ * the reason when one thread runs. Otherwise the pool is capped at the machine's cores (at most 8).
  */
-export function wasmThreadsNote(requested: number | undefined, got: number): string | undefined {
+export function wasmThreadsNote(requested: number | undefined, got: number, unavailable?: string): string | undefined {
   if (requested === undefined || got >= requested) return undefined;
   const why =
-    got === 1
-      ? '@tensorflow/tfjs-backend-wasm 4.22.0 as published has no thread support under Node. Inside the grassflow ' +
-        "workspace a pnpm patch enables it (patches/); elsewhere training runs on one thread (see gpu-layers' README)"
+    got === 1 && unavailable !== undefined
+      ? `@tensorflow/tfjs-backend-wasm runs single-threaded here: ${unavailable}`
       : 'the thread pool is capped at the cores of this machine (at most 8)';
   return `wasm runs ${got} thread${got === 1 ? '' : 's'} where ${requested} were asked for: ${why}`;
 }
@@ -141,6 +140,7 @@ async function loadWasm(
     );
   }
   registerWasmTrainingKernels();
+  await setUpNodeWasmThreads(wasm);
   const envThreads = typeof process !== 'undefined' ? process.env['GRASSFLOW_WASM_THREADS'] : undefined;
   if (threads === undefined && envThreads !== undefined && envThreads !== '') {
     threads = Number(envThreads);
@@ -156,7 +156,7 @@ async function loadWasm(
     throw new BackendUnavailableError('wasm', "backend 'wasm' failed to initialise (see the warning above)");
   const simd = (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) === true;
   const got = wasm.getThreadsCount();
-  const threadsNote = wasmThreadsNote(threads, got);
+  const threadsNote = wasmThreadsNote(threads, got, nodeWasmThreadsUnavailable());
   if (threadsNote === undefined) return { simd, threads: got };
   if (!warnedThreads) console.warn(threadsNote); // once per process: initBackend may be called again
   warnedThreads = true;

@@ -1,5 +1,8 @@
 // Backend selection, and cpu vs wasm agreement of logits and gradients for every model kind.
+import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -14,6 +17,8 @@ import {
 } from '@grassflow/gpu-layers';
 import { relErr, tokenIds, useBackend } from './helpers.js';
 
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+
 describe('initBackend', () => {
   const savedEnv = process.env['GRASSFLOW_BACKEND'];
   afterEach(() => {
@@ -27,8 +32,8 @@ describe('initBackend', () => {
     expect(cpu).toMatchObject({ name: 'cpu', tfBackend: 'cpu', tfjsCore: tf.version_core });
     expect(tf.getBackend()).toBe('cpu');
     const wasm = await initBackend({ backend: 'wasm' });
-    // The workspace's patch of tfjs-backend-wasm gives Node a thread pool: every core (at most 8) unless
-    // GRASSFLOW_WASM_THREADS asks for fewer. (tfjs-backend-wasm without the patch reports 1.)
+    // initBackend starts tfjs-backend-wasm's threaded build under Node: every core (at most 8) unless
+    // GRASSFLOW_WASM_THREADS asks for fewer. (Stock tfjs-backend-wasm reports 1 there.)
     const cores = cpus().length;
     const asked = process.env['GRASSFLOW_WASM_THREADS'];
     const want = Math.min(asked === undefined || asked === '' ? cores : Number(asked), cores, 8);
@@ -40,8 +45,37 @@ describe('initBackend', () => {
   it('says why fewer wasm threads run than were asked for, and nothing when all run', () => {
     expect(wasmThreadsNote(undefined, 1)).toBeUndefined();
     expect(wasmThreadsNote(2, 2)).toBeUndefined();
-    expect(wasmThreadsNote(4, 1)).toMatch(/runs 1 thread where 4 were asked for: .*no thread support under Node/);
+    expect(wasmThreadsNote(4, 1, 'this Node has no SharedArrayBuffer/Atomics')).toMatch(
+      /runs 1 thread where 4 were asked for: .*single-threaded here: this Node has no SharedArrayBuffer/,
+    );
+    // One thread with the threaded build in use: a one-core machine.
+    expect(wasmThreadsNote(4, 1)).toMatch(/runs 1 thread where 4 were asked for: .*capped at the cores/);
     expect(wasmThreadsNote(16, 8)).toMatch(/runs 8 threads where 16 were asked for: .*capped at the cores/);
+  });
+
+  // In a fresh Node process, as a user's script runs: the thread pool without patching node_modules, a process
+  // that exits by itself (the pool's workers never end, so they must not hold it open), and the process's
+  // uncaughtException/unhandledRejection listeners as they were (the emscripten glue adds rethrowing ones).
+  it('a fresh Node process gets every core as wasm threads and exits by itself', () => {
+    const script = [
+      `import * as tf from '@tensorflow/tfjs-core';`,
+      `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend.ts'))};`,
+      `const info = await initBackend({ backend: 'wasm' });`,
+      `const a = tf.randomNormal([256, 256]);`,
+      `const sum = tf.sum(tf.matMul(a, a)).dataSync()[0];`,
+      `const listeners = process.listenerCount('uncaughtException') + process.listenerCount('unhandledRejection');`,
+      `console.log(JSON.stringify({ threads: info.threads, finite: Number.isFinite(sum), listeners }));`,
+    ].join('\n');
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: packageDir,
+      encoding: 'utf8',
+      timeout: 60_000, // a process held open by a worker never exits: killed here, the test fails
+      env: { ...process.env, GRASSFLOW_WASM_THREADS: '' },
+    });
+    expect(child.error, child.stderr).toBeUndefined();
+    expect(child.status, child.stderr).toBe(0);
+    const out = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as Record<string, unknown>;
+    expect(out).toEqual({ threads: Math.min(cpus().length, 8), finite: true, listeners: 0 });
   });
 
   it('GRASSFLOW_BACKEND forces a backend; the option wins over it', async () => {
