@@ -1,9 +1,9 @@
 // GrassmannBlock: causal Grassmann mixing + feed-forward, post-LN (paper) or pre-LN.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { grassmannMixing, type GrassmannMixingWeights } from './mixing.js';
+import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
 import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
-import { checkMixingArgs, mixingParamSpecs } from './mixing-layer.js';
+import { checkGateArgs, checkMixingArgs, mixingParamSpecs, mixingWeights } from './mixing-layer.js';
 import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
 
 export interface GrassmannBlockArgs extends ResidualBlockArgs {
@@ -13,12 +13,25 @@ export interface GrassmannBlockArgs extends ResidualBlockArgs {
   eps?: number;
   /** Default 'causal'. */
   direction?: 'causal' | 'bidirectional';
+  /** 'blend' (default, the paper's) m = α⊙h + (1−α)⊙g, or 'additive' m = α⊙g added to h as a residual. */
+  gate?: GrassmannGate;
+  /**
+   * Post-LN only: 'stream' (default, the paper's) drops the whole stream after LN1, 'branch' only the mixing
+   * branch. Pre-LN blocks always drop the branch only (x = h + Dropout(Mix(LN1 h))): there it has no effect.
+   */
+  dropoutAt?: 'stream' | 'branch';
+  /** true: a LayerNorm mixer.ln (ε = 1e-5) on the mixer's output, m ← LN_mix(m); default false. */
+  mixerNorm?: boolean;
 }
 
 /**
- * post: ĥ = Dropout(LN1(Mix(h))); out = LN2(ĥ + Dropout(FFN(ĥ))) (the gate is the skip path of mixing).
- * pre:  x = h + Dropout(Mix(LN1(h))); out = x + Dropout(FFN(LN2(x))).
- * FFN(x) = fc2(GELU(fc1(x))) with the exact erf GELU; LayerNorm ε = 1e-5. [B, L, d] → [B, L, d].
+ * With m = Mix(u) the mixer's output (blend α⊙h + (1−α)⊙g, or additive α⊙g; LN_mix(m) with mixerNorm):
+ * post, blend:     stream ĥ = Dropout(LN1(m));       branch ĥ = LN1(α⊙h + Dropout((1−α)⊙g)) (then LN_mix if set);
+ * post, additive:  stream ĥ = Dropout(LN1(h + m));   branch ĥ = LN1(h + Dropout(m));
+ * post, then:      out = LN2(ĥ + Dropout(FFN(ĥ))).
+ * pre (any gate):  x = h + Dropout(m(LN1(h))); out = x + Dropout(FFN(LN2(x))) (dropoutAt has no effect).
+ * FFN(x) = fc2(GELU(fc1(x))) with the exact erf GELU; LayerNorm ε = 1e-5; dropout only when training.
+ * [B, L, d] → [B, L, d].
  */
 export class GrassmannBlock extends ResidualBlock {
   static readonly className = 'GrassmannBlock';
@@ -26,15 +39,26 @@ export class GrassmannBlock extends ResidualBlock {
   readonly offsets: number[];
   readonly eps: number;
   readonly direction: 'causal' | 'bidirectional';
+  readonly gate: GrassmannGate;
+  readonly dropoutAt: 'stream' | 'branch';
+  readonly mixerNorm: boolean;
 
   constructor(args: GrassmannBlockArgs) {
     super(GrassmannBlock.className, args);
-    const { r, offsets, eps = 1e-6, direction = 'causal' } = args;
+    const { r, offsets, eps = 1e-6, direction = 'causal', gate = 'blend', dropoutAt = 'stream' } = args;
+    const { mixerNorm = false } = args;
     checkMixingArgs(GrassmannBlock.className, r, offsets, eps, direction);
+    checkGateArgs(GrassmannBlock.className, gate, mixerNorm);
+    if (dropoutAt !== 'stream' && dropoutAt !== 'branch') {
+      throw new RangeError(`GrassmannBlock: dropoutAt must be 'stream' or 'branch', got ${JSON.stringify(dropoutAt)}`);
+    }
     this.r = r;
     this.offsets = [...offsets];
     this.eps = eps;
     this.direction = direction;
+    this.gate = gate;
+    this.dropoutAt = dropoutAt;
+    this.mixerNorm = mixerNorm;
   }
 
   override build(inputShape: Shape | Shape[]): void {
@@ -46,33 +70,52 @@ export class GrassmannBlock extends ResidualBlock {
       ...layerNormSpecs('ln1', d),
       ...layerNormSpecs('ln2', d),
       ...ffnSpecs(d, this.dFF),
+      ...(this.mixerNorm ? layerNormSpecs('mixer.ln', d) : []), // last: the other tensors keep their order
     ]);
     this.built = true;
   }
 
-  /** The mixer's weights (the variables themselves, internal [in, out] layout: do not dispose). */
+  /** The mixer's weights (the variables themselves, internal [in, out] layout: do not dispose); ln with mixerNorm. */
   mixerWeights(): GrassmannMixingWeights {
-    return {
-      wRed: this.param('mixer.w_red.weight'),
-      bRed: this.param('mixer.w_red.bias'),
-      wPlu: this.param('mixer.w_plu.weight'),
-      bPlu: this.param('mixer.w_plu.bias'),
-      wGate: this.param('mixer.w_gate.weight'),
-      bGate: this.param('mixer.w_gate.bias'),
-    };
+    return mixingWeights((name) => this.param(name), 'mixer.', this.mixerNorm);
   }
 
-  protected mix(h: tf.Tensor3D): tf.Tensor3D {
-    return grassmannMixing(h, this.mixerWeights(), { offsets: this.offsets, eps: this.eps, direction: this.direction });
+  /** The post-LN blend with dropoutAt 'branch' drops (1−α)⊙g inside the mixer, before the skip path is added. */
+  protected mix(h: tf.Tensor3D, training: boolean): tf.Tensor3D {
+    const inMixer = training && this.norm === 'post' && this.dropoutAt === 'branch' && this.gate === 'blend';
+    return grassmannMixing(h, this.mixerWeights(), {
+      offsets: this.offsets,
+      eps: this.eps,
+      direction: this.direction,
+      gate: this.gate,
+      ...(inMixer && this.dropoutRate > 0 ? { branchDropout: this.dropoutRate } : {}),
+    });
   }
 
-  /** Post-LN (paper): x = Dropout(LN1(Mix(h))); the gate inside Mix is the skip path. */
+  /** Post-LN first half: blend Dropout?(LN1(m)); additive Dropout?(LN1(h + Dropout?(m))) (see the class). */
   protected postMix(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D {
-    return this.drop(this.ln(mix(h), 'ln1'), training);
+    const stream = this.dropoutAt === 'stream';
+    if (this.gate === 'blend') {
+      const x = this.ln(mix(h), 'ln1');
+      return stream ? this.drop(x, training) : x; // branch: dropped inside the mixer (see mix)
+    }
+    const m = mix(h);
+    const x = this.ln(tf.add(h, stream ? m : this.drop(m, training)), 'ln1');
+    return stream ? this.drop(x, training) : x;
   }
 
   protected mixerConfig(): tf.serialization.ConfigDict {
-    return { r: this.r, offsets: [...this.offsets], eps: this.eps, direction: this.direction };
+    const config: tf.serialization.ConfigDict = {
+      r: this.r,
+      offsets: [...this.offsets],
+      eps: this.eps,
+      direction: this.direction,
+    };
+    // omitted at their defaults, so the configs of blocks without them stay as they were
+    if (this.gate !== 'blend') config['gate'] = this.gate;
+    if (this.dropoutAt !== 'stream') config['dropoutAt'] = this.dropoutAt;
+    if (this.mixerNorm) config['mixerNorm'] = true;
+    return config;
   }
 }
 tf.serialization.registerClass(GrassmannBlock);

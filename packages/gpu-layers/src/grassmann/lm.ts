@@ -5,7 +5,8 @@ import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-mod
 
 /**
  * logits = LN_f?(Block_N(…Block_1(Dropout(tok_emb[x] + pos_emb[t])))) · tok_embᵀ, each block a
- * GrassmannBlock with the layer's own offsets (config.offsets[i]). [B, L] int32 → [B, L, V].
+ * GrassmannBlock with the layer's own offsets (config.offsets[i]) and config.gate, dropoutAt, mixerNorm.
+ * [B, L] int32 → [B, L, V].
  */
 export class GrassmannLM extends TiedEmbeddingLM {
   constructor(config: ModelConfig, options: CreateModelOptions = {}) {
@@ -20,6 +21,9 @@ export class GrassmannLM extends TiedEmbeddingLM {
         norm: c.norm,
         dropout: c.dropout,
         eps: c.eps,
+        ...(c.gate === undefined ? {} : { gate: c.gate }),
+        ...(c.dropoutAt === undefined ? {} : { dropoutAt: c.dropoutAt }),
+        ...(c.mixerNorm === undefined ? {} : { mixerNorm: c.mixerNorm }),
         ...(seed === undefined ? {} : { seed }),
       });
     });

@@ -3,7 +3,8 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import type { Shape } from '@tensorflow/tfjs-layers';
 import { pluckerDim } from '../shared/config.js';
-import { grassmannMixing } from './mixing.js';
+import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
+import { layerNormSpecs } from '../shared/block-parts.js';
 import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../shared/param-layer.js';
 
 export interface CausalGrassmannMixingArgs extends ParamLayerArgs {
@@ -15,6 +16,18 @@ export interface CausalGrassmannMixingArgs extends ParamLayerArgs {
   eps?: number;
   /** 'causal' (default): pairs (z_{t−Δ}, z_t) only. 'bidirectional' also pairs (z_t, z_{t+Δ}): encoders only. */
   direction?: 'causal' | 'bidirectional';
+  /** 'blend' (default) h_mix = α⊙h + (1−α)⊙g, or 'additive': the output is α⊙g (to be added to h by the caller). */
+  gate?: GrassmannGate;
+  /** true: a LayerNorm `ln` (ε = 1e-5) on the output, out = LN_mix(h_mix); default false. */
+  mixerNorm?: boolean;
+}
+
+/** Check the gate form and mixerNorm flag of a mixer; `who` names the caller in the error. */
+export function checkGateArgs(who: string, gate: unknown, mixerNorm: unknown): void {
+  if (gate !== 'blend' && gate !== 'additive')
+    throw new RangeError(`${who}: gate must be 'blend' or 'additive', got ${JSON.stringify(gate)}`);
+  if (typeof mixerNorm !== 'boolean')
+    throw new RangeError(`${who}: mixerNorm must be a boolean, got ${String(mixerNorm)}`);
 }
 
 /** Check r, offsets, eps, direction of a mixing layer; `who` names the caller in the error. */
@@ -30,8 +43,11 @@ export function checkMixingArgs(who: string, r: unknown, offsets: unknown, eps: 
   }
 }
 
-/** Parameter specs of a mixing layer of width d, under `prefix` (e.g. 'mixer.'). */
-export function mixingParamSpecs(prefix: string, d: number, r: number): ParamSpec[] {
+/**
+ * Parameter specs of a mixing layer of width d, under `prefix` (e.g. 'mixer.'); with mixerNorm also the LayerNorm
+ * `${prefix}ln.weight` / `${prefix}ln.bias` (last, so that models without it keep their tensor names and order).
+ */
+export function mixingParamSpecs(prefix: string, d: number, r: number, mixerNorm = false): ParamSpec[] {
   const C = pluckerDim(r);
   return [
     { name: `${prefix}w_red.weight`, shape: [d, r], init: 'normal', linear: true },
@@ -40,12 +56,32 @@ export function mixingParamSpecs(prefix: string, d: number, r: number): ParamSpe
     { name: `${prefix}w_plu.bias`, shape: [d], init: 'zeros', linear: false },
     { name: `${prefix}w_gate.weight`, shape: [2 * d, d], init: 'normal', linear: true },
     { name: `${prefix}w_gate.bias`, shape: [d], init: 'zeros', linear: false },
+    ...(mixerNorm ? layerNormSpecs(`${prefix}ln`, d) : []),
   ];
+}
+
+/** The mixing weights of a layer built from {@link mixingParamSpecs} under `prefix`, read with `param`. */
+export function mixingWeights(
+  param: (name: string) => tf.Tensor,
+  prefix: string,
+  mixerNorm: boolean,
+): GrassmannMixingWeights {
+  const p = <T extends tf.Tensor>(name: string) => param(`${prefix}${name}`) as T;
+  return {
+    wRed: p('w_red.weight'),
+    bRed: p('w_red.bias'),
+    wPlu: p('w_plu.weight'),
+    bPlu: p('w_plu.bias'),
+    wGate: p('w_gate.weight'),
+    bGate: p('w_gate.bias'),
+    ...(mixerNorm ? { ln: { weight: p('ln.weight'), bias: p('ln.bias') } } : {}),
+  };
 }
 
 /**
  * Causal Grassmann mixing layer: [B, L, d] → [B, L, d],
- * h_mix = α⊙h + (1−α)⊙g with g the mean over offsets of W_plu·p̂(z_{t−Δ}, z_t) + b_plu (see grassmannMixing).
+ * h_mix = α⊙h + (1−α)⊙g with g the mean over offsets of W_plu·p̂(z_{t−Δ}, z_t) + b_plu (see grassmannMixing);
+ * gate 'additive' gives α⊙g instead, mixerNorm LN_mix of either.
  */
 export class CausalGrassmannMixing extends ParamLayer {
   static readonly className = 'CausalGrassmannMixing';
@@ -53,15 +89,20 @@ export class CausalGrassmannMixing extends ParamLayer {
   readonly offsets: number[];
   readonly eps: number;
   readonly direction: 'causal' | 'bidirectional';
+  readonly gate: GrassmannGate;
+  readonly mixerNorm: boolean;
 
   constructor(args: CausalGrassmannMixingArgs) {
     super(args);
-    const { r, offsets, eps = 1e-6, direction = 'causal' } = args;
+    const { r, offsets, eps = 1e-6, direction = 'causal', gate = 'blend', mixerNorm = false } = args;
     checkMixingArgs(CausalGrassmannMixing.className, r, offsets, eps, direction);
+    checkGateArgs(CausalGrassmannMixing.className, gate, mixerNorm);
     this.r = r;
     this.offsets = [...offsets];
     this.eps = eps;
     this.direction = direction;
+    this.gate = gate;
+    this.mixerNorm = mixerNorm;
     this.inputSpec = [{ ndim: 3 }];
   }
 
@@ -70,7 +111,7 @@ export class CausalGrassmannMixing extends ParamLayer {
     const d = shape[2];
     if (typeof d !== 'number')
       throw new RangeError(`${this.name}: the last input axis (d) must be known, got shape [${shape.join(', ')}]`);
-    this.createParams(mixingParamSpecs('', d, this.r));
+    this.createParams(mixingParamSpecs('', d, this.r, this.mixerNorm));
     this.built = true;
   }
 
@@ -83,15 +124,13 @@ export class CausalGrassmannMixing extends ParamLayer {
       const h = (Array.isArray(inputs) ? inputs[0] : inputs) as tf.Tensor3D; // [B, L, d]
       return grassmannMixing(
         h,
+        mixingWeights((name) => this.param(name), '', this.mixerNorm),
         {
-          wRed: this.param('w_red.weight'),
-          bRed: this.param('w_red.bias'),
-          wPlu: this.param('w_plu.weight'),
-          bPlu: this.param('w_plu.bias'),
-          wGate: this.param('w_gate.weight'),
-          bGate: this.param('w_gate.bias'),
+          offsets: this.offsets,
+          eps: this.eps,
+          direction: this.direction,
+          gate: this.gate,
         },
-        { offsets: this.offsets, eps: this.eps, direction: this.direction },
       );
     });
   }
@@ -103,6 +142,8 @@ export class CausalGrassmannMixing extends ParamLayer {
       eps: this.eps,
       direction: this.direction,
     };
+    if (this.gate !== 'blend') config['gate'] = this.gate; // omitted at the defaults: older configs stay as they were
+    if (this.mixerNorm) config['mixerNorm'] = true;
     if (this.seed !== undefined) config['seed'] = this.seed;
     return { ...super.getConfig(), ...config };
   }

@@ -1,7 +1,8 @@
 // Causal Grassmann mixing as a pure function of hidden states and weights (paper-notes §1).
 import * as tf from '@tensorflow/tfjs-core';
 import { pluckerDim } from '../shared/config.js';
-import { matmul, matmulConst } from '../shared/ops.js';
+import { LN_EPS } from '../shared/block-parts.js';
+import { dropout, layerNorm, matmul, matmulConst } from '../shared/ops.js';
 
 /** Weights of one mixing layer, in the internal [in, out] layout. */
 export interface GrassmannMixingWeights {
@@ -11,7 +12,12 @@ export interface GrassmannMixingWeights {
   /** b_plu [d] */ bPlu: tf.Tensor1D;
   /** W_gateᵀ [2d, d], input rows h then g */ wGate: tf.Tensor2D;
   /** b_gate [d] */ bGate: tf.Tensor1D;
+  /** LN_mix γ, β [d] each: a LayerNorm (ε = 1e-5) on the mixer's output (mixerNorm; absent: none). */
+  ln?: { weight: tf.Tensor1D; bias: tf.Tensor1D };
 }
+
+/** The gate's form: 'blend' m = α⊙h + (1−α)⊙g (the paper's, the skip path) or 'additive' m = α⊙g (a residual). */
+export type GrassmannGate = 'blend' | 'additive';
 
 /**
  * Pairs (i, j), 0 ≤ i < j < r, in lexicographic order (0,1), (0,2), …, (r−2, r−1): the order of
@@ -86,11 +92,22 @@ export interface GrassmannMixingOptions {
    * The values are the same either way.
    */
   fused?: boolean;
+  /**
+   * Gate form (default 'blend'): 'blend' h_mix = α⊙h + (1−α)⊙g; 'additive' returns α⊙g only, which the caller
+   * adds to h as a residual (kanenorman's reproduction). α = σ(W_gate [h; g] + b_gate) either way.
+   */
+  gate?: GrassmannGate;
+  /**
+   * Blend only, training: the rate of a dropout on the mixing branch before the skip path is added,
+   * h_mix = α⊙h + Dropout((1−α)⊙g) (post-LN dropoutAt 'branch'). Default 0: none. The additive gate's output is
+   * all branch: its caller drops it.
+   */
+  branchDropout?: number;
 }
 
 /** The intermediates of one {@link grassmannMixing} call, for inspection (see {@link grassmannMixingTrace}). */
 export interface GrassmannMixingTrace {
-  /** h_mix [B, L, d]: the value grassmannMixing returns. */
+  /** The value grassmannMixing returns [B, L, d]: h_mix (or α⊙g), then LN_mix of it where w.ln is given. */
   output: tf.Tensor3D;
   /** z_t = W_red h_t + b_red of the new positions [B, L, r]. */
   z: tf.Tensor3D;
@@ -186,9 +203,41 @@ function mixingParts(
     }
     const hg = tf.concat([h2, tf.reshape(g, [B * L, d])], 1); // [B·L, 2d], order [h; g]
     const alpha = tf.reshape<tf.Rank.R3>(tf.sigmoid(tf.add(matmul(hg, w.wGate), w.bGate)), [B, L, d]); // [B, L, d]
-    const output = tf.add<tf.Tensor3D>(g, tf.mul(alpha, tf.sub(h, g))); // α⊙h + (1−α)⊙g
+    const output = gateOutput(h, g, alpha, w, options);
     return trace ? { output, zAll, trace: { z, pHat: perOffset, g, alpha } } : { output, zAll };
   });
+}
+
+/**
+ * The mixer's output from h, g and α [B, L, d]: m = α⊙h + (1−α)⊙g (blend; α⊙h + Dropout((1−α)⊙g) with
+ * options.branchDropout) or m = α⊙g (additive), then LN_mix(m) where w.ln is given.
+ */
+function gateOutput(
+  h: tf.Tensor3D,
+  g: tf.Tensor3D,
+  alpha: tf.Tensor3D,
+  w: GrassmannMixingWeights,
+  options: GrassmannMixingOptions,
+): tf.Tensor3D {
+  const { gate = 'blend', branchDropout = 0 } = options;
+  if (gate !== 'blend' && gate !== 'additive') {
+    throw new RangeError(`grassmannMixing: gate must be 'blend' or 'additive', got ${JSON.stringify(gate)}`);
+  }
+  if (!(branchDropout >= 0 && branchDropout < 1)) {
+    throw new RangeError(`grassmannMixing: branchDropout must be in [0, 1), got ${String(branchDropout)}`);
+  }
+  if (gate === 'additive' && branchDropout > 0) {
+    throw new RangeError("grassmannMixing: branchDropout is the blend's; an additive gate's caller drops its output");
+  }
+  let m: tf.Tensor3D;
+  if (gate === 'additive') {
+    m = tf.mul(alpha, g); // α⊙g
+  } else if (branchDropout > 0) {
+    m = tf.add(tf.mul(alpha, h), dropout(tf.mul(tf.sub(1, alpha), g), branchDropout, true)); // α⊙h + Drop((1−α)⊙g)
+  } else {
+    m = tf.add(g, tf.mul(alpha, tf.sub(h, g))); // α⊙h + (1−α)⊙g
+  }
+  return w.ln === undefined ? m : (layerNorm(m, w.ln.weight, w.ln.bias, LN_EPS) as tf.Tensor3D);
 }
 
 /** The two halves z·S_i and z·S_j of the pair coordinates [z_i | z_j] (see {@link pluckerSelection}). */
@@ -397,7 +446,8 @@ function checkPast(
  * Causal Grassmann mixing of hidden states h [B, L, d] (paper-notes §1):
  *   z_t = W_red h_t + b_red;  p_ij = z_{t−Δ,i} z_{t,j} − z_{t−Δ,j} z_{t,i} (i < j, lexicographic);
  *   p̂ = p/sqrt(‖p‖² + ε²);  g_t = mean_{Δ: t−Δ ≥ 0} (W_plu p̂ + b_plu), 0 where no pair exists;
- *   α = σ(W_gate [h; g] + b_gate);  h_mix = α ⊙ h + (1 − α) ⊙ g.
+ *   α = σ(W_gate [h; g] + b_gate);  h_mix = α ⊙ h + (1 − α) ⊙ g  (options.gate 'additive': α ⊙ g instead);
+ *   then LN_mix(h_mix) where w.ln is given (mixerNorm).
  * Since W_plu is shared by the offsets, mean_Δ(W_plu p̂_Δ + b_plu) = W_plu mean_Δ(p̂_Δ) + b_plu:
  * one projection per layer whatever the number of offsets. The pair coordinates come from one
  * product z·S with a 0/1 selection matrix, and shifting commutes with it, so z_{t−Δ}·S is a shift of z·S.

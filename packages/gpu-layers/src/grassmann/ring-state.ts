@@ -19,10 +19,11 @@ export class GrassmannRingState implements LayerDecodingState {
   mix(u: tf.Tensor3D, t0: number): tf.Tensor3D {
     if (t0 !== this.past.t0)
       throw new Error(`internal: the ring holds positions before ${this.past.t0}, asked for ${t0}`);
-    const { offsets, eps } = this.block;
+    const { offsets, eps, gate } = this.block;
     const { output, next } = grassmannMixingStep(u, this.block.mixerWeights(), {
       offsets,
       eps,
+      gate, // and LN_mix through mixerWeights() where the block has mixerNorm
       direction: 'causal',
       past: this.past,
     });

@@ -33,8 +33,8 @@ export abstract class ResidualBlock extends ParamLayer {
     this.inputSpec = [{ ndim: 3 }];
   }
 
-  /** The token mixer: [B, L, d] → [B, L, d]. */
-  protected abstract mix(h: tf.Tensor3D): tf.Tensor3D;
+  /** The token mixer: [B, L, d] → [B, L, d] (`training`: a mixer may drop parts of its own output). */
+  protected abstract mix(h: tf.Tensor3D, training: boolean): tf.Tensor3D;
 
   /** First half of the post-LN block, from the input h to x, with `mix` as the token mixer. */
   protected abstract postMix(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D;
@@ -70,7 +70,7 @@ export abstract class ResidualBlock extends ParamLayer {
     const training = kwargs['training'] === true;
     return tf.tidy(() => {
       const h = (Array.isArray(inputs) ? inputs[0] : inputs) as tf.Tensor3D; // [B, L, d]
-      return this.wire(h, training, (u) => this.mix(u));
+      return this.wire(h, training, (u) => this.mix(u, training));
     });
   }
 

@@ -24,6 +24,11 @@ export interface AttentionOptions {
   kind: 'dpa' | 'ea';
   /** ε of EA's denominator Σ_j e_ij + ε. */
   eps: number;
+  /**
+   * EA's ε (default 'absolute'): 'absolute' a = e/(Σ_j e + ε); 'relative' a = e/(Σ_j e + ε·max_j e + ε²), scale-free,
+   * so a layer whose scores are all tiny (at init) is not switched off. DPA ignores it.
+   */
+  eaEps?: EaEps;
   /** true (default): query i sees keys j ≤ i only. false: every key (encoders, e.g. a sentence classifier). */
   causal?: boolean;
   /** 1 for a real key, 0 for padding, [B, L] (keys of the new positions; cached keys are all real). */
@@ -34,6 +39,9 @@ export interface AttentionOptions {
    */
   cache?: AttentionCache;
 }
+
+/** How EA's ε enters its denominator (see {@link AttentionOptions.eaEps}). */
+export type EaEps = 'absolute' | 'relative';
 
 /** Lower-triangular causal mask m_ij = 1 if j ≤ i else 0, [L, L]. */
 export function causalMask(L: number): tf.Tensor2D {
@@ -55,9 +63,20 @@ function offsetCausalMask(L: number, t0: number): tf.Tensor2D {
  * Attention weights from scaled scores s = q·kᵀ/sqrt(d_head) [BH, L, n] and a 0/1 mask m broadcastable to them
  * (null: every key is allowed):
  * DPA a = softmax(s + (m − 1)·1e9) (mask added after the scale);
- * EA  e = m ⊙ s²/(1 + s²), a = e/(Σ_j e + ε) — the mask multiplies, nothing is added before squaring.
+ * EA  e = m ⊙ s²/(1 + s²), a = e/(Σ_j e + ε) — the mask multiplies, nothing is added before squaring;
+ *     eaEps 'relative': a = e/(Σ_j e + ε·max_j e + ε²), the same up to O(ε) where Σe ≫ ε, still ≈ normalised when
+ *     every e is ≪ ε, and 0 (not NaN) on a row of zeros.
  */
-function maskedWeights(scores: tf.Tensor3D, mask: tf.Tensor | null, kind: 'dpa' | 'ea', eps: number): tf.Tensor3D {
+function maskedWeights(
+  scores: tf.Tensor3D,
+  mask: tf.Tensor | null,
+  kind: 'dpa' | 'ea',
+  eps: number,
+  eaEps: EaEps = 'absolute',
+): tf.Tensor3D {
+  if (eaEps !== 'absolute' && eaEps !== 'relative') {
+    throw new RangeError(`attention: eaEps must be 'absolute' or 'relative', got ${JSON.stringify(eaEps)}`);
+  }
   return tf.tidy(() => {
     if (kind === 'dpa') {
       return tf.softmax(mask === null ? scores : tf.add(scores, tf.mul(tf.sub(mask, 1), 1e9))) as tf.Tensor3D;
@@ -65,13 +84,20 @@ function maskedWeights(scores: tf.Tensor3D, mask: tf.Tensor | null, kind: 'dpa' 
     const s2 = tf.square(scores);
     const ratio = tf.div(s2, tf.add(s2, 1));
     const e = mask === null ? ratio : tf.mul(mask, ratio); // [BH, L, n]
-    return tf.div<tf.Tensor3D>(e, tf.add(tf.sum(e, -1, true), eps));
+    const total = tf.sum(e, -1, true); // [BH, L, 1]
+    if (eaEps === 'absolute') return tf.div<tf.Tensor3D>(e, tf.add(total, eps));
+    return tf.div<tf.Tensor3D>(e, tf.add(tf.add(total, tf.mul(tf.max(e, -1, true), eps)), eps * eps));
   });
 }
 
-/** Causal attention weights from scaled scores [BH, L, L] (see {@link causalAttention}). */
-export function attentionWeights(scores: tf.Tensor3D, kind: 'dpa' | 'ea', eps: number): tf.Tensor3D {
-  return tf.tidy(() => maskedWeights(scores, causalMask(scores.shape[1]), kind, eps));
+/** Causal attention weights from scaled scores [BH, L, L] (see {@link causalAttention}); eaEps: EA's ε form. */
+export function attentionWeights(
+  scores: tf.Tensor3D,
+  kind: 'dpa' | 'ea',
+  eps: number,
+  eaEps: EaEps = 'absolute',
+): tf.Tensor3D {
+  return tf.tidy(() => maskedWeights(scores, causalMask(scores.shape[1]), kind, eps, eaEps));
 }
 
 /**
@@ -154,7 +180,7 @@ function attentionParts(
     const kT = oldK === null ? kTNew : tf.concat<tf.Tensor3D>([oldK, kTNew], 2); // [B·H, dh, t0 + L]
     const v = oldV === null ? vNew : tf.concat<tf.Tensor3D>([oldV, vNew], 1); // [B·H, t0 + L, dh]
     const scores = tf.mul<tf.Tensor3D>(matmul(q, kT), 1 / Math.sqrt(dh)); // [B·H, L, t0 + L]
-    const a = maskedWeights(scores, attentionMask(B, H, L, t0, options), options.kind, options.eps);
+    const a = maskedWeights(scores, attentionMask(B, H, L, t0, options), options.kind, options.eps, options.eaEps);
     const y = matmul(a, v); // [B·H, L, dh]
     const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, L, dh]), [0, 2, 1, 3]), [B, L, d]); // [B, L, d]
     const output = linear(merged, w.wProj, w.bProj) as tf.Tensor3D;

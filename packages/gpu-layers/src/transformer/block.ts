@@ -1,7 +1,7 @@
 // TransformerBlock: causal multi-head attention (DPA or EA) + feed-forward, post-LN or pre-LN.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { causalAttention, type AttentionWeights } from './attention.js';
+import { causalAttention, type AttentionWeights, type EaEps } from './attention.js';
 import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
 import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
 
@@ -11,26 +11,33 @@ export interface TransformerBlockArgs extends ResidualBlockArgs {
   attention?: 'dpa' | 'ea';
   /** EA's ε; default 1e-6. */
   eps?: number;
+  /** EA only: 'absolute' (default) a = e/(Σe + ε), or 'relative' a = e/(Σe + ε·max e + ε²) (scale-free). */
+  eaEps?: EaEps;
 }
 
 /**
  * post: x = LN1(h + Dropout(Attn(h))); out = LN2(x + Dropout(FFN(x))).
  * pre:  x = h + Dropout(Attn(LN1(h))); out = x + Dropout(FFN(LN2(x))). [B, L, d] → [B, L, d].
+ * EA's weights a = e/(Σe + ε) or, with eaEps 'relative', e/(Σe + ε·max e + ε²) (see attention.ts).
  */
 export class TransformerBlock extends ResidualBlock {
   static readonly className = 'TransformerBlock';
   readonly nHeads: number;
   readonly attention: 'dpa' | 'ea';
   readonly eps: number;
+  readonly eaEps: EaEps;
 
   constructor(args: TransformerBlockArgs) {
     super(TransformerBlock.className, args);
-    const { nHeads, attention = 'dpa', eps = 1e-6 } = args;
+    const { nHeads, attention = 'dpa', eps = 1e-6, eaEps = 'absolute' } = args;
     if (!Number.isInteger(nHeads) || nHeads < 1)
       throw new RangeError(`TransformerBlock: nHeads must be an integer >= 1, got ${nHeads}`);
     if (attention !== 'dpa' && attention !== 'ea')
       throw new RangeError(`TransformerBlock: attention must be 'dpa' or 'ea', got ${JSON.stringify(attention)}`);
     if (!(eps > 0)) throw new RangeError(`TransformerBlock: eps must be > 0, got ${eps}`);
+    if (eaEps !== 'absolute' && eaEps !== 'relative')
+      throw new RangeError(`TransformerBlock: eaEps must be 'absolute' or 'relative', got ${JSON.stringify(eaEps)}`);
+    this.eaEps = eaEps;
     this.nHeads = nHeads;
     this.attention = attention;
     this.eps = eps;
@@ -65,7 +72,8 @@ export class TransformerBlock extends ResidualBlock {
   }
 
   protected mix(h: tf.Tensor3D): tf.Tensor3D {
-    return causalAttention(h, this.mixerWeights(), { nHeads: this.nHeads, kind: this.attention, eps: this.eps });
+    const { nHeads, attention: kind, eps, eaEps } = this;
+    return causalAttention(h, this.mixerWeights(), { nHeads, kind, eps, eaEps });
   }
 
   /** Post-LN: x = LN1(h + Dropout(Attn(h))). */
@@ -74,7 +82,9 @@ export class TransformerBlock extends ResidualBlock {
   }
 
   protected mixerConfig(): tf.serialization.ConfigDict {
-    return { nHeads: this.nHeads, attention: this.attention, eps: this.eps };
+    const config: tf.serialization.ConfigDict = { nHeads: this.nHeads, attention: this.attention, eps: this.eps };
+    if (this.eaEps !== 'absolute') config['eaEps'] = this.eaEps; // omitted at the default, as before it existed
+    return config;
   }
 }
 tf.serialization.registerClass(TransformerBlock);

@@ -19,11 +19,12 @@ export class KvCacheState implements LayerDecodingState {
   mix(u: tf.Tensor3D, t0: number): tf.Tensor3D {
     const held = this.cache.keysT?.shape[2] ?? 0;
     if (t0 !== held) throw new Error(`internal: the cache holds ${held} positions, asked for position ${t0}`);
-    const { nHeads, attention, eps } = this.block;
+    const { nHeads, attention, eps, eaEps } = this.block;
     const { output, cache } = attentionWithCache(u, this.block.mixerWeights(), {
       nHeads,
       kind: attention,
       eps,
+      eaEps,
       cache: this.cache,
     });
     this.reset();

@@ -3,7 +3,7 @@ import type { ModelConfig } from '../shared/config.js';
 import { TransformerBlock } from './block.js';
 import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-model.js';
 
-/** The same skeleton as GrassmannLM with TransformerBlocks (config.attention, config.nHeads). */
+/** The same skeleton as GrassmannLM with TransformerBlocks (config.attention, config.nHeads, config.eaEps). */
 export class TransformerLM extends TiedEmbeddingLM {
   constructor(config: ModelConfig, options: CreateModelOptions = {}) {
     if (config.kind !== 'transformer')
@@ -19,6 +19,7 @@ export class TransformerLM extends TiedEmbeddingLM {
           norm: config.norm,
           dropout: config.dropout,
           eps: config.eps,
+          ...(config.eaEps === undefined ? {} : { eaEps: config.eaEps }),
           ...(seed === undefined ? {} : { seed }),
         }),
     );
