@@ -16,7 +16,7 @@ export {
   embeddingLookup,
 } from './shared/ops.js';
 export { crossEntropy, lmLoss, tokenNll, logSumExp } from './shared/loss.js';
-export { AdaptiveSoftmaxHead } from './shared/adaptive-head.js';
+export { AdaptiveSoftmaxHead, frequencyOrder } from './shared/adaptive-head.js';
 export { chunkedLmLoss, type ChunkedLmLossOptions } from './shared/chunked-loss.js';
 export {
   validateModelConfig,

@@ -8,6 +8,7 @@ import {
   adaptiveHeadShapes,
   countParams,
   createModel,
+  frequencyOrder,
   lmLoss,
   loadCheckpoint,
   preset,
@@ -32,6 +33,7 @@ function allClusterTargets(B: number, L: number): Int32Array {
  * head = h·Wᵀ, log p(w) = lsm(head)[w] (w < c_1), lsm(head)[c_1 + i] + lsm(O_i·P_i·h)[w − c_i] (cluster i).
  */
 function float64LogProbs(h: Float32Array, d: number, dict: Map<string, tf.Tensor>): Float64Array[] {
+  const order = (dict.get('adaptive.order') as tf.Tensor).dataSync(); // rank → id
   const mat = (name: string) => {
     const t = dict.get(name) as tf.Tensor;
     return { w: Float64Array.from(t.dataSync()), rows: t.shape[0], cols: t.shape[1] as number };
@@ -50,12 +52,14 @@ function float64LogProbs(h: Float32Array, d: number, dict: Map<string, tf.Tensor
   for (let n = 0; n < h.length / d; n++) {
     const x = Float64Array.from(h.subarray(n * d, (n + 1) * d));
     const headLp = lsm(apply(head, x));
-    const lp = new Float64Array(V);
-    for (let w = 0; w < (CUTOFFS[0] as number); w++) lp[w] = headLp[w] as number;
+    const byRank = new Float64Array(V);
+    for (let w = 0; w < (CUTOFFS[0] as number); w++) byRank[w] = headLp[w] as number;
     CUTOFFS.forEach((c, i) => {
       const tail = lsm(apply(mat(`adaptive.tail.${i}.1.weight`), apply(mat(`adaptive.tail.${i}.0.weight`), x)));
-      tail.forEach((v, j) => (lp[c + j] = (headLp[(CUTOFFS[0] as number) + i] as number) + v));
+      tail.forEach((v, j) => (byRank[c + j] = (headLp[(CUTOFFS[0] as number) + i] as number) + v));
     });
+    const lp = new Float64Array(V);
+    byRank.forEach((v, k) => (lp[order[k] as number] = v)); // log p(id) = log p_rank(rank(id))
     out.push(lp);
   }
   return out;
@@ -89,10 +93,24 @@ describe('adaptive head config', () => {
   });
 });
 
+/** A vocabulary order that is far from the identity: the frequency order of a skewed id stream. */
+function skewedOrder(): Int32Array {
+  const ids = Int32Array.from({ length: 4000 }, (_, k) => (Math.floor(V * Math.pow((k * 0.618) % 1, 3)) * 37) % V);
+  return frequencyOrder(ids, V);
+}
+
+describe('frequencyOrder', () => {
+  it('ranks ids by decreasing count, ties by id, unseen ids last', () => {
+    expect(Array.from(frequencyOrder([3, 1, 3, 2, 1, 3], 5))).toEqual([3, 1, 2, 0, 4]);
+    expect(() => frequencyOrder([5], 5)).toThrow(/outside \[0, 5\)/);
+  });
+});
+
 describe.each<TestBackend>(['cpu', 'wasm'])('adaptive head (%s)', (backend) => {
   it('probabilities sum to 1 over the vocabulary and equal a float64 computation (1e-5)', async () => {
     await useBackend(backend);
     const model = createModel(config(), { seed: 4 });
+    model.adaptiveHead?.setVocabOrder(skewedOrder());
     const ids = tokenIds(2, 8, V);
     const h = model.hidden(ids);
     const lp = model.logits(h); // [2, 8, V] log-probabilities
@@ -117,6 +135,7 @@ describe.each<TestBackend>(['cpu', 'wasm'])('adaptive head (%s)', (backend) => {
   it('headLoss = mean −log p(t) over rows in every cluster, with the gradients of the dense path (1e-5)', async () => {
     await useBackend(backend);
     const model = createModel(config('transformer'), { seed: 5 });
+    model.adaptiveHead?.setVocabOrder(skewedOrder());
     const ids = tokenIds(2, 8, V);
     const targets = allClusterTargets(2, 8);
     const y = tf.tensor2d(targets, [2, 8], 'int32');
@@ -156,6 +175,9 @@ describe('adaptive head in a model', () => {
     await useBackend('cpu');
     const c = config();
     const model = createModel(c, { seed: 6 });
+    const order = skewedOrder();
+    model.adaptiveHead?.setVocabOrder(order);
+    expect(() => model.adaptiveHead?.setVocabOrder(new Int32Array(V))).toThrow(/not a permutation/);
     expect(model.numParams()).toBe(countParams(c));
     expect(countParams(c) - countParams(preset('tiny', { vocabSize: V }))).toBe(
       adaptiveHeadShapes(16, V, CUTOFFS).params,
@@ -169,6 +191,7 @@ describe('adaptive head in a model', () => {
       'adaptive.tail.1.1.weight',
     ]);
     const dict = model.stateDict();
+    expect(dict.get('adaptive.order')?.shape).toEqual([V]); // a buffer: in the state dict, not a parameter
     expect(dict.get('adaptive.head.weight')?.shape).toEqual([(CUTOFFS[0] as number) + 2, 16]); // nn.Linear [out, in]
     expect(dict.get('adaptive.tail.1.1.weight')?.shape).toEqual([V - 24, 1]);
     tf.dispose([...dict.values()]);
@@ -191,6 +214,7 @@ describe('adaptive head in a model', () => {
     await saveCheckpoint(join(dir, 'ckpt'), model);
     const loaded = await loadCheckpoint(join(dir, 'ckpt'));
     expect(loaded.model.config).toEqual(validateModelConfig(c));
+    expect(Array.from((loaded.model as typeof model).adaptiveHead?.vocabOrder ?? [])).toEqual(Array.from(order));
     const a = model.apply(ids);
     const b = loaded.model.apply(ids);
     expect(tf.tidy(() => tf.max(tf.abs(tf.sub(a, b))).dataSync()[0] as number)).toBe(0);

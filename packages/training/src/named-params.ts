@@ -12,8 +12,9 @@ export function namedParameters(model: LanguageModel): NamedVariable[] {
   const dict = model.stateDict();
   try {
     const names = [...dict.keys()];
-    if (names.length !== vars.length)
-      throw new Error(`model has ${vars.length} variables but ${names.length} state-dict entries`);
+    // entries past the variables are buffers (an adaptive head's vocabulary order): saved, not trained
+    if (names.length < vars.length)
+      throw new Error(`model has ${vars.length} variables but only ${names.length} state-dict entries`);
     return vars.map((variable, i) => {
       const name = names[i] as string;
       const t = dict.get(name) as tf.Tensor;

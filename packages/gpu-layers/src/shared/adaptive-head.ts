@@ -26,9 +26,15 @@ interface TailCluster {
  * The probabilities are exact (they sum to 1 over the vocabulary); training touches a tail only for the tokens whose
  * target lies in it, which on Zipfian text is a small share, so the head costs far less than a full V-way softmax.
  *
+ * The clusters are ranges of frequency ranks, so the head needs the vocabulary in order of decreasing frequency;
+ * tokenizer ids rarely are (BERT's first 2,000 ids are mostly [unused] slots and single characters). The head keeps
+ * that order (rank → token id, {@link frequencyOrder} of the training ids; identity until set) and works in rank space:
+ * log p(id) = log p_rank(rank(id)).
+ *
  * Tensor names (a PyTorch AdaptiveLogSoftmaxWithLoss module's state dict under the prefix `adaptive.`, weights in
  * nn.Linear's [out, in]): adaptive.head.weight [c_1 + k, d], adaptive.tail.{i}.0.weight [d_i, d] (projection),
- * adaptive.tail.{i}.1.weight [c_{i+1} − c_i, d_i] (cluster output), d_i = max(1, ⌊d / 4^(i+1)⌋).
+ * adaptive.tail.{i}.1.weight [c_{i+1} − c_i, d_i] (cluster output), d_i = max(1, ⌊d / 4^(i+1)⌋); and the buffer
+ * adaptive.order [V] (float32, exact for V < 2^24: the token id of each rank, not trained).
  */
 export class AdaptiveSoftmaxHead {
   readonly cutoffs: readonly number[];
@@ -36,11 +42,18 @@ export class AdaptiveSoftmaxHead {
   /** [d, c_1 + k]: the shortlist's logits, then one logit per tail cluster. */
   private readonly head: tf.Variable<tf.Rank.R2>;
   private readonly tails: TailCluster[];
+  /** rank → token id, and its inverse id → rank (host copies: targets are mapped without a device read). */
+  private order: Int32Array;
+  private rankOf: Int32Array;
+  /** id → rank on the device, to put log-probabilities back in id order; null while the order is the identity. */
+  private rankOfTensor: tf.Tensor1D | null = null;
 
   constructor(d: number, vocabSize: number, cutoffs: readonly number[], seed: number | undefined) {
     const shapes = adaptiveHeadShapes(d, vocabSize, cutoffs);
     this.cutoffs = [...cutoffs];
     this.vocabSize = vocabSize;
+    this.order = Int32Array.from({ length: vocabSize }, (_, i) => i);
+    this.rankOf = this.order.slice();
     let stream = HEAD_SEED_OFFSET;
     const normal = (inDim: number, outDim: number): tf.Variable<tf.Rank.R2> => {
       const init = tf.randomNormal<tf.Rank.R2>([inDim, outDim], 0, INIT_STD, 'float32', tfjsSeed(seed, stream++));
@@ -68,7 +81,37 @@ export class AdaptiveSoftmaxHead {
     return out;
   }
 
-  /** log p(w | x) for every word: x [N, d] → [N, V] (rows sum to 1 after exp). */
+  /** The vocabulary order, rank → token id (a copy). */
+  get vocabOrder(): Int32Array {
+    return this.order.slice();
+  }
+
+  /** Set the vocabulary order: `order[k]` is the token id of frequency rank k, a permutation of 0 … V − 1. */
+  setVocabOrder(order: ArrayLike<number>): void {
+    const V = this.vocabSize;
+    const rankOf = new Int32Array(V).fill(-1);
+    if (order.length !== V) throw new RangeError(`vocabulary order: ${order.length} ids for V = ${V}`);
+    for (let k = 0; k < V; k++) {
+      const id = order[k] as number;
+      if (!Number.isInteger(id) || id < 0 || id >= V || rankOf[id] !== -1) {
+        throw new RangeError(
+          `vocabulary order: entry ${k} (${id}) is not a new token id in [0, ${V}): not a permutation`,
+        );
+      }
+      rankOf[id] = k;
+    }
+    this.order = Int32Array.from(order);
+    this.rankOf = rankOf;
+    this.rankOfTensor?.dispose();
+    this.rankOfTensor = this.order.every((id, k) => id === k) ? null : tf.tensor1d(rankOf, 'int32');
+  }
+
+  /** The buffer adaptive.order [V] as a new float32 tensor (the caller disposes). */
+  orderTensor(): tf.Tensor1D {
+    return tf.tensor1d(Float32Array.from(this.order), 'float32');
+  }
+
+  /** log p(w | x) for every word, in token id order: x [N, d] → [N, V] (rows sum to 1 after exp). */
   logProbs(x: tf.Tensor2D): tf.Tensor2D {
     return tf.tidy(() => {
       const c1 = this.cutoffs[0] as number;
@@ -80,7 +123,8 @@ export class AdaptiveSoftmaxHead {
         const clusterLp = tf.slice(headLp, [0, c1 + i], [-1, 1]); // [N, 1] log p(cluster i)
         parts.push(tf.add(clusterLp, tf.sub(logits, logSumExp(logits)))); // [N, size_i]
       });
-      return tf.concat<tf.Tensor2D>(parts, 1); // [N, V]
+      const byRank = tf.concat<tf.Tensor2D>(parts, 1); // [N, V], column k = rank k
+      return this.rankOfTensor === null ? byRank : tf.gather<tf.Tensor2D>(byRank, this.rankOfTensor, 1); // id order
     });
   }
 
@@ -98,9 +142,11 @@ export class AdaptiveSoftmaxHead {
     const rows: number[][] = this.tails.map(() => []);
     const rel: number[][] = this.tails.map(() => []);
     for (let n = 0; n < N; n++) {
-      const t = targets[n] as number;
-      if (!(t >= 0 && t < this.vocabSize))
-        throw new RangeError(`target ${t} at row ${n} is outside [0, ${this.vocabSize})`);
+      const id = targets[n] as number;
+      if (!(id >= 0 && id < this.vocabSize)) {
+        throw new RangeError(`target ${id} at row ${n} is outside [0, ${this.vocabSize})`);
+      }
+      const t = this.rankOf[id] as number; // the clusters are ranges of frequency ranks
       if (t < c1) {
         headTargets[n] = t;
         continue;
@@ -115,7 +161,11 @@ export class AdaptiveSoftmaxHead {
       let loss = crossEntropy(matmul(x, this.head), tf.tensor1d(headTargets, 'int32')); // mean over N
       this.tails.forEach((t, i) => {
         const r = rows[i] as number[];
-        if (r.length === 0) return;
+        if (r.length === 0) {
+          // no target in this cluster: its weights get a zero gradient (an optimizer then sees every parameter)
+          loss = tf.add(loss, tf.mul(tf.add(tf.sum(t.proj), tf.sum(t.out)), 0));
+          return;
+        }
         const xi = tf.gather(x, tf.tensor1d(r, 'int32')); // [n_i, d] rows whose target lies in cluster i
         const logits = matmul(matmul(xi, t.proj), t.out); // [n_i, size_i]
         const ce = crossEntropy(logits, tf.tensor1d(rel[i] as number[], 'int32')); // mean over n_i
@@ -126,10 +176,29 @@ export class AdaptiveSoftmaxHead {
   }
 
   dispose(): void {
+    this.rankOfTensor?.dispose();
     this.head.dispose();
     for (const t of this.tails) {
       t.proj.dispose();
       t.out.dispose();
     }
   }
+}
+
+/**
+ * Token ids by decreasing frequency in `ids` (ties by increasing id; ids that never occur last): the vocabulary order
+ * an adaptive head's clusters need, rank → id.
+ */
+export function frequencyOrder(ids: ArrayLike<number>, vocabSize: number): Int32Array {
+  const counts = new Float64Array(vocabSize);
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k] as number;
+    if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
+      throw new RangeError(`frequencyOrder: id ${id} at ${k} is outside [0, ${vocabSize})`);
+    }
+    counts[id] = (counts[id] as number) + 1;
+  }
+  return Int32Array.from({ length: vocabSize }, (_, i) => i).sort(
+    (a, b) => (counts[b] as number) - (counts[a] as number) || a - b,
+  );
 }

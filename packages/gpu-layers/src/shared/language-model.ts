@@ -66,6 +66,9 @@ export function checkTokenIds(ids: ArrayLike<number>, vocabSize: number): void {
   }
 }
 
+/** The state-dict name of an adaptive head's vocabulary order (a buffer, not a parameter). */
+const ADAPTIVE_ORDER = 'adaptive.order';
+
 /** Internal [in, out] ↔ PyTorch [out, in] for linear weights. */
 function torchShape(p: NamedParam): number[] {
   const s = p.variable.shape;
@@ -251,8 +254,18 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     return this.namedParams().reduce((n, p) => n + p.variable.size, 0);
   }
 
+  /** The adaptive softmax head (its vocabulary order is set here), or null for the tied head. */
+  get adaptiveHead(): AdaptiveSoftmaxHead | null {
+    return this.adaptive;
+  }
+
+  /** Parameters, then buffers (an adaptive head's `adaptive.order`): everything a checkpoint must hold. */
   stateDict(): Map<string, tf.Tensor> {
-    return new Map(this.namedParams().map((p) => [p.name, p.linear ? tf.transpose(p.variable) : tf.clone(p.variable)]));
+    const dict = new Map<string, tf.Tensor>(
+      this.namedParams().map((p) => [p.name, p.linear ? tf.transpose(p.variable) : tf.clone(p.variable)]),
+    );
+    if (this.adaptive !== null) dict.set(ADAPTIVE_ORDER, this.adaptive.orderTensor());
+    return dict;
   }
 
   loadStateDict(dict: Map<string, tf.Tensor>): void {
@@ -268,9 +281,28 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
       }
     }
     const known = new Set(params.map((p) => p.name));
+    let order: Int32Array | null = null;
+    if (this.adaptive !== null) {
+      const t = dict.get(ADAPTIVE_ORDER);
+      const V = this.config.vocabSize;
+      if (t === undefined)
+        throw new StateDictError(`state dict is missing '${ADAPTIVE_ORDER}' (expected shape [${V}])`);
+      if (t.dtype !== 'float32' || t.shape.length !== 1 || t.shape[0] !== V) {
+        throw new StateDictError(`'${ADAPTIVE_ORDER}' has ${t.dtype} [${t.shape.join(', ')}], expected float32 [${V}]`);
+      }
+      order = Int32Array.from(t.dataSync()); // read once at load time; checked as a permutation below
+      known.add(ADAPTIVE_ORDER);
+    }
     for (const [name, t] of dict) {
       if (!known.has(name))
         throw new StateDictError(`unexpected tensor '${name}' (shape [${t.shape.join(', ')}]) in state dict`);
+    }
+    if (order !== null) {
+      try {
+        this.adaptive?.setVocabOrder(order);
+      } catch (err) {
+        throw new StateDictError(`'${ADAPTIVE_ORDER}': ${(err as Error).message}`);
+      }
     }
     tf.tidy(() => {
       for (const p of params) {
