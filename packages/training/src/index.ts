@@ -55,6 +55,8 @@ export {
   checkResumeFlags,
   RESUME_FLAGS,
   optimizerFlagSpecs,
+  autoWarmup,
+  warmupSteps,
   OPTIMIZER_FLAG_SPECS,
   optimizerConfigFrom,
   createOptimizer,

@@ -37,8 +37,8 @@ export interface OptimizerConfig {
   lr: number;
   /** Floor of the cosine decay. */
   minLr: number;
-  /** Linear warmup steps. */
-  warmup: number;
+  /** Linear warmup steps; absent: {@link autoWarmup} of the run's length. */
+  warmup?: number;
   /** Decoupled weight decay λ (matrices only, see defaultDecayFilter). */
   weightDecay: number;
   /** Global gradient-norm clip. */
@@ -47,12 +47,32 @@ export interface OptimizerConfig {
   beta2: number;
 }
 
-/** The optimizer's flags, with the app's defaults of the peak learning rate and the warmup. */
-export function optimizerFlagSpecs(defaults: { lr: number; warmup: number }) {
+/** Warmup of a run of T steps when none is given: 10% of the run, at most 100 steps, at least 1. */
+export function autoWarmup(totalSteps: number): number {
+  return Math.max(1, Math.min(100, Math.round(totalSteps / 10)));
+}
+
+/** The warmup steps of a run: the given ones, else {@link autoWarmup} of its length. */
+export function warmupSteps(c: Pick<OptimizerConfig, 'warmup'>, totalSteps: number): number {
+  return c.warmup ?? autoWarmup(totalSteps);
+}
+
+/**
+ * The optimizer's flags, with the app's defaults of the peak learning rate and the warmup ('auto': scaled with the
+ * run's length by {@link autoWarmup}, so a short run does not spend half of itself warming up).
+ */
+export function optimizerFlagSpecs(defaults: { lr: number; warmup: number | 'auto' }) {
+  const warmupHelp =
+    defaults.warmup === 'auto' ? 'linear warmup steps (default: 10% of the run, at most 100)' : 'linear warmup steps';
   return {
     lr: { type: 'float', min: 0, exclusiveMin: true, default: defaults.lr, help: 'peak learning rate' },
     'min-lr': { type: 'float', min: 0, help: 'floor of the cosine decay (default lr/10)' },
-    warmup: { type: 'int', min: 0, default: defaults.warmup, help: 'linear warmup steps' },
+    warmup: {
+      type: 'int',
+      min: 0,
+      ...(defaults.warmup === 'auto' ? {} : { default: defaults.warmup }),
+      help: warmupHelp,
+    },
     'weight-decay': {
       type: 'float',
       min: 0,
@@ -63,8 +83,8 @@ export function optimizerFlagSpecs(defaults: { lr: number; warmup: number }) {
   } as const satisfies FlagSpecs;
 }
 
-/** The optimizer flags with the language-model defaults (lr 5e-4, 100 warmup steps). */
-export const OPTIMIZER_FLAG_SPECS = optimizerFlagSpecs({ lr: 5e-4, warmup: 100 });
+/** The optimizer flags with the language-model defaults (lr 5e-4, warmup scaled with the run). */
+export const OPTIMIZER_FLAG_SPECS = optimizerFlagSpecs({ lr: 5e-4, warmup: 'auto' });
 
 /** Parsed values of {@link optimizerFlagSpecs}. */
 export type OptimizerFlags = ParsedFlags<typeof OPTIMIZER_FLAG_SPECS>;
@@ -76,7 +96,8 @@ const BETAS = { beta1: 0.9, beta2: 0.98 } as const;
 export function optimizerConfigFrom(f: OptimizerFlags): OptimizerConfig {
   const minLr = f['min-lr'] ?? f.lr / 10;
   if (minLr > f.lr) throw new UsageError(`--min-lr ${minLr} must not exceed --lr ${f.lr}`, 'min-lr');
-  return { lr: f.lr, minLr, warmup: f.warmup, weightDecay: f['weight-decay'], clip: f.clip, ...BETAS };
+  const warmup = f.warmup === undefined ? {} : { warmup: f.warmup };
+  return { lr: f.lr, minLr, ...warmup, weightDecay: f['weight-decay'], clip: f.clip, ...BETAS };
 }
 
 /** AdamW over `params` with the config's betas and weight decay (matrices only, not embeddings). */
@@ -86,7 +107,8 @@ export function createOptimizer(params: readonly NamedVariable[], c: OptimizerCo
 
 /** Learning rate of update s (0-based): linear warmup to `lr`, cosine decay to `minLr` at `totalSteps`. */
 export function lrSchedule(c: OptimizerConfig, totalSteps: number): (s: number) => number {
-  return (s) => warmupCosineLr(s, { peakLr: c.lr, warmupSteps: c.warmup, totalSteps, minLr: c.minLr });
+  const W = warmupSteps(c, totalSteps);
+  return (s) => warmupCosineLr(s, { peakLr: c.lr, warmupSteps: W, totalSteps, minLr: c.minLr });
 }
 
 /** Where and with what a run was made: written into config.json so the run can be repeated. */
