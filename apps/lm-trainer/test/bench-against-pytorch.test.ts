@@ -42,6 +42,8 @@ function result(tokensPerS: number, cpuPerStep: number): TrainBenchResult {
     steps: 5,
     warmup_steps: 1,
     loss: 'chunked',
+    head: 'tied',
+    ids: 'synthetic',
     train_tokens_per_s: tokensPerS,
     sec_per_step: 1024 / tokensPerS,
     sec_per_step_min: 1,

@@ -6,7 +6,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { countParams, type ModelConfig } from '@grassflow/gpu-layers';
-import { parseFlags, wantsHelp, type FlagSpecs } from '@grassflow/training';
+import { parseFlags, wantsHelp, type FlagSpecs, UsageError } from '@grassflow/training';
 import { microBatchOf } from '../shared/model-options.js';
 import { BENCH_FLAGS, benchModelConfig, runTrainBench, type TrainBenchFlags, type TrainBenchResult } from './train.js';
 
@@ -256,6 +256,12 @@ export async function againstPytorchCommand(argv: readonly string[]): Promise<nu
   const f = parseFlags(argv, AGAINST_FLAGS);
   microBatchOf(f.batch, f['micro-batch']);
   const config = benchModelConfig(f); // refuses bad flags before anything slow
+  if (config.head === 'adaptive' || f.ids !== 'synthetic') {
+    throw new UsageError(
+      '--against pytorch times the tied head on synthetic ids (the reference script has no adaptive head): drop --head and --ids',
+      config.head === 'adaptive' ? 'head' : 'ids',
+    );
+  }
   const { python, tried } = findTorchPython(f.python);
   if (python === null) {
     process.stderr.write(`${PYTORCH_MISSING} (tried ${tried.join('; ')})\n`);

@@ -227,7 +227,7 @@ export async function runProfile(f: TrainBenchFlags): Promise<ProfileResult> {
     ...(f.threads === undefined ? {} : { threads: f.threads }),
   });
   const total = f.warmup + f.steps + 1;
-  const { model, optimizer, task, B, L } = benchTask(config, { ...f, 'micro-batch': undefined }, total);
+  const { model, optimizer, task, B, L } = await benchTask(config, { ...f, 'micro-batch': undefined }, total);
   const sum: StepPhases = {
     forward_loss_backward: 0,
     forward_loss_no_tape: 0,

@@ -1,7 +1,14 @@
 // `grassflow-lm bench` (training throughput): time full optimizer steps exactly as `train` runs them.
 import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
-import { countParams, createModel, initBackend, type BackendName, type ModelConfig } from '@grassflow/gpu-layers';
+import {
+  countParams,
+  createModel,
+  frequencyOrder,
+  initBackend,
+  type BackendName,
+  type ModelConfig,
+} from '@grassflow/gpu-layers';
 import {
   createOptimizer,
   namedParameters,
@@ -11,6 +18,7 @@ import {
 } from '@grassflow/training';
 import { trainStep, UsageError, wantsHelp, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import { LmTrainTask } from '../shared/lm-task.js';
+import { dataDirOrThrow, loadSplitIds, loadTokenizer } from '../shared/corpus.js';
 import {
   COMMON_TRAIN_FLAGS,
   microBatchOf,
@@ -42,6 +50,15 @@ export const BENCH_FLAGS = {
   vocab: { type: 'int', min: 2, default: WORDPIECE_V, help: 'vocabulary size V (default: BERT WordPiece)' },
   dropout: COMMON_TRAIN_FLAGS.dropout,
   norm: COMMON_TRAIN_FLAGS.norm,
+  head: COMMON_TRAIN_FLAGS.head,
+  cutoffs: COMMON_TRAIN_FLAGS.cutoffs,
+  ids: {
+    type: 'string',
+    choices: ['synthetic', 'wiki'],
+    default: 'synthetic',
+    help: "token ids: uniform pseudo-random, or WikiText-2's train split in WordPiece (needs the data; Zipfian, as an adaptive head meets in training)",
+  },
+  'data-dir': COMMON_TRAIN_FLAGS['data-dir'],
   steps: { type: 'int', min: 1, default: 5, help: 'timed optimizer steps' },
   warmup: {
     type: 'int',
@@ -107,6 +124,10 @@ export interface TrainBenchResult {
   warmup_steps: number;
   /** LM head + loss: 'chunked' (train's path) or 'full' logits. */
   loss: string;
+  /** Output head: 'tied' or 'adaptive'. */
+  head: string;
+  /** Token ids the steps train on: 'synthetic' (uniform) or 'wiki' (WikiText-2 train, WordPiece). */
+  ids: string;
   /** Tokens (B·L) per second over the timed steps: steps·B·L / Σ step seconds. */
   train_tokens_per_s: number;
   /** Mean seconds per full step (forward, loss, backward, clip, AdamW) over the timed steps. */
@@ -156,6 +177,18 @@ export function syntheticIds(n: number, V: number, seed: number): Int32Array {
 
 const MB = 1024 * 1024;
 
+/**
+ * The first n ids of WikiText-2's train split in WordPiece (repeated if it is shorter): real, Zipfian targets; and
+ * the split's frequency order, as train gives an adaptive head.
+ */
+async function wikiIds(n: number, V: number, dataDir: string | undefined) {
+  if (V !== WORDPIECE_V) throw new UsageError(`--ids wiki needs --vocab ${WORDPIECE_V} (WordPiece), got ${V}`, 'vocab');
+  const dir = dataDirOrThrow(dataDir);
+  const train = await loadSplitIds('train', await loadTokenizer('wordpiece', dir), dir);
+  const ids = Int32Array.from({ length: n }, (_, i) => train[i % train.length] as number);
+  return { ids, order: frequencyOrder(train, V) };
+}
+
 /** train's optimizer at its default flags (lr 5e-4, weight decay 0.01, clip 1): the same AdamW set-up. */
 /** train's default optimizer settings: what every timed step of bench and bench --profile uses. */
 export const BENCH_OPTIMIZER = optimizerConfigFrom(parseFlags([], OPTIMIZER_FLAG_SPECS));
@@ -164,14 +197,20 @@ export const BENCH_OPTIMIZER = optimizerConfigFrom(parseFlags([], OPTIMIZER_FLAG
  * The model, AdamW and task on synthetic ids that bench and bench --profile time: enough ids for `steps` fresh
  * batches of B × (L + 1) without wrapping, L = maxLen.
  */
-export function benchTask(
+export async function benchTask(
   config: ModelConfig,
-  f: { batch: number; seed: number; loss: string; 'micro-batch'?: number | undefined },
+  f: Pick<TrainBenchFlags, 'batch' | 'seed' | 'loss' | 'ids' | 'data-dir'> & { 'micro-batch'?: number | undefined },
   steps: number,
 ) {
   const [B, L] = [f.batch, config.maxLen];
-  const ids = syntheticIds((steps + 2) * B * (L + 1), config.vocabSize, f.seed);
+  const n = (steps + 2) * B * (L + 1);
+  const synthetic = (ids: Int32Array) => ({ ids, order: frequencyOrder(ids, config.vocabSize) });
+  const { ids, order } =
+    f.ids === 'wiki'
+      ? await wikiIds(n, config.vocabSize, f['data-dir'])
+      : synthetic(syntheticIds(n, config.vocabSize, f.seed));
   const model = createModel(config, { seed: f.seed });
+  model.adaptiveHead?.setVocabOrder(order); // as train ranks its training split
   const optimizer = createOptimizer(namedParameters(model), BENCH_OPTIMIZER);
   const task = new LmTrainTask(model, ids, new Int32Array(0), {
     seqLen: L,
@@ -192,7 +231,13 @@ export async function runTrainBench(f: TrainBenchFlags): Promise<TrainBenchResul
     ...(f.threads === undefined ? {} : { threads: f.threads }),
   });
   const total = f.warmup + f.steps;
-  const { model, optimizer, task, B, L } = benchTask(config, f, total);
+  if (config.head === 'adaptive' && f.ids === 'synthetic') {
+    process.stderr.write(
+      'bench: an adaptive head on uniform synthetic ids puts most targets in its costly tail clusters; real text does ' +
+        'not (give --ids wiki for the speed training sees)\n',
+    );
+  }
+  const { model, optimizer, task, B, L } = await benchTask(config, f, total);
   const times: number[] = [];
   let lastLoss = NaN;
   let load0 = 0;
@@ -229,6 +274,8 @@ export async function runTrainBench(f: TrainBenchFlags): Promise<TrainBenchResul
     steps: f.steps,
     warmup_steps: f.warmup,
     loss: f.loss,
+    head: config.head ?? 'tied',
+    ids: f.ids,
     train_tokens_per_s: (f.steps * B * L) / sum,
     sec_per_step: sum / f.steps,
     sec_per_step_min: Math.min(...times),
@@ -257,7 +304,7 @@ export function formatTrainBench(r: TrainBenchResult): string {
       'backend',
       `${r.backend}${r.simd === null ? '' : r.simd ? ' SIMD' : ' no SIMD'}, ${r.threads} thread${r.threads === 1 ? '' : 's'}`,
     ],
-    ['steps', `${r.steps} timed after ${r.warmup_steps} warm-up, ${r.loss} loss`],
+    ['steps', `${r.steps} timed after ${r.warmup_steps} warm-up, ${r.loss} loss, ${r.head} head, ${r.ids} ids`],
     ['train tokens/s', r.train_tokens_per_s.toFixed(1)],
     [
       's/step',

@@ -7,6 +7,7 @@ import {
   parseFlags,
   summariseRun,
   trainingLossChart,
+  warmupSteps,
   writeReport,
   type FlagSpecs,
   type MetricRecord,
@@ -44,7 +45,6 @@ export const COMPARE_FLAGS = {
   },
   batch: { ...COMMON_TRAIN_FLAGS.batch, default: 8 },
   lr: { ...COMMON_TRAIN_FLAGS.lr, default: 2e-3 },
-  warmup: { ...COMMON_TRAIN_FLAGS.warmup, default: 10 },
   tokens: { ...COMMON_TRAIN_FLAGS.tokens, default: 40960 },
   'eval-every': { ...COMMON_TRAIN_FLAGS['eval-every'], default: 20 },
   'eval-tokens': { ...COMMON_TRAIN_FLAGS['eval-tokens'], default: 8192 },
@@ -96,6 +96,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
   const rows: Array<Array<string | number | null>> = [];
   const curves: Array<{ name: string; records: MetricRecord[] }> = [];
   const finals: Array<{ name: string; ppl: number }> = [];
+  let totalSteps = 0;
   for (const { kind, model } of models) {
     const run = {
       out: join(out, kind),
@@ -113,6 +114,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
       );
       return o.result.signal === 'SIGTERM' ? 143 : 130;
     }
+    totalSteps = o.result.state.step;
     const best = await loadCheckpoint(o.run.bestCheckpoint);
     for (const t of best.extraTensors.values()) t.dispose();
     const opts = { seqLen: model.maxLen, batch: 16 };
@@ -162,7 +164,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
       `Command: \`${['grassflow-lm', 'compare', ...argv].join(' ')}\`; backend ${backend.name}; tokenizer ${data.tok.kind} (V ${data.tok.vocabSize.toLocaleString('en-US')}).`,
       `Same for all three: preset ${f.preset} (${cfg.nLayers} layers, d ${cfg.dModel}, d_ff ${cfg.dFF}, seqLen = maxLen ${cfg.maxLen}, ${cfg.norm}-LN, dropout ${cfg.dropout}; ` +
         `Grassmann r ${cfg.r}, offsets ${JSON.stringify(cfg.offsets)}; attention ${cfg.nHeads} heads), batch ${training.batch}, token budget ` +
-        `${JSON.stringify(training.length)}, seed ${training.seed} (same initialisation seed and data order), AdamW lr ${training.lr}, warmup ${training.warmup}.`,
+        `${JSON.stringify(training.length)}, seed ${training.seed} (same initialisation seed and data order), AdamW lr ${training.lr}, warmup ${warmupSteps(training, totalSteps)} steps of ${totalSteps}.`,
       `PPL columns: the best checkpoint (by validation PPL during training) evaluated on ${evalNote}. ` +
         `This is a short, small run for comparing the three kinds on one machine, not the paper's setting (6 layers, d 256, 30 epochs). ` +
         'With a budget of a few tens of thousands of tokens the models learn mostly token frequencies, and one seed gives no error bars: read small PPL differences as noise.',

@@ -1,7 +1,7 @@
 // Language modelling on token ids: training batches + loss, and perplexity over every token of a split.
 import * as tf from '@tensorflow/tfjs-core';
 import { LmTrainBatcher, lmEvalBatches, type LmBatcherState } from '@grassflow/datasets';
-import { chunkedLmLoss, lmLoss, tokenNll, type LanguageModel } from '@grassflow/gpu-layers';
+import { lmLoss, tokenNll, type LanguageModel } from '@grassflow/gpu-layers';
 import type { TrainTask } from '@grassflow/training';
 
 /** Result of {@link evaluatePerplexity}: every target of the ids scored once. */
@@ -62,8 +62,8 @@ export class LmTrainTask implements TrainTask {
       seed: number;
       evalBatch?: number;
       /**
-       * 'chunked' (default): head + cross-entropy in row chunks, never the full [B·L, V] logits; 'full':
-       * lmLoss(apply(x)). Same loss and gradients.
+       * 'chunked' (default): the model's headLoss, never the full [B·L, V] logits (the tied head in row chunks, the
+       * adaptive head by cluster); 'full': lmLoss(apply(x)). Same loss and gradients.
        */
       loss?: 'chunked' | 'full';
       /**
@@ -101,9 +101,10 @@ export class LmTrainTask implements TrainTask {
     const [B, L] = b.shape;
     const lossOf = (from: number, rows: number) => (): tf.Scalar => {
       const x = tf.tensor2d(b.x.subarray(from * L, (from + rows) * L), [rows, L], 'int32');
-      const y = tf.tensor2d(b.y.subarray(from * L, (from + rows) * L), [rows, L], 'int32');
-      if (this.opts.loss === 'full') return lmLoss(this.model.apply(x, { training: true }), y);
-      return chunkedLmLoss(this.model.hidden(x, { training: true }), this.model.tokenEmbedding, y);
+      const targets = b.y.subarray(from * L, (from + rows) * L); // host ids: the adaptive head sorts them by cluster
+      if (this.opts.loss === 'full')
+        return lmLoss(this.model.apply(x, { training: true }), tf.tensor2d(targets, [rows, L], 'int32'));
+      return this.model.headLoss(this.model.hidden(x, { training: true }), targets);
     };
     const micro = Math.min(this.opts.microBatch ?? B, B);
     return {

@@ -85,6 +85,28 @@ export const COMMON_TRAIN_FLAGS = {
   ...OPTIMIZER_FLAG_SPECS,
   dropout: { type: 'float', min: 0, max: 0.99, help: 'override: dropout rate (preset: 0.1)' },
   norm: { type: 'string', choices: ['post', 'pre'], help: 'override: post-LN (paper) or pre-LN' },
+  head: {
+    type: 'string',
+    choices: ['tied', 'adaptive'],
+    help: 'output head: tied to the token embedding (paper, default) or an adaptive softmax (faster on CPU)',
+  },
+  cutoffs: { type: 'int-list', min: 1, help: 'adaptive head: cluster boundaries (default 2000,10000)' },
+  gate: {
+    type: 'string',
+    choices: ['blend', 'additive'],
+    help: 'Grassmann gate: α⊙h + (1−α)⊙g (paper, default) or h + α⊙g as a residual (a reproduction)',
+  },
+  'dropout-at': {
+    type: 'string',
+    choices: ['stream', 'branch'],
+    help: 'Grassmann post-LN dropout: on the whole stream after LN1 (paper, default) or on the mixing branch only',
+  },
+  'mixer-norm': { type: 'boolean', help: 'Grassmann: a LayerNorm on the mixer output (a reproduction; default off)' },
+  'ea-eps': {
+    type: 'string',
+    choices: ['absolute', 'relative'],
+    help: "expressive attention's ε: absolute (paper, default) or relative to the row's largest score",
+  },
   epochs: { type: 'float', min: 0, exclusiveMin: true, help: 'training length in epochs over wiki.train (default 1)' },
   steps: { type: 'int', min: 1, help: 'training length in optimizer steps' },
   tokens: { type: 'int', min: 1, help: 'training length in training tokens (rounded up to whole steps)' },
@@ -167,7 +189,38 @@ export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize:
   if (seqLen !== undefined) o.maxLen = seqLen;
   if (f.dropout !== undefined) o.dropout = f.dropout;
   if (f.norm !== undefined) o.norm = f.norm as 'post' | 'pre';
+  architectureOptions(kind, f, o);
   return preset(name, o);
+}
+
+/** The optional architecture flags into `o`; a flag of another model kind is a usage error naming it. */
+function architectureOptions(kind: ModelKind, f: CommonTrainFlags, o: Partial<FullModelConfig>): void {
+  const only = (flag: string, kinds: readonly ModelKind[]) => {
+    if (!kinds.includes(kind)) {
+      throw new UsageError(`--${flag} applies to --model ${kinds.join(' or ')}, not to --model ${kind}`, flag);
+    }
+  };
+  if (f.head !== undefined) o.head = f.head as 'tied' | 'adaptive';
+  if (f.cutoffs !== undefined) {
+    if (o.head !== 'adaptive') throw new UsageError('--cutoffs needs --head adaptive', 'cutoffs');
+    o.cutoffs = f.cutoffs;
+  }
+  if (f.gate !== undefined) {
+    only('gate', ['grassmann']);
+    o.gate = f.gate as 'blend' | 'additive';
+  }
+  if (f['dropout-at'] !== undefined) {
+    only('dropout-at', ['grassmann']);
+    o.dropoutAt = f['dropout-at'] as 'stream' | 'branch';
+  }
+  if (f['mixer-norm'] === true) {
+    only('mixer-norm', ['grassmann']);
+    o.mixerNorm = true;
+  }
+  if (f['ea-eps'] !== undefined) {
+    only('ea-eps', ['transformer-ea']);
+    o.eaEps = f['ea-eps'] as 'absolute' | 'relative';
+  }
 }
 
 /** Training config from the flags (exactly one of --epochs/--steps/--tokens, default 1 epoch). */

@@ -1,5 +1,5 @@
 // report.md of one run: final numbers, training loss and validation perplexity curves.
-import { evalMetricChart, metricCurve, metricOf, reportRun, trainingLossChart } from '@grassflow/training';
+import { evalMetricChart, metricCurve, metricOf, reportRun, trainingLossChart, warmupSteps } from '@grassflow/training';
 import type { ChartSeries, RunFolder } from '@grassflow/training';
 import type { RunConfig } from './run.js';
 import { baselineSeries, smoothingLines, standingLines, validationBaselines, xRange } from '../baselines/report.js';
@@ -22,7 +22,7 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
         `Model: ${m.kind}${m.kind === 'transformer' ? ` (${m.attention})` : ` (r ${m.r}, offsets ${JSON.stringify(m.offsets)})`}, ${m.nLayers} layers, d ${m.dModel}, ` +
           `d_ff ${m.dFF}, maxLen ${m.maxLen}, V ${m.vocabSize}, ${m.norm}-LN, dropout ${m.dropout}; ${cfg.params.toLocaleString('en-US')} parameters.`,
         `Training: ${cfg.totalSteps} steps of ${cfg.training.batch}×${cfg.training.seqLen} tokens, AdamW (β ${cfg.training.beta1}/${cfg.training.beta2}, ` +
-          `weight decay ${cfg.training.weightDecay}), lr ${cfg.training.lr} with ${cfg.training.warmup} warmup steps and cosine decay to ${cfg.training.minLr}, ` +
+          `weight decay ${cfg.training.weightDecay}), lr ${cfg.training.lr} with ${warmupSteps(cfg.training, cfg.totalSteps)} warmup steps and cosine decay to ${cfg.training.minLr}, ` +
           `clip ${cfg.training.clip}, seed ${cfg.training.seed}. Tokenizer ${cfg.data.tokenizer}; validation on ${cfg.data.evalTokens.toLocaleString('en-US')} of ` +
           `${cfg.data.validTokens.toLocaleString('en-US')} wiki.valid tokens. Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
       ],

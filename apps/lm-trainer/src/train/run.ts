@@ -3,6 +3,7 @@
 import {
   countParams,
   createModel,
+  frequencyOrder,
   type BackendInfo,
   type LanguageModel,
   type ModelConfig,
@@ -118,6 +119,8 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
   };
   const run = await createRun(plan.out, { ...config, training: storedTrainingConfig(config.training) });
   const model = createModel(plan.model, { seed: plan.training.seed });
+  // an adaptive head's clusters are frequency ranks: rank the vocabulary by the training split (stored in checkpoints)
+  model.adaptiveHead?.setVocabOrder(frequencyOrder(data.train, plan.model.vocabSize));
   return train({ opened: { run, config }, model: model, data: data, start: plan.control });
 }
 
