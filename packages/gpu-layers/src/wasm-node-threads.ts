@@ -9,6 +9,8 @@ type BackendWasmModule = ConstructorParameters<WasmPackage['BackendWasm']>[0];
 const GLUE = '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.js';
 /** Its worker script, shipped as a CommonJS module that exports the script's text as `wasmWorkerContents`. */
 const WORKER = '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.worker.js';
+const NODE_FS = 'node:fs/promises';
+const NODE_OS = 'node:os';
 
 /** A pthread's Node worker, as emscripten's PThread pool holds it. */
 interface PoolWorker {
@@ -106,11 +108,15 @@ export async function setUpNodeWasmThreads(wasm: WasmPackage): Promise<void> {
 }
 
 async function startThreaded(wasm: WasmPackage): Promise<tf.KernelBackend> {
+  // Specifiers in variables, and bundlers told to leave them: this runs under Node only, and a browser bundle of
+  // this package must not try to resolve Node's built-ins or the glue.
   const [glue, worker, fs, os] = await Promise.all([
-    import(/* @vite-ignore */ GLUE) as Promise<{ default: (config: FactoryConfig) => Promise<ThreadedModule> }>,
-    import(/* @vite-ignore */ WORKER) as Promise<{ wasmWorkerContents: string }>,
-    import('node:fs/promises'),
-    import('node:os'),
+    import(/* webpackIgnore: true */ /* @vite-ignore */ GLUE) as Promise<{
+      default: (config: FactoryConfig) => Promise<ThreadedModule>;
+    }>,
+    import(/* webpackIgnore: true */ /* @vite-ignore */ WORKER) as Promise<{ wasmWorkerContents: string }>,
+    import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_FS) as Promise<typeof import('node:fs/promises')>,
+    import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_OS) as Promise<typeof import('node:os')>,
   ]);
   const before = {
     exception: process.listeners('uncaughtException'),

@@ -78,6 +78,28 @@ describe('initBackend', () => {
     expect(out).toEqual({ threads: Math.min(cpus().length, 8), finite: true, listeners: 0 });
   });
 
+  it("a 'wasm' backend initialised before initBackend stays (stock, one thread) and the note says why", () => {
+    const script = [
+      `import * as tf from '@tensorflow/tfjs-core';`,
+      `import '@tensorflow/tfjs-backend-wasm';`,
+      `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend.ts'))};`,
+      `await tf.setBackend('wasm');`,
+      `const info = await initBackend({ backend: 'wasm', threads: 2 });`,
+      `console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote }));`,
+    ].join('\n');
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: packageDir,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(child.status, child.stderr).toBe(0);
+    const out = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as { threads: number; note: string };
+    expect(out.threads).toBe(1);
+    expect(out.note).toMatch(
+      /runs 1 thread where 2 were asked for: .*'wasm' backend was initialised .*before initBackend/,
+    );
+  });
+
   it('GRASSFLOW_BACKEND forces a backend; the option wins over it', async () => {
     process.env['GRASSFLOW_BACKEND'] = 'cpu';
     expect((await initBackend()).name).toBe('cpu');
