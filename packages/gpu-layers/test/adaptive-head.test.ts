@@ -153,6 +153,15 @@ describe.each<TestBackend>(['cpu', 'wasm'])('adaptive head (%s)', (backend) => {
       if (tf.tidy(() => tf.max(tf.abs(a)).dataSync()[0] as number) > 0) used++;
     }
     expect(used).toBe(names.length); // every weight got a gradient: all clusters were exercised
+    // per-token NLL (evaluation) = −log p(t) of the full distribution, row by row
+    const nll = model.headNll(model.hidden(ids), targets).dataSync();
+    const lp = model.logits(model.hidden(ids)).dataSync();
+    for (let n = 0; n < targets.length; n++) {
+      expect(Math.abs((nll[n] as number) + (lp[n * V + (targets[n] as number)] as number))).toBeLessThan(1e-5);
+    }
+    expect(Math.abs(nll.reduce((a, b) => a + b, 0) / nll.length - (fast.value.dataSync()[0] as number))).toBeLessThan(
+      1e-5,
+    );
     // a tensor of targets gives the same loss as host ids
     const viaTensor = model.headLoss(model.hidden(ids), y);
     expect(Math.abs((viaTensor.dataSync()[0] as number) - (fast.value.dataSync()[0] as number))).toBeLessThan(1e-7);

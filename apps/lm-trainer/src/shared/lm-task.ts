@@ -1,7 +1,7 @@
 // Language modelling on token ids: training batches + loss, and perplexity over every token of a split.
 import * as tf from '@tensorflow/tfjs-core';
 import { LmTrainBatcher, lmEvalBatches, type LmBatcherState } from '@grassflow/datasets';
-import { lmLoss, tokenNll, type LanguageModel } from '@grassflow/gpu-layers';
+import { lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
 import type { TrainTask } from '@grassflow/training';
 
 /** Result of {@link evaluatePerplexity}: every target of the ids scored once. */
@@ -29,9 +29,7 @@ export async function evaluatePerplexity(
     const [B, L] = b.shape;
     const nll = tf.tidy(() => {
       const x = tf.tensor2d(b.x, [B, L], 'int32');
-      const y = tf.tensor2d(b.y, [B, L], 'int32');
-      const logits = model.apply(x, { training: false }); // [B, L, V]
-      return tokenNll(tf.reshape(logits, [B * L, logits.shape[2]]), tf.reshape(y, [B * L])); // [B·L], row b·L + t
+      return model.headNll(model.hidden(x, { training: false }), b.y); // [B·L], row b·L + t
     });
     const values = await nll.data(); // asynchronous readback: no blocking sync on a GPU backend
     nll.dispose();

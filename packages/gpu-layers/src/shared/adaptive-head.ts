@@ -2,7 +2,7 @@
 // nn.AdaptiveLogSoftmaxWithLoss (div_value 4, no head bias) as the reference behaviour and tensor layout.
 import * as tf from '@tensorflow/tfjs-core';
 import { adaptiveHeadShapes } from './config.js';
-import { crossEntropy, logSumExp } from './loss.js';
+import { crossEntropy, logSumExp, tokenNll } from './loss.js';
 import { matmul } from './ops.js';
 import { INIT_STD, tfjsSeed, type NamedParam } from './param-layer.js';
 
@@ -118,8 +118,8 @@ export class AdaptiveSoftmaxHead {
       const headLogits = matmul(x, this.head); // [N, c_1 + k]
       const headLp = tf.sub<tf.Tensor2D>(headLogits, logSumExp(headLogits)); // [N, c_1 + k]
       const parts: tf.Tensor2D[] = [tf.slice(headLp, [0, 0], [-1, c1])]; // [N, c_1] shortlist
-      this.tails.forEach((t, i) => {
-        const logits = matmul(matmul(x, t.proj), t.out); // [N, d_i] → [N, size_i]
+      this.tails.forEach((_tail, i) => {
+        const logits = this.tailLogits(i, x); // [N, size_i]
         const clusterLp = tf.slice(headLp, [0, c1 + i], [-1, 1]); // [N, 1] log p(cluster i)
         parts.push(tf.add(clusterLp, tf.sub(logits, logSumExp(logits)))); // [N, size_i]
       });
@@ -129,36 +129,57 @@ export class AdaptiveSoftmaxHead {
   }
 
   /**
-   * Mean NLL ℓ = (1/N) Σ_n −log p(t_n | x_n) of targets t (host ids: which cluster each row needs is decided here,
-   * without a device read): the head's cross-entropy over all N rows plus, for each tail cluster i, the
-   * cross-entropy of its n_i rows weighted n_i/N. x [N, d] → scalar; differentiable (gradients flow into x and
-   * into every weight a row used).
+   * Rows by cluster for targets t (host ids, mapped to ranks): the head's target of each row (its rank in the
+   * shortlist, else c_1 + its cluster), and per tail cluster the rows whose target lies in it and their rank there.
    */
-  loss(x: tf.Tensor2D, targets: Int32Array): tf.Scalar {
-    const N = x.shape[0];
-    if (targets.length !== N) throw new RangeError(`adaptive head: ${targets.length} targets for ${N} rows`);
+  private partition(targets: Int32Array): { head: Int32Array; rows: number[][]; rel: number[][] } {
     const c1 = this.cutoffs[0] as number;
-    const headTargets = new Int32Array(N);
+    const head = new Int32Array(targets.length);
     const rows: number[][] = this.tails.map(() => []);
     const rel: number[][] = this.tails.map(() => []);
-    for (let n = 0; n < N; n++) {
+    for (let n = 0; n < targets.length; n++) {
       const id = targets[n] as number;
       if (!(id >= 0 && id < this.vocabSize)) {
         throw new RangeError(`target ${id} at row ${n} is outside [0, ${this.vocabSize})`);
       }
       const t = this.rankOf[id] as number; // the clusters are ranges of frequency ranks
       if (t < c1) {
-        headTargets[n] = t;
+        head[n] = t;
         continue;
       }
       let i = 0;
       while (t >= (this.tails[i] as TailCluster).end) i++;
-      headTargets[n] = c1 + i;
+      head[n] = c1 + i;
       (rows[i] as number[]).push(n);
       (rel[i] as number[]).push(t - (this.tails[i] as TailCluster).start);
     }
+    return { head, rows, rel };
+  }
+
+  private checkRows(x: tf.Tensor2D, targets: Int32Array): void {
+    if (targets.length !== x.shape[0]) {
+      throw new RangeError(`adaptive head: ${targets.length} targets for ${x.shape[0]} rows`);
+    }
+  }
+
+  /** Logits of cluster i for rows x [n, d]: x·P_i·O_i → [n, size_i]. */
+  private tailLogits(i: number, x: tf.Tensor2D): tf.Tensor2D {
+    const t = this.tails[i] as TailCluster;
+    return matmul(matmul(x, t.proj), t.out); // [n, d_i] → [n, size_i]
+  }
+
+  /**
+   * Mean NLL ℓ = (1/N) Σ_n −log p(t_n | x_n) of targets t (host ids: which cluster each row needs is decided here,
+   * without a device read): the head's cross-entropy over all N rows plus, for each tail cluster i, the
+   * cross-entropy of its n_i rows weighted n_i/N. x [N, d] → scalar; differentiable (gradients flow into x and
+   * into every weight a row used).
+   */
+  loss(x: tf.Tensor2D, targets: Int32Array): tf.Scalar {
+    this.checkRows(x, targets);
+    const N = x.shape[0];
+    const { head, rows, rel } = this.partition(targets);
     return tf.tidy(() => {
-      let loss = crossEntropy(matmul(x, this.head), tf.tensor1d(headTargets, 'int32')); // mean over N
+      let loss = crossEntropy(matmul(x, this.head), tf.tensor1d(head, 'int32')); // mean over N
       this.tails.forEach((t, i) => {
         const r = rows[i] as number[];
         if (r.length === 0) {
@@ -167,11 +188,31 @@ export class AdaptiveSoftmaxHead {
           return;
         }
         const xi = tf.gather(x, tf.tensor1d(r, 'int32')); // [n_i, d] rows whose target lies in cluster i
-        const logits = matmul(matmul(xi, t.proj), t.out); // [n_i, size_i]
-        const ce = crossEntropy(logits, tf.tensor1d(rel[i] as number[], 'int32')); // mean over n_i
+        const ce = crossEntropy(this.tailLogits(i, xi), tf.tensor1d(rel[i] as number[], 'int32')); // mean over n_i
         loss = tf.add(loss, tf.mul(ce, r.length / N));
       });
       return loss;
+    });
+  }
+
+  /**
+   * −log p(t_n | x_n) of each row, x [N, d] → [N]: the head's NLL plus, for rows in a tail cluster, the cluster's
+   * (scattered back to their rows). The same terms as {@link AdaptiveSoftmaxHead.loss}, without the [N, V] table
+   * that {@link AdaptiveSoftmaxHead.logProbs} builds, so evaluation costs what training's forward pass does.
+   */
+  nll(x: tf.Tensor2D, targets: Int32Array): tf.Tensor1D {
+    this.checkRows(x, targets);
+    const N = x.shape[0];
+    const { head, rows, rel } = this.partition(targets);
+    return tf.tidy(() => {
+      let nll = tokenNll(matmul(x, this.head), tf.tensor1d(head, 'int32')); // [N]
+      rows.forEach((r, i) => {
+        if (r.length === 0) return;
+        const at = tf.tensor1d(r, 'int32');
+        const tail = tokenNll(this.tailLogits(i, tf.gather(x, at)), tf.tensor1d(rel[i] as number[], 'int32')); // [n_i]
+        nll = tf.add(nll, tf.scatterND(tf.reshape(at, [r.length, 1]), tail, [N]));
+      });
+      return nll;
     });
   }
 

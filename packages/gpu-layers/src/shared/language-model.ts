@@ -5,6 +5,7 @@ import { LN_EPS } from './block-parts.js';
 import { dropout, embeddingLookup, layerNorm, tiedHead } from './ops.js';
 import { AdaptiveSoftmaxHead } from './adaptive-head.js';
 import { chunkedLmLoss } from './chunked-loss.js';
+import { tokenNll } from './loss.js';
 import { INIT_STD, tfjsSeed, type NamedParam, type ParamLayer } from './param-layer.js';
 
 /** Options of a forward pass. */
@@ -35,6 +36,8 @@ export interface LanguageModel {
    * full [B·L, V] logits where the head allows (the tied head in row chunks, the adaptive head by cluster).
    */
   headLoss(hidden: tf.Tensor3D, targets: tf.Tensor2D | Int32Array): tf.Scalar;
+  /** −log p(target) of every position, [B, L, d] and host ids [B·L] → [B·L] (row b·L + t), no gradient needed. */
+  headNll(hidden: tf.Tensor3D, targets: Int32Array): tf.Tensor1D;
   /** tok_emb [V, d], the input embedding, also the head's weight when config.head is 'tied' (not a copy). */
   readonly tokenEmbedding: tf.Variable<tf.Rank.R2>;
   trainableVariables(): tf.Variable[];
@@ -176,6 +179,19 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
       const rows = tf.reshape<tf.Rank.R2>(x, [B * L, d]); // [B·L, d]
       const out = head === null ? tiedHead(rows, this.tokEmb) : head.logProbs(rows); // [B·L, V]
       return tf.reshape(out, [B, L, this.config.vocabSize]);
+    });
+  }
+
+  headNll(hidden: tf.Tensor3D, targets: Int32Array): tf.Tensor1D {
+    const [B, L, d] = hidden.shape;
+    if (targets.length !== B * L) {
+      throw new RangeError(`headNll expects ${B * L} targets for hidden [${B}, ${L}, ${d}], got ${targets.length}`);
+    }
+    const head = this.adaptive;
+    return tf.tidy(() => {
+      const rows = tf.reshape<tf.Rank.R2>(hidden, [B * L, d]); // [B·L, d]
+      if (head !== null) return head.nll(rows, targets); // by cluster, no [B·L, V] table
+      return tokenNll(tiedHead(rows, this.tokEmb), tf.tensor1d(targets, 'int32')); // [B·L, V] logits → [B·L]
     });
   }
 
