@@ -67,6 +67,8 @@ export function nodeWasmThreadsUnavailable(): string | undefined {
  * - pool workers do not hold the process open: emscripten refs a worker while its pthread runs, and XNNPACK's
  *   threads never end, so a script would never exit;
  * - the 8 workers emscripten pre-spawns beyond those XNNPACK took are terminated (≈ 8 MB of memory each, measured).
+ * The glue also sets `globalThis.Worker` to worker_threads' Worker (emscripten's Node set-up); that stays, since
+ * the pool creates its workers through it.
  * If the threaded module fails to start, the stock factory (one thread) is used, and the reason is kept for
  * {@link nodeWasmThreadsUnavailable}.
  */
