@@ -50,6 +50,7 @@ export {
   pairCounts,
 } from './grassmann/mixing.js';
 export type {
+  GrassmannGate,
   GrassmannMixingWeights,
   GrassmannMixingOptions,
   GrassmannMixingPast,
@@ -62,7 +63,13 @@ export {
   attentionWeights,
   causalMask,
 } from './transformer/attention.js';
-export type { AttentionWeights, AttentionOptions, AttentionCache, AttentionTrace } from './transformer/attention.js';
+export type {
+  AttentionWeights,
+  AttentionOptions,
+  AttentionCache,
+  AttentionTrace,
+  EaEps,
+} from './transformer/attention.js';
 export { ParamLayer, INIT_STD, tfjsSeed } from './shared/param-layer.js';
 export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './shared/param-layer.js';
 export { CausalGrassmannMixing } from './grassmann/mixing-layer.js';
