@@ -11,34 +11,41 @@ beforeAll(async () => {
 });
 
 describe('evaluatePerplexity', () => {
-  it('equals exp of the mean token NLL computed independently from the logits (every target once)', async () => {
-    const config = preset('tiny', { vocabSize: 50, maxLen: 8 });
-    const model = createModel(config, { seed: 11 });
-    const rng = new TrainingRng(2);
-    const ids = Int32Array.from({ length: 61 }, () => rng.nextUint32() % 50); // 60 targets: 7 windows of 8 + one of 4
-    const r = await evaluatePerplexity(model, ids, { seqLen: 8, batch: 3 });
-    // independent: one forward pass per non-overlapping window, log-softmax in float64 by hand
-    let sum = 0;
-    let n = 0;
-    for (let start = 0; start + 1 < ids.length; start += 8) {
-      const x = ids.subarray(start, Math.min(start + 8, ids.length - 1));
-      const logits = tf
-        .tidy(() => model.apply(tf.tensor2d(Array.from(x), [1, x.length], 'int32')))
-        .arraySync()[0] as number[][];
-      x.forEach((_, t) => {
-        const row = logits[t] as number[];
-        const max = Math.max(...row);
-        const lse = max + Math.log(row.reduce((s, v) => s + Math.exp(v - max), 0));
-        sum += lse - (row[ids[start + t + 1] as number] as number);
-        n += 1;
-      });
-    }
-    expect(r.tokens).toBe(60);
-    expect(n).toBe(60);
-    expect(r.nll).toBeCloseTo(sum / n, 5);
-    expect(r.ppl).toBeCloseTo(Math.exp(sum / n), 3);
-    model.dispose();
-  });
+  it.each([
+    ['tied head', preset('tiny', { vocabSize: 50, maxLen: 8 })],
+    ['adaptive head', preset('tiny', { vocabSize: 50, maxLen: 8, head: 'adaptive', cutoffs: [5, 20] })],
+  ])(
+    '%s: equals exp of the mean token NLL computed independently from the logits (every target once)',
+    async (_, config) => {
+      const model = createModel(config, { seed: 11 });
+      // a vocabulary order far from the identity (ranks = ids reversed): the head's clusters are ranks, not ids
+      model.adaptiveHead?.setVocabOrder(Int32Array.from({ length: 50 }, (_, i) => 49 - i));
+      const rng = new TrainingRng(2);
+      const ids = Int32Array.from({ length: 61 }, () => rng.nextUint32() % 50); // 60 targets: 7 windows of 8 + one of 4
+      const r = await evaluatePerplexity(model, ids, { seqLen: 8, batch: 3 });
+      // independent: one forward pass per non-overlapping window, log-softmax in float64 by hand
+      let sum = 0;
+      let n = 0;
+      for (let start = 0; start + 1 < ids.length; start += 8) {
+        const x = ids.subarray(start, Math.min(start + 8, ids.length - 1));
+        const logits = tf
+          .tidy(() => model.apply(tf.tensor2d(Array.from(x), [1, x.length], 'int32')))
+          .arraySync()[0] as number[][];
+        x.forEach((_, t) => {
+          const row = logits[t] as number[];
+          const max = Math.max(...row);
+          const lse = max + Math.log(row.reduce((s, v) => s + Math.exp(v - max), 0));
+          sum += lse - (row[ids[start + t + 1] as number] as number);
+          n += 1;
+        });
+      }
+      expect(r.tokens).toBe(60);
+      expect(n).toBe(60);
+      expect(r.nll).toBeCloseTo(sum / n, 5);
+      expect(r.ppl).toBeCloseTo(Math.exp(sum / n), 3);
+      model.dispose();
+    },
+  );
 });
 
 describe('sampleToken', () => {

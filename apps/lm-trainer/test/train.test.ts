@@ -121,3 +121,72 @@ describe.skipIf(DATA_DIR === undefined)('--seed 0 (needs GRASSFLOW_DATA_DIR)', (
     expect(losses('1', 'c')).not.toEqual(zero);
   });
 });
+
+describe.skipIf(DATA_DIR === undefined)(
+  'an adaptive head through train, resume, eval and generate (needs GRASSFLOW_DATA_DIR)',
+  () => {
+    const root = tmp();
+    const run = join(root, 'adaptive');
+    const base = ['train', '--model', 'transformer-dpa', ...TINY, '--head', 'adaptive', '--cutoffs', '2000,10000'];
+
+    it('trains (the loss falls), records the head in config.json and resumes', () => {
+      const r = cli([
+        ...base,
+        '--steps',
+        '30',
+        '--lr',
+        '1e-2',
+        '--eval-every',
+        '15',
+        '--stop-at-step',
+        '15',
+        '--out',
+        run,
+      ]);
+      expect(r.code, r.stderr).not.toBe(1);
+      const resumed = cli(['train', '--resume', run]);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const train = metrics(run).filter((m) => m['type'] === 'train');
+      expect(train.map((m) => m['step'])).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      const first = train[0]!['loss'] as number;
+      const lastFive = train.slice(-5).reduce((s, m) => s + (m['loss'] as number), 0) / 5;
+      expect(lastFive).toBeLessThan(first - 1);
+      const cfg = JSON.parse(readFileSync(join(run, 'config.json'), 'utf8')) as { model: Record<string, unknown> };
+      expect(cfg.model).toMatchObject({ head: 'adaptive', cutoffs: [2000, 10000] });
+    });
+
+    it('eval scores the checkpoint and generate samples from it, deterministically for a seed', () => {
+      const ev = cli(['eval', '--checkpoint', run, '--split', 'valid', '--batch', '512']);
+      expect(ev.code, ev.stderr).toBe(0);
+      const result = JSON.parse(ev.stdout.trim().split('\n').pop() as string) as { ppl: number };
+      expect(result.ppl).toBeGreaterThan(1);
+      expect(result.ppl).toBeLessThan(30522);
+      const args = ['generate', '--checkpoint', run, '--prompt', 'the game was', '--max-tokens', '8', '--seed', '3'];
+      const a = cli(args);
+      expect(a.code, a.stderr).toBe(0);
+      expect(a.stdout.startsWith('the game was')).toBe(true);
+      expect(cli(args).stdout).toBe(a.stdout);
+    });
+
+    it('refuses options of another model kind, and cutoffs without an adaptive head, by name', () => {
+      const refuse = (extra: string[], message: RegExp) => {
+        const r = cli([
+          'train',
+          '--model',
+          'transformer-dpa',
+          ...TINY,
+          '--steps',
+          '1',
+          ...extra,
+          '--out',
+          join(root, 'x'),
+        ]);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toMatch(message);
+      };
+      refuse(['--gate', 'additive'], /--gate applies to --model grassmann, not to --model transformer-dpa/);
+      refuse(['--ea-eps', 'relative'], /--ea-eps applies to --model transformer-ea/);
+      refuse(['--cutoffs', '100'], /--cutoffs needs --head adaptive/);
+    });
+  },
+);
