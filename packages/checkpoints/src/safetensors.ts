@@ -51,9 +51,21 @@ export interface SafetensorsTensorInput {
   readonly data: SafetensorsData;
 }
 
-/** Named tensors to write, as a Map or a plain object. */
+/**
+ * A tensor object that reads its own values, such as a TensorFlow.js `tf.Tensor` (matched by shape, not by
+ * importing tfjs): `dtype` 'float32' → F32 (Float32Array), 'int32' → I32 (Int32Array), 'bool' → BOOL
+ * (Uint8Array of 0/1); other dtypes ('complex64', 'string') are refused. The writer calls `dataSync()` once.
+ */
+export interface SafetensorsTensorLike {
+  readonly dtype: string;
+  readonly shape: readonly number[];
+  dataSync(): unknown;
+}
+
+/** Named tensors to write, as a Map or a plain object (a `tf.NamedTensorMap` qualifies). */
 export type SafetensorsTensorInputs =
-  ReadonlyMap<string, SafetensorsTensorInput> | Readonly<Record<string, SafetensorsTensorInput>>;
+  | ReadonlyMap<string, SafetensorsTensorInput | SafetensorsTensorLike>
+  | Readonly<Record<string, SafetensorsTensorInput | SafetensorsTensorLike>>;
 
 const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -219,11 +231,43 @@ function invalid(message: string): SafetensorsError {
   return new SafetensorsError('INVALID_ARGUMENT', message);
 }
 
-/** The (name, tensor) pairs of writer input given as a Map or a plain object, in insertion order. */
+/** The safetensors dtype and typed array of each tensor-like dtype the writer takes. */
+const TENSOR_LIKE_DTYPES: Readonly<Record<string, { dtype: SafetensorsDType; array: string }>> = {
+  float32: { dtype: 'F32', array: 'Float32Array' },
+  int32: { dtype: 'I32', array: 'Int32Array' },
+  bool: { dtype: 'BOOL', array: 'Uint8Array' },
+};
+
+function isTensorLike(t: SafetensorsTensorInput | SafetensorsTensorLike): t is SafetensorsTensorLike {
+  return typeof (t as Partial<SafetensorsTensorLike>).dataSync === 'function';
+}
+
+/** A tensor-like (tf.Tensor) as writer input: its values read once with dataSync, its dtype mapped. */
+function fromTensorLike(name: string, t: SafetensorsTensorLike): SafetensorsTensorInput {
+  const kind = Object.hasOwn(TENSOR_LIKE_DTYPES, t.dtype) ? TENSOR_LIKE_DTYPES[t.dtype] : undefined;
+  if (kind === undefined) {
+    throw invalid(
+      `tensor ${JSON.stringify(name)}: a tensor of dtype ${t.dtype} cannot be written; ` +
+        `safetensors takes tensors of dtype ${Object.keys(TENSOR_LIKE_DTYPES).join(', ')} (cast it first)`,
+    );
+  }
+  const data = t.dataSync();
+  if (!ArrayBuffer.isView(data) || data.constructor.name !== kind.array) {
+    throw invalid(`tensor ${JSON.stringify(name)}: dataSync() of a ${t.dtype} tensor must give a ${kind.array}`);
+  }
+  return { dtype: kind.dtype, shape: [...t.shape], data: data as SafetensorsData };
+}
+
+/**
+ * The (name, tensor) pairs of writer input given as a Map or a plain object, in insertion order; tensor-likes
+ * (tf.Tensor) are read into typed arrays here.
+ */
 export function safetensorsInputEntries(tensors: SafetensorsTensorInputs): [string, SafetensorsTensorInput][] {
-  return tensors instanceof Map
-    ? [...(tensors as ReadonlyMap<string, SafetensorsTensorInput>)]
-    : Object.entries(tensors as Readonly<Record<string, SafetensorsTensorInput>>);
+  const entries: [string, SafetensorsTensorInput | SafetensorsTensorLike][] =
+    tensors instanceof Map
+      ? [...(tensors as ReadonlyMap<string, SafetensorsTensorInput | SafetensorsTensorLike>)]
+      : Object.entries(tensors as Readonly<Record<string, SafetensorsTensorInput | SafetensorsTensorLike>>);
+  return entries.map(([name, t]) => [name, isTensorLike(t) ? fromTensorLike(name, t) : t]);
 }
 
 /** Validates the writer's inputs and lays them out exactly as the Python/Rust reference writer does. */

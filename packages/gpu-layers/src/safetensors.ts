@@ -25,6 +25,7 @@ export {
   type SafetensorsTensorInfo,
   type SafetensorsTensorInput,
   type SafetensorsTensorInputs,
+  type SafetensorsTensorLike,
   type WritableFileOps,
   type WriteSafetensorsOptions,
 } from '@grassflow/checkpoints';
