@@ -20,11 +20,30 @@ export interface LineChart {
   height?: number;
 }
 
+/**
+ * The scale domain of an axis whose values are all one number v (one point, or a constant series), padded so
+ * the axis gets ordinary ticks around v instead of one tick printed at full precision ("40.000000"): [v/2, 2v]
+ * on a log axis, else v ± 1 for integers (steps) and v ± 5% (at least 1e-9) otherwise. Undefined when the values
+ * span a range (vega's own domain) or there are none.
+ */
+export function degenerateDomain(vs: readonly number[], log: boolean): [number, number] | undefined {
+  if (vs.length === 0) return undefined;
+  const v = vs[0] as number;
+  if (vs.some((x) => x !== v)) return undefined;
+  if (log && v > 0) return [v / 2, v * 2];
+  const pad = Number.isInteger(v) ? 1 : Math.max(Math.abs(v) * 0.05, 1e-9);
+  return [v - pad, v + pad];
+}
+
 /** The vega-lite spec of a {@link LineChart} (inline data, one colour per series). */
 export function lineChartSpec(chart: LineChart): Record<string, unknown> {
   const values = chart.series.flatMap((s) =>
     s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y)).map(([x, y]) => ({ x, y, series: s.name })),
   );
+  const xDomain = degenerateDomain(values.map((v) => v.x), chart.logX === true);
+  const yDomain = degenerateDomain(values.map((v) => v.y), chart.logY === true);
+  // steps are whole numbers: no ticks between them (a one-point chart at step 40 reads 39, 40, 41)
+  const intX = values.length > 0 && values.every((v) => Number.isInteger(v.x));
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: chart.title,
@@ -38,13 +57,24 @@ export function lineChartSpec(chart: LineChart): Record<string, unknown> {
         field: 'x',
         type: 'quantitative',
         title: chart.xLabel,
-        ...(chart.logX === true ? { scale: { type: 'log' } } : {}),
+        ...(chart.logX === true || xDomain !== undefined
+          ? {
+              scale: {
+                ...(chart.logX === true ? { type: 'log' } : {}),
+                ...(xDomain === undefined ? {} : { domain: xDomain, nice: false }),
+              },
+            }
+          : {}),
+        ...(intX && chart.logX !== true ? { axis: { tickMinStep: 1 } } : {}),
       },
       y: {
         field: 'y',
         type: 'quantitative',
         title: chart.yLabel,
-        scale: chart.logY === true ? { type: 'log' } : { zero: false },
+        scale: {
+          ...(chart.logY === true ? { type: 'log' } : { zero: false }),
+          ...(yDomain === undefined ? {} : { domain: yDomain }),
+        },
       },
       color: { field: 'series', type: 'nominal', title: null },
     },

@@ -58,3 +58,41 @@ describe('lineChartSpec axis scales', () => {
     expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   });
 });
+
+/** The tick labels of the axis titled `title` in a rendered SVG (vega puts each axis in a role-axis group). */
+function tickLabels(svg: string, title: string): string[] {
+  const axes = svg.split('<g class="mark-group role-axis"').slice(1);
+  const axis = axes.find((a) => a.includes(`>${title}</text>`));
+  if (axis === undefined) throw new Error(`no axis titled ${title}`);
+  const labels = axis.split('role-axis-label')[1] ?? '';
+  return [...labels.split('role-axis-title')[0]!.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1] as string);
+}
+
+describe('one-point and constant charts', () => {
+  const onePoint: LineChart = {
+    title: 'one point',
+    xLabel: 'step',
+    yLabel: 'PPL',
+    series: [{ name: 'run', points: [[40, 1234.5678]] }],
+  };
+
+  it('gives a single point at step 40 whole-step ticks around it, not one tick at full precision', async () => {
+    const { svg } = await renderLineChart(onePoint);
+    const xs = tickLabels(svg, 'step');
+    expect(xs.length).toBeGreaterThanOrEqual(2);
+    expect(xs).toContain('40');
+    for (const t of xs) expect(t).toMatch(/^\d+$/);
+    const ys = tickLabels(svg, 'PPL');
+    expect(ys.length).toBeGreaterThanOrEqual(2);
+    for (const t of ys) expect(t.replace(/,/g, '').length).toBeLessThanOrEqual(6);
+  });
+
+  it('pads a constant series on a log axis to [v/2, 2v] and leaves a range alone', () => {
+    const spec = lineChartSpec({ ...onePoint, logY: true, series: [{ name: 'a', points: [[1, 8], [2, 8]] }] }) as {
+      encoding: { y: { scale: Record<string, unknown> } };
+    };
+    expect(spec.encoding.y.scale).toEqual({ type: 'log', domain: [4, 16] });
+    const ranged = lineChartSpec(chart()) as { encoding: { y: { scale: Record<string, unknown> } } };
+    expect(ranged.encoding.y.scale['domain']).toBeUndefined();
+  });
+});
