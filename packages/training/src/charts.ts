@@ -40,8 +40,14 @@ export function lineChartSpec(chart: LineChart): Record<string, unknown> {
   const values = chart.series.flatMap((s) =>
     s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y)).map(([x, y]) => ({ x, y, series: s.name })),
   );
-  const xDomain = degenerateDomain(values.map((v) => v.x), chart.logX === true);
-  const yDomain = degenerateDomain(values.map((v) => v.y), chart.logY === true);
+  const xDomain = degenerateDomain(
+    values.map((v) => v.x),
+    chart.logX === true,
+  );
+  const yDomain = degenerateDomain(
+    values.map((v) => v.y),
+    chart.logY === true,
+  );
   // steps are whole numbers: no ticks between them (a one-point chart at step 40 reads 39, 40, 41)
   const intX = values.length > 0 && values.every((v) => Number.isInteger(v.x));
   return {

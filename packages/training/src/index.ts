@@ -26,7 +26,15 @@ export {
   type BuildOptions,
 } from './trainer-checkpoint.js';
 export { lockRunFolder, releaseRunLocks, RUN_LOCK_FILE, type RunLockOwner } from './run/lock.js';
-export { RunFolder, gitCommit, writeJsonAtomic, type MetricRecord } from './run-folder.js';
+export {
+  RunFolder,
+  gitCommit,
+  writeJsonAtomic,
+  metricColumns,
+  metricsCsv,
+  csvLine,
+  type MetricRecord,
+} from './run-folder.js';
 export { StopSignal } from './stop-signal.js';
 export { Progress, formatDuration, type ProgressUpdate } from './progress.js';
 export {

@@ -1,4 +1,5 @@
-// A run folder: config.json, metrics.jsonl, checkpoints/{latest,best}, report.md.
+// A run folder: config.json, metrics.jsonl (and the same records as metrics.csv), checkpoints/{latest,best},
+// report.md.
 import { execFileSync } from 'node:child_process';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -32,9 +33,35 @@ export function gitCommit(cwd: string = process.cwd()): string | null {
  */
 export { writeJsonAtomic };
 
+/** One CSV field (RFC 4180): numbers as JSON writes them, a string quoted when it holds `,`, `"` or a line break. */
+function csvField(v: number | string | null | undefined): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : ''; // NaN/±Infinity: JSON's null
+  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/** The columns of records: `type`, `step`, then every other key in order of first appearance. */
+export function metricColumns(records: readonly MetricRecord[], start: readonly string[] = ['type', 'step']): string[] {
+  const cols = [...start];
+  for (const r of records) for (const k of Object.keys(r)) if (!cols.includes(k)) cols.push(k);
+  return cols;
+}
+
+/** One CSV line of a record under `columns` (an absent field is empty). */
+export function csvLine(record: MetricRecord, columns: readonly string[]): string {
+  return `${columns.map((c) => csvField(record[c])).join(',')}\n`;
+}
+
+/** metrics.csv of records: a header of {@link metricColumns}, then one line per record. */
+export function metricsCsv(records: readonly MetricRecord[], columns = metricColumns(records)): string {
+  return `${columns.join(',')}\n${records.map((r) => csvLine(r, columns)).join('')}`;
+}
+
 /** Paths and files of one training run. */
 export class RunFolder {
   readonly dir: string;
+  /** metrics.csv's header as this process knows it (null: not read yet). */
+  private csvColumns: string[] | null = null;
 
   constructor(dir: string) {
     this.dir = resolve(dir);
@@ -45,6 +72,10 @@ export class RunFolder {
   }
   get metricsPath(): string {
     return join(this.dir, 'metrics.jsonl');
+  }
+  /** metrics.jsonl's records as CSV (a header, one line per record), for spreadsheets and plotting tools. */
+  get metricsCsvPath(): string {
+    return join(this.dir, 'metrics.csv');
   }
   get latestCheckpoint(): string {
     return join(this.dir, 'checkpoints', 'latest');
@@ -77,9 +108,32 @@ export class RunFolder {
     return JSON.parse(await readFile(this.configPath, 'utf8')) as T;
   }
 
-  /** Append one record to metrics.jsonl. */
+  /**
+   * Append one record to metrics.jsonl and metrics.csv, each as one write of a whole line (a killed run leaves whole
+   * lines). A record with a field the CSV header lacks, or a CSV that is missing (a run from before it existed),
+   * rewrites metrics.csv from metrics.jsonl atomically with the wider header.
+   */
   async appendMetric(record: MetricRecord): Promise<void> {
     await appendFile(this.metricsPath, `${JSON.stringify(record)}\n`);
+    const cols = this.csvColumns ?? (await this.readCsvHeader());
+    if (cols !== null && Object.keys(record).every((k) => cols.includes(k))) {
+      await appendFile(this.metricsCsvPath, csvLine(record, cols));
+    } else await this.writeCsv(await this.readMetrics(), cols ?? undefined);
+  }
+
+  /** metrics.csv's header, or null when the file is missing or empty. */
+  private async readCsvHeader(): Promise<string[] | null> {
+    if (!existsSync(this.metricsCsvPath)) return null;
+    const text = await readFile(this.metricsCsvPath, 'utf8');
+    const end = text.indexOf('\n');
+    return end <= 0 ? null : (this.csvColumns = text.slice(0, end).split(','));
+  }
+
+  /** Rewrite metrics.csv from `records` atomically; the header keeps `known` columns first (stable order). */
+  private async writeCsv(records: readonly MetricRecord[], known?: readonly string[]): Promise<void> {
+    const cols = metricColumns(records, known ?? ['type', 'step']);
+    await writeFileAtomic(this.metricsCsvPath, new TextEncoder().encode(metricsCsv(records, cols)));
+    this.csvColumns = cols;
   }
 
   /** All records of metrics.jsonl (a torn last line from a crash is skipped). */
@@ -99,7 +153,8 @@ export class RunFolder {
 
   /**
    * Keep only records with step ≤ `step` (rewritten atomically): on resume from a checkpoint at `step`, the
-   * records an interrupted run wrote after it are dropped, so the file reads as one uninterrupted run.
+   * records an interrupted run wrote after it are dropped, so the file reads as one uninterrupted run; metrics.csv
+   * is rewritten from the kept records.
    */
   async truncateMetricsAfter(step: number): Promise<void> {
     const kept = (await this.readMetrics()).filter((r) => r.step <= step);
@@ -107,5 +162,6 @@ export class RunFolder {
       this.metricsPath,
       new TextEncoder().encode(kept.map((r) => `${JSON.stringify(r)}\n`).join('')),
     );
+    await this.writeCsv(kept); // metrics.csv is cut back with it
   }
 }

@@ -88,7 +88,19 @@ describe('one-point and constant charts', () => {
   });
 
   it('pads a constant series on a log axis to [v/2, 2v] and leaves a range alone', () => {
-    const spec = lineChartSpec({ ...onePoint, logY: true, series: [{ name: 'a', points: [[1, 8], [2, 8]] }] }) as {
+    const spec = lineChartSpec({
+      ...onePoint,
+      logY: true,
+      series: [
+        {
+          name: 'a',
+          points: [
+            [1, 8],
+            [2, 8],
+          ],
+        },
+      ],
+    }) as {
       encoding: { y: { scale: Record<string, unknown> } };
     };
     expect(spec.encoding.y.scale).toEqual({ type: 'log', domain: [4, 16] });

@@ -33,7 +33,55 @@ describe('RunFolder', () => {
     await run.truncateMetricsAfter(2);
     expect((await run.readMetrics()).map((r) => r.step)).toEqual([1, 2]);
   });
+
+  it('keeps metrics.csv equal to metrics.jsonl: a header, a wider header for new fields, cut back on truncation', async () => {
+    const run = new RunFolder(join(tmp(), 'run'));
+    await run.init({ a: 1 });
+    for (const step of [1, 2, 3]) await run.appendMetric({ type: 'train', step, loss: 5 - step / 3, lr: 1e-4 * step });
+    await run.appendMetric({ type: 'eval', step: 3, val_ppl: 9.5, note: 'a, "b"' });
+    await run.appendMetric({ type: 'train', step: 4, loss: 3, lr: 4e-4 });
+    await run.appendMetric({ type: 'eval', step: 4, val_ppl: Number.NaN });
+    expect(csvOf(run)).toEqual(asCsvCells(await run.readMetrics()));
+    expect(readFileSync(run.metricsCsvPath, 'utf8').split('\n')[0]).toBe('type,step,loss,lr,val_ppl,note');
+    await run.truncateMetricsAfter(3);
+    expect(csvOf(run)).toEqual(asCsvCells(await run.readMetrics()));
+    expect(csvOf(run).rows).toHaveLength(4);
+    // a second process (a resume) appends under the header it reads from the file
+    const again = new RunFolder(run.dir);
+    await again.appendMetric({ type: 'train', step: 4, loss: 2.5, lr: 4e-4 });
+    expect(csvOf(again)).toEqual(asCsvCells(await again.readMetrics()));
+    expect(csvOf(again).rows).toHaveLength(5);
+  });
 });
+
+/** metrics.csv as a header and rows of cells (RFC 4180 quotes undone). */
+function csvOf(run: RunFolder): { header: string[]; rows: string[][] } {
+  const [head, ...lines] = readFileSync(run.metricsCsvPath, 'utf8').trimEnd().split('\n');
+  const cells = (l: string): string[] => {
+    const out: string[] = [];
+    let cur = '';
+    let quoted = false;
+    for (let i = 0; i < l.length; i++) {
+      const c = l[i] as string;
+      if (quoted && c === '"' && l[i + 1] === '"') ((cur += '"'), i++);
+      else if (c === '"') quoted = !quoted;
+      else if (c === ',' && !quoted) (out.push(cur), (cur = ''));
+      else cur += c;
+    }
+    return [...out, cur];
+  };
+  return { header: (head as string).split(','), rows: lines.map(cells) };
+}
+
+/** The records as the CSV must hold them: numbers as strings, null/absent as empty cells. */
+function asCsvCells(records: ReadonlyArray<Record<string, unknown>>): { header: string[]; rows: string[][] } {
+  const header: string[] = ['type', 'step'];
+  for (const r of records) for (const k of Object.keys(r)) if (!header.includes(k)) header.push(k);
+  return {
+    header,
+    rows: records.map((r) => header.map((k) => (r[k] === undefined || r[k] === null ? '' : String(r[k])))),
+  };
+}
 
 describe('trainer checkpoint', () => {
   it('round-trips model, AdamW moments, step, RNG and data position', async () => {
