@@ -152,6 +152,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     rows.push([b.name, null, data.train.length, null, b.ppl, t?.ppl ?? null, null, null, null]);
   }
   const cfg = modelConfigFrom('grassmann', withSeqLen, data.tok.vocabSize);
+  const heads = modelConfigFrom('transformer-dpa', withSeqLen, data.tok.vocabSize).nHeads;
   const series = (type: string, key: string, x: string): Array<{ name: string; points: Array<[number, number]> }> =>
     curves.map((c) => ({
       name: c.name,
@@ -169,7 +170,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     intro: [
       `Command: \`${['grassflow-lm', 'compare', ...argv].join(' ')}\`; backend ${backend.name}; tokenizer ${data.tok.kind} (V ${data.tok.vocabSize.toLocaleString('en-US')}).`,
       `Same for all three: preset ${f.preset} (${cfg.nLayers} layers, d ${cfg.dModel}, d_ff ${cfg.dFF}, seqLen = maxLen ${cfg.maxLen}, ${cfg.norm}-LN, dropout ${cfg.dropout}; ` +
-        `Grassmann r ${cfg.r}, offsets ${JSON.stringify(cfg.offsets)}; attention ${cfg.nHeads} heads), batch ${training.batch}, token budget ` +
+        `Grassmann r ${cfg.r}, offsets ${JSON.stringify(cfg.offsets)}; attention ${heads} heads; ${cfg.head ?? 'tied'} head), batch ${training.batch}, token budget ` +
         `${JSON.stringify(training.length)}, seed ${training.seed} (same initialisation seed and data order), AdamW lr ${training.lr}, warmup ${warmupSteps(training, totalSteps)} steps of ${totalSteps}.`,
       `PPL columns: the best checkpoint (by validation PPL during training) evaluated on ${evalNote}. ` +
         `This is a short, small run for comparing the three kinds on one machine, not the paper's setting (6 layers, d 256, tied head, 30 epochs).`,
