@@ -21,6 +21,8 @@ import {
 import { validateModelConfig, type ModelConfig } from './shared/config.js';
 import { createModel } from './create-model.js';
 import type { LanguageModel } from './shared/language-model.js';
+import type { GrassmannLM } from './grassmann/lm.js';
+import type { TransformerLM } from './transformer/lm.js';
 
 export {
   CHECKPOINT_FILES,
@@ -64,7 +66,8 @@ export interface LoadCheckpointOptions {
 
 /** A loaded checkpoint. The caller disposes `model` and every tensor of `extraTensors`. */
 export interface LoadedCheckpoint {
-  readonly model: LanguageModel;
+  /** The model config.json describes (as createModel builds it), so it can be given to createDecoder. */
+  readonly model: GrassmannLM | TransformerLM;
   readonly config: ModelConfig;
   /** The `extra` JSON given to `saveCheckpoint` ({} if none). */
   readonly extra: { readonly [key: string]: CheckpointJson };
@@ -119,6 +122,21 @@ export async function saveCheckpoint(
   model: LanguageModel,
   options: SaveCheckpointOptions = {},
 ): Promise<SavedCheckpoint> {
+  if (typeof (model as { stateDict?: unknown }).stateDict !== 'function') {
+    const className = (model as { getClassName?: unknown } | null)?.getClassName;
+    const what =
+      typeof className === 'function'
+        ? `a tfjs ${String(className.call(model))}`
+        : typeof model === 'object' && model !== null
+          ? 'an object without stateDict()'
+          : `${String(model)}`;
+    throw new CheckpointError(
+      'INVALID_ARGUMENT',
+      `saveCheckpoint saves this package's language models (createModel, GrassmannLM, TransformerLM), not ${what}: ` +
+        'save any tfjs model with `await model.save(safetensorsHandler(dir))` (topology and weights, load with ' +
+        '`tf.loadLayersModel(safetensorsHandler(dir))`) or its weights alone with `saveWeights(path, model)`',
+    );
+  }
   let modelConfig: ModelConfig;
   try {
     modelConfig = validateModelConfig(model.config);
@@ -168,7 +186,7 @@ function toTensor(t: CheckpointTensor): tf.Tensor {
  * the recorded file sizes and SHA-256s, then assigns the weights. Errors are `CheckpointError`s.
  */
 export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedCheckpoint> {
-  const built: { model?: LanguageModel } = {}; // set when the config is valid, disposed on any failure
+  const built: { model?: GrassmannLM | TransformerLM } = {}; // set when the config is valid, disposed on any failure
   const extraTensors = new Map<string, tf.Tensor>();
   try {
     const loaded = await loadCheckpointFolder<ModelConfig>(dir, {

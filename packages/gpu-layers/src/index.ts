@@ -87,3 +87,14 @@ export * from './safetensors.js';
 export * from './checkpoint.js';
 export { createDecoder, Decoder, DecoderError } from './decoding/decoder.js';
 export type { DecoderOptions, DecoderErrorCode, DecoderStateKind } from './decoding/decoder.js';
+export {
+  saveWeights,
+  loadWeights,
+  assignWeights,
+  namedWeights,
+  safetensorsHandler,
+  WeightsIOError,
+  TFJS_SAFETENSORS_FORMAT,
+  TFJS_SAFETENSORS_FILE,
+} from './weights-io.js';
+export type { WeightsSource, LoadedWeights } from './weights-io.js';
