@@ -5,6 +5,14 @@
 // Then, in that install (no workspace patches apply there), @grassflow/gpu-layers' initBackend({ backend: 'wasm' })
 // from ESM and from CJS must report every core as wasm threads (at most 8), so more than one on a multi-core
 // machine, and the script (which also runs a matMul) must exit by itself.
+// The npm install is the install line of gpu-layers' README (its peer dependencies included), the @grassflow names
+// replaced by the tarballs. A second, empty project installs with the README's pnpm line exactly as written there
+// (pnpm on PATH, its build-script approvals included; the @grassflow tarballs through pnpm-workspace.yaml overrides).
+// In both installs, gpu-layers' README examples "Your own model with CausalGrassmannMixing" and "Saving any tfjs
+// model" run as written (ESM, top-level await), and a strict TypeScript consumer of the README APIs
+// (createDecoder((await loadCheckpoint(dir)).model) included) compiles with the workspace's tsc under
+// moduleResolution nodenext and bundler, skipLibCheck false: any error in our .d.ts or the consumer fails; errors
+// inside tfjs's own .d.ts (which do not pass strict lib checking upstream) are counted and reported, not failed.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -18,6 +26,75 @@ const packages = readdirSync(join(root, 'packages'))
   .filter((dir) => existsSync(join(dir, 'package.json')))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
   .filter(({ pkg }) => !pkg.private);
+
+/** The install command of a package README (the first line in a sh block starting with `cmd`, `\\` lines joined). */
+function readmeInstallLine(dir, cmd) {
+  const text = readFileSync(join(dir, 'README.md'), 'utf8').replace(/\\\n\s*/g, ' ');
+  const line = text.split('\n').find((l) => l.startsWith(`${cmd} `));
+  if (line === undefined) throw new Error(`${dir}/README.md has no \`${cmd} …\` line`);
+  return line.replace(/\s+#.*$/, '').trim();
+}
+
+/** The README examples the pack check runs: the first ```ts block under each of these headings. */
+const EXAMPLE_HEADINGS = ['## Your own model with `CausalGrassmannMixing`', '## Saving any tfjs model'];
+
+function readmeExamples(dir) {
+  const text = readFileSync(join(dir, 'README.md'), 'utf8');
+  return EXAMPLE_HEADINGS.map((heading) => {
+    const at = text.indexOf(`\n${heading}\n`);
+    if (at < 0) throw new Error(`${dir}/README.md has no section "${heading}"`);
+    const block = /\n```ts\n([\s\S]*?)\n```/.exec(text.slice(at));
+    if (block === null) throw new Error(`${dir}/README.md: section "${heading}" has no ts block`);
+    return [heading.replace(/^## /, ''), `${block[1]}\n`];
+  });
+}
+
+/** A strict TypeScript user of the README APIs (type-checked only, never run). */
+const TS_CONSUMER = `import * as tf from '@tensorflow/tfjs-core';
+import * as tfl from '@tensorflow/tfjs-layers';
+import {
+  assignWeights,
+  CausalGrassmannMixing,
+  createDecoder,
+  createModel,
+  initBackend,
+  loadCheckpoint,
+  loadWeights,
+  preset,
+  readSafetensorsFile,
+  safetensorsHandler,
+  saveCheckpoint,
+  saveWeights,
+  writeSafetensorsFile,
+  type BackendInfo,
+  type ModelConfig,
+} from '@grassflow/gpu-layers';
+
+export async function main(dir: string): Promise<number> {
+  const info: BackendInfo = await initBackend({ backend: 'wasm' });
+  const model = tfl.sequential({
+    layers: [
+      tfl.layers.dense({ units: 32, inputShape: [20, 8] }),
+      new CausalGrassmannMixing({ r: 8, offsets: [1, 2, 4], name: 'mix', trainable: true }),
+      tfl.layers.dense({ units: 1 }),
+    ],
+  });
+  model.compile({ optimizer: tf.train.adam(1e-2), loss: 'meanSquaredError' });
+  await model.save(safetensorsHandler(\`\${dir}/model\`));
+  const again: tfl.LayersModel = await tfl.loadLayersModel(safetensorsHandler(\`\${dir}/model\`));
+  await saveWeights(\`\${dir}/w.safetensors\`, again);
+  const { tensors } = await loadWeights(\`\${dir}/w.safetensors\`);
+  assignWeights(again, tensors);
+  await writeSafetensorsFile(\`\${dir}/t.safetensors\`, { ids: tf.tensor1d([1, 2], 'int32') });
+  const read = await readSafetensorsFile(\`\${dir}/t.safetensors\`);
+  const config: ModelConfig = preset('tiny');
+  const lm = createModel(config, { seed: 0 });
+  await saveCheckpoint(\`\${dir}/ckpt\`, lm);
+  const decoder = createDecoder((await loadCheckpoint(\`\${dir}/ckpt\`)).model, { batch: 1 });
+  const logits: tf.Tensor2D = decoder.step([1]);
+  return (info.threads ?? 1) + tensors.size + read.tensors.size + logits.shape[1];
+}
+`;
 
 const work = mkdtempSync(join(tmpdir(), 'grassflow-pack-'));
 let failed = 0;
@@ -52,8 +129,18 @@ try {
   const app = join(work, 'app');
   run('mkdir', ['-p', app], work);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, version: '0.0.0' }));
-  // All tarballs in one install, so inter-package dependencies resolve to the packed versions.
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs], app);
+  // All tarballs in one install, so inter-package dependencies resolve to the packed versions; the README's npm line
+  // gives the rest (the peer dependencies a user imports).
+  const gpuLayers = packages.find(({ pkg }) => pkg.name === '@grassflow/gpu-layers');
+  const tarballOf = new Map(packages.map(({ pkg }, i) => [pkg.name, tarballs[i]]));
+  const npmLine = gpuLayers ? readmeInstallLine(gpuLayers.dir, 'npm install') : undefined;
+  const npmExtra = npmLine
+    ? npmLine
+        .split(/\s+/)
+        .slice(2)
+        .filter((a) => !a.startsWith('@grassflow/'))
+    : [];
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, ...npmExtra], app);
   for (const { pkg } of packages) {
     const esm = run(
       'node',
@@ -134,6 +221,94 @@ try {
       }
     }
     checks += 2;
+  }
+  if (gpuLayers) {
+    const examples = readmeExamples(gpuLayers.dir);
+    const apps = { npm: app };
+    // pnpm: an empty project, the README's pnpm line run by the shell as written, @grassflow/* names → tarballs.
+    const pnpmApp = join(work, 'pnpm-app');
+    run('mkdir', ['-p', pnpmApp], work);
+    writeFileSync(
+      join(pnpmApp, 'package.json'),
+      JSON.stringify({ name: 'pnpm-check', private: true, version: '0.0.0' }),
+    );
+    writeFileSync(
+      join(pnpmApp, 'pnpm-workspace.yaml'),
+      `overrides:\n${[...tarballOf].map(([name, t]) => `  '${name}': 'file:${t}'\n`).join('')}`,
+    );
+    const pnpmLine = readmeInstallLine(gpuLayers.dir, 'pnpm add');
+    checks++;
+    try {
+      const line = pnpmLine.replace(/@grassflow\/gpu-layers(?=\s|$)/, tarballOf.get('@grassflow/gpu-layers'));
+      execFileSync('sh', ['-c', line], { cwd: pnpmApp, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      console.log(`check-pack: the README's pnpm line installs in an empty project: ${pnpmLine}`);
+      apps.pnpm = pnpmApp;
+    } catch (err) {
+      console.error(
+        `check-pack: the README's pnpm line failed in an empty project: ${pnpmLine}\n${err.stdout}${err.stderr}`,
+      );
+      failed++;
+    }
+    for (const [manager, dir] of Object.entries(apps)) {
+      for (const [title, code] of examples) {
+        checks++;
+        writeFileSync(join(dir, 'example.mjs'), code);
+        try {
+          const out = execFileSync('node', ['example.mjs'], {
+            cwd: dir,
+            encoding: 'utf8',
+            timeout: 300_000,
+            stdio: ['ignore', 'pipe', 'pipe'],
+            env: { ...process.env, GRASSFLOW_BACKEND: '', GRASSFLOW_WASM_THREADS: '' },
+          });
+          const want = /\/\/ prints (\S+)\s*$/.exec(code.trim())?.[1];
+          const last = out.trim().split('\n').pop();
+          if (want !== undefined && last !== want) throw new Error(`it printed ${last}, the README says ${want}`);
+          console.log(`check-pack: gpu-layers README example "${title}" runs as written (${manager} install)`);
+        } catch (err) {
+          console.error(
+            `check-pack: gpu-layers README example "${title}" failed (${manager} install): ${err.stderr || err.message}`,
+          );
+          failed++;
+        }
+      }
+      writeFileSync(join(dir, 'consumer.mts'), TS_CONSUMER);
+      for (const resolution of ['nodenext', 'bundler']) {
+        checks++;
+        const config = {
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            skipLibCheck: false,
+            target: 'es2022',
+            module: resolution === 'nodenext' ? 'nodenext' : 'esnext',
+            moduleResolution: resolution,
+            types: [],
+          },
+          files: ['consumer.mts'],
+        };
+        writeFileSync(join(dir, `tsconfig.${resolution}.json`), JSON.stringify(config, null, 2));
+        let out = '';
+        try {
+          out = run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', `tsconfig.${resolution}.json`], dir);
+        } catch (err) {
+          out = `${err.stdout}${err.stderr}`;
+        }
+        const errors = out.split('\n').filter((l) => /error TS\d+/.test(l));
+        const ours = errors.filter((l) => !/node_modules\/(\.pnpm\/)?@tensorflow[+/]/.test(l));
+        if (ours.length > 0) {
+          console.error(
+            `check-pack: the strict TS consumer fails under ${resolution} (${manager} install):\n${ours.join('\n')}`,
+          );
+          failed++;
+        } else {
+          console.log(
+            `check-pack: a strict TS consumer of the README APIs compiles under moduleResolution ${resolution} ` +
+              `(${manager} install; skipLibCheck false: our .d.ts clean, ${errors.length} errors inside tfjs's own .d.ts)`,
+          );
+        }
+      }
+    }
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
