@@ -10,15 +10,16 @@ import { inspectCli } from './inspect/command.js';
 import { studyCli } from './study/command.js';
 import { baselinesCli } from './baselines/command.js';
 
+// The long commands run under a supervisor, so that a second SIGINT/SIGTERM stops them even mid-step.
 const COMMANDS: Record<string, CliCommand> = {
-  train: trainCli,
+  train: { ...trainCli, supervised: true },
   eval: evalCli,
   generate: generateCli,
-  compare: compareCli,
+  compare: { ...compareCli, supervised: true },
   bench: benchCli,
-  ladder: ladderCli,
+  ladder: { ...ladderCli, supervised: true },
   inspect: inspectCli,
-  study: studyCli,
+  study: { ...studyCli, supervised: true },
   baselines: baselinesCli,
 };
 

@@ -4,7 +4,12 @@ import { trainCli } from './train/command.js';
 import { evalCli } from './eval/command.js';
 import { paramsCli } from './params/command.js';
 
-const COMMANDS: Record<string, CliCommand> = { train: trainCli, eval: evalCli, params: paramsCli };
+// train runs under a supervisor, so that a second SIGINT/SIGTERM stops it even mid-step.
+const COMMANDS: Record<string, CliCommand> = {
+  train: { ...trainCli, supervised: true },
+  eval: evalCli,
+  params: paramsCli,
+};
 
 void cliMain({
   program: 'grassflow-snli',

@@ -1,12 +1,18 @@
 // The command-line shell both apps share: subcommand dispatch, help, exit codes, and the backend banner.
 import { initBackend, type BackendInfo, type BackendName } from '@grassflow/gpu-layers';
 import { formatHelp, UsageError, type FlagSpecs } from './flags.js';
+import { isSupervised, superviseSelf, watchParent } from './supervise.js';
 
 /** One subcommand: `run` gets the arguments after its name and returns the process exit code. */
 export interface CliCommand {
   run: (argv: readonly string[]) => Promise<number>;
   /** One line for the program's help. */
   help: string;
+  /**
+   * Run in a supervised child process (see superviseSelf): for long commands (training), so that a second
+   * SIGINT/SIGTERM stops them at once even in the middle of a step.
+   */
+  supervised?: boolean;
 }
 
 export interface CliOptions {
@@ -93,7 +99,18 @@ export async function startBackend(name: string | undefined): Promise<BackendInf
 
 /** The program's entry point: run the CLI on process.argv and set process.exitCode (1 if the CLI itself fails). */
 export function cliMain(options: CliOptions): Promise<void> {
-  return runCli(process.argv.slice(2), options).then(
+  const argv = process.argv.slice(2);
+  const command = argv[0] === undefined ? undefined : options.commands[argv[0]];
+  const help = argv.includes('--help') || argv.includes('-h');
+  if (command?.supervised === true && !help) {
+    if (!isSupervised()) {
+      return superviseSelf().then((code) => {
+        process.exitCode = code;
+      });
+    }
+    watchParent();
+  }
+  return runCli(argv, options).then(
     (code) => {
       process.exitCode = code;
     },

@@ -36,11 +36,20 @@ export {
   type MetricRecord,
 } from './run-folder.js';
 export { StopSignal } from './stop-signal.js';
-export { Progress, formatDuration, type ProgressUpdate } from './progress.js';
+export { superviseSelf, isSupervised, SUPERVISED_ENV } from './supervise.js';
+export {
+  Progress,
+  formatDuration,
+  formatTrainLine,
+  type ProgressUpdate,
+  type EvalProgressUpdate,
+} from './progress.js';
 export {
   runTraining,
   runExitCode,
   describeRunEnd,
+  defaultPrintEvery,
+  type EvalProgress,
   type TrainTask,
   type TrainLoopOptions,
   type TrainLoopResult,
@@ -65,6 +74,7 @@ export {
   optimizerFlagSpecs,
   autoWarmup,
   warmupSteps,
+  warmupWarning,
   OPTIMIZER_FLAG_SPECS,
   optimizerConfigFrom,
   createOptimizer,
@@ -92,6 +102,8 @@ export {
   metricCurve,
   metricOf,
   trainingLossChart,
+  learningRateChart,
+  gradNormChart,
   reportRun,
   evalMetricChart,
   type RunSummary,

@@ -1,4 +1,5 @@
 // SIGINT/SIGTERM: ask the training loop to checkpoint and stop; a second signal exits at once.
+import { isSupervised } from './supervise.js';
 
 /** Records the first SIGINT/SIGTERM; the training loop polls {@link StopSignal.requested} between steps. */
 export class StopSignal {
@@ -9,9 +10,12 @@ export class StopSignal {
       process.exit(signal === 'SIGINT' ? 130 : 143);
     }
     this.requested = signal;
-    process.stderr.write(
-      `\n${signal} received: writing a checkpoint after this step, then exiting (send it again to exit at once)\n`,
-    );
+    // under a supervisor, the parent has said so already (and handles a second signal itself)
+    if (!isSupervised()) {
+      process.stderr.write(
+        `\n${signal} received: writing a checkpoint after this step, then exiting (send it again to exit at once)\n`,
+      );
+    }
   };
 
   /** Start listening (idempotent until {@link StopSignal.uninstall}). */

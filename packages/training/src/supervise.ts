@@ -1,0 +1,70 @@
+// Signals that stop a run even mid-step: the CLI runs a long command in a child process and watches it from a parent
+// whose event loop is never blocked by a kernel.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+
+/** Set in the child's environment: the process runs under a supervisor (and must not start another). */
+export const SUPERVISED_ENV = 'GRASSFLOW_SUPERVISED';
+
+/** Whether this process is the supervised child of {@link superviseSelf}. */
+export function isSupervised(): boolean {
+  return process.env[SUPERVISED_ENV] === '1';
+}
+
+/**
+ * Re-run this very command line (same node, flags and arguments) as a child and wait for it; resolves to the exit
+ * code to use. A training step runs its kernels synchronously, so a process in the middle of one cannot run a
+ * signal handler until the step ends (minutes, for a long sequence). The parent can: the first SIGINT/SIGTERM is
+ * passed on (the child checkpoints after its step and exits), a second one kills the child at once (its last
+ * checkpoint is intact: checkpoints are written atomically). The child runs in its own process group, so a terminal's
+ * Ctrl-C reaches it once, through the parent; if the parent dies, the child notices (its parent changes) and stops as
+ * after a first signal.
+ */
+export function superviseSelf(): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, [SUPERVISED_ENV]: '1' },
+      detached: true,
+    });
+    let first: NodeJS.Signals | null = null;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (first === null) {
+        first = signal;
+        process.stderr.write(
+          `\n${signal} received: stopping after the current step with a checkpoint (send it again to stop at once)\n`,
+        );
+        child.kill(signal);
+        return;
+      }
+      process.stderr.write(
+        `\n${signal} again: stopped at once, mid-step; the last checkpoint written is intact (continue with --resume)\n`,
+      );
+      child.kill('SIGKILL');
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    child.on('error', (err) => {
+      process.stderr.write(`could not start the command in a child process: ${err.message}\n`);
+      resolve(1);
+    });
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      if (code !== null) return resolve(code);
+      const by = first ?? signal ?? 'SIGKILL'; // killed: report the signal the user sent, as a shell does
+      resolve(128 + (constants.signals[by] ?? 9));
+    });
+  });
+}
+
+/**
+ * In the supervised child: stop as after a first SIGTERM when the parent is gone (checked every second between
+ * steps; the timer does not keep the process alive).
+ */
+export function watchParent(): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
+  }, 1000).unref();
+}
