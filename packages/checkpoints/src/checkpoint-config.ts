@@ -129,7 +129,7 @@ export function parseCheckpointConfig<M = CheckpointJson>(
   options: ParseCheckpointConfigOptions<M> = {},
 ): CheckpointConfigFile<M> {
   const reader = options.reader ?? '@grassflow/checkpoints';
-  const fix = 'restore it from a backup, or re-save the checkpoint with saveCheckpoint()';
+  const fix = 'restore it from a backup, or use another checkpoint of the run (checkpoints/best or checkpoints/latest)';
   try {
     parseStrictJson(text, 64);
   } catch (cause) {

@@ -149,7 +149,7 @@ export async function loadSnli(
     if (got !== expected) {
       throw new DatasetError(
         'CHECKSUM_MISMATCH',
-        `${path} has SHA-256 ${got}, but the published ${rel} has ${expected}. Replace it, or pass verify: false.`,
+        `${path} has SHA-256 ${got}, but the published ${rel} has ${expected}. Delete it to download the official file again (or put the official file there); to use it as it is, load it through the API with verify: false.`,
         { file: path },
       );
     }

@@ -45,7 +45,7 @@ async function readVerified(
   if ((opts.verify ?? true) && expected !== null && expected !== sha256) {
     throw new DatasetError(
       'CHECKSUM_MISMATCH',
-      `${path} has SHA-256 ${sha256}, but the published ${rel} has ${expected}. Replace it with the official file, or pass verify: false to use it anyway.`,
+      `${path} has SHA-256 ${sha256}, but the published ${rel} has ${expected}. Delete it to download the official file again (or put the official file there); to use it as it is, load it through the API with verify: false.`,
       { file: path },
     );
   }
