@@ -13,6 +13,12 @@ import {
 const flags = (argv: string[]) => parseFlags(argv, COMMON_TRAIN_FLAGS);
 
 describe('sequence length: --seq-len, alias --block', () => {
+  it('is bounded: a row longer than 16,384 tokens is refused by name before anything runs', () => {
+    expect(() => flags(['--seq-len', '100000'])).toThrow(/--seq-len must be <= 16384, got 100000/);
+    expect(() => flags(['--block', '16385'])).toThrow(/--block must be <= 16384/);
+    expect(seqLenFlag(flags(['--seq-len', '16384']))).toBe(16384);
+  });
+
   it('both names set seqLen and the model maxLen; together they must agree', () => {
     for (const argv of [
       ['--seq-len', '24'],

@@ -28,13 +28,16 @@ export { PRESET_NAMES }; // derived from gpu-layers' PRESETS table
 export const SEQ_LEN_FLAG = {
   type: 'int',
   min: 2,
-  help: 'override: sequence length L, tokens per training row (seqLen ≤ maxLen, the positional table; sets it)',
+  // one step's memory and time grow with B·L; past 16,384 a single row outgrows wasm's 4 GB heap at paper sizes
+  max: 16384,
+  help: 'override: sequence length L, tokens per training row, at most 16,384 (sets maxLen, the positional table)',
 } as const satisfies FlagSpecs[string];
 
 /** --block: the old name of --seq-len, kept for existing scripts. */
 export const BLOCK_ALIAS_FLAG = {
   type: 'int',
   min: 2,
+  max: 16384,
   help: 'alias of --seq-len (the old name)',
 } as const satisfies FlagSpecs[string];
 
@@ -114,10 +117,15 @@ export const COMMON_TRAIN_FLAGS = {
   'eval-tokens': {
     type: 'int',
     min: 2,
-    help: 'periodic validation on the first N tokens of wiki.valid (default: all)',
+    help: 'validation (periodic and final) on the first N tokens of wiki.valid (default: all)',
   },
   'checkpoint-every': { type: 'int', min: 0, help: 'write checkpoints/latest every N steps (default: at each eval)' },
-  'log-every': { type: 'int', min: 1, default: 10, help: 'metrics.jsonl train record every N steps' },
+  'log-every': {
+    type: 'int',
+    min: 1,
+    default: 10,
+    help: 'a train record in metrics.jsonl and metrics.csv every N steps',
+  },
   'stop-at-step': {
     type: 'int',
     min: 1,
@@ -136,7 +144,12 @@ export const COMMON_TRAIN_FLAGS = {
     metavar: 'DIR',
     help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)',
   },
-  quiet: { type: 'boolean', help: 'no progress bar: one line per eval (also when stderr is not a TTY)' },
+  quiet: {
+    type: 'boolean',
+    help:
+      'no progress bar: a training line every 10% of the run (and at least every 30 s) and one per eval ' +
+      '(also when stderr is not a TTY)',
+  },
 } as const satisfies FlagSpecs;
 
 export type CommonTrainFlags = ParsedFlags<typeof COMMON_TRAIN_FLAGS>;
@@ -223,20 +236,24 @@ function architectureOptions(kind: ModelKind, f: CommonTrainFlags, o: Partial<Fu
   }
 }
 
-/** Training config from the flags (exactly one of --epochs/--steps/--tokens, default 1 epoch). */
-export function trainingConfigFrom(f: CommonTrainFlags, seqLen: number): TrainingConfig {
+/** The run's length from --epochs/--steps/--tokens (at most one of them; default 1 epoch). */
+export function runLengthFrom(f: Pick<CommonTrainFlags, 'epochs' | 'steps' | 'tokens'>): TrainingConfig['length'] {
   const given = (['epochs', 'steps', 'tokens'] as const).filter((k) => f[k] !== undefined);
   if (given.length > 1)
     throw new UsageError(
       `give only one of --epochs, --steps, --tokens (got ${given.map((k) => `--${k}`).join(' and ')})`,
       given[1],
     );
-  const length =
-    f.steps !== undefined
-      ? { steps: f.steps }
-      : f.tokens !== undefined
-        ? { tokens: f.tokens }
-        : { epochs: f.epochs ?? 1 };
+  return f.steps !== undefined
+    ? { steps: f.steps }
+    : f.tokens !== undefined
+      ? { tokens: f.tokens }
+      : { epochs: f.epochs ?? 1 };
+}
+
+/** Training config from the flags (exactly one of --epochs/--steps/--tokens, default 1 epoch). */
+export function trainingConfigFrom(f: CommonTrainFlags, seqLen: number): TrainingConfig {
+  const length = runLengthFrom(f);
   const micro = microBatchOf(f.batch, f['micro-batch']);
   return {
     batch: f.batch,
