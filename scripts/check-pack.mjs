@@ -6,9 +6,9 @@
 // from ESM and from CJS must report every core as wasm threads (at most 8), so more than one on a multi-core
 // machine, and the script (which also runs a matMul) must exit by itself.
 // The npm install is the install line of gpu-layers' README (its peer dependencies included), the @grassflow names
-// replaced by the tarballs. A second, empty project installs with the README's pnpm line exactly as written there
-// (pnpm on PATH, its build-script approvals included; the @grassflow tarballs through pnpm-workspace.yaml overrides).
-// In both installs, gpu-layers' README examples "Your own model with CausalGrassmannMixing" and "Saving any tfjs
+// replaced by the tarballs. For every package README with a `pnpm add` line, an empty project installs with that
+// line exactly as written (pnpm on PATH, its build-script approvals/denials included; the @grassflow tarballs
+// through pnpm-workspace.yaml overrides). In the npm install and gpu-layers' pnpm install, gpu-layers' README examples "Your own model with CausalGrassmannMixing" and "Saving any tfjs
 // model" run as written (ESM, top-level await), and a strict TypeScript consumer of the README APIs
 // (createDecoder((await loadCheckpoint(dir)).model) included) compiles with the workspace's tsc under
 // moduleResolution nodenext and bundler, skipLibCheck false: any error in our .d.ts or the consumer fails; errors
@@ -27,12 +27,17 @@ const packages = readdirSync(join(root, 'packages'))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
   .filter(({ pkg }) => !pkg.private);
 
-/** The install command of a package README (the first line in a sh block starting with `cmd`, `\\` lines joined). */
+/**
+ * The install command of a package README: the first line starting with `cmd` (`\\` continuations joined, a
+ * trailing comment dropped), or undefined.
+ */
 function readmeInstallLine(dir, cmd) {
   const text = readFileSync(join(dir, 'README.md'), 'utf8').replace(/\\\n\s*/g, ' ');
   const line = text.split('\n').find((l) => l.startsWith(`${cmd} `));
-  if (line === undefined) throw new Error(`${dir}/README.md has no \`${cmd} …\` line`);
-  return line.replace(/\s+#.*$/, '').trim();
+  return line
+    ?.replace(/\s+#.*$/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** The README examples the pack check runs: the first ```ts block under each of these headings. */
@@ -134,6 +139,7 @@ try {
   const gpuLayers = packages.find(({ pkg }) => pkg.name === '@grassflow/gpu-layers');
   const tarballOf = new Map(packages.map(({ pkg }, i) => [pkg.name, tarballs[i]]));
   const npmLine = gpuLayers ? readmeInstallLine(gpuLayers.dir, 'npm install') : undefined;
+  if (gpuLayers && npmLine === undefined) throw new Error("gpu-layers' README has no `npm install` line");
   const npmExtra = npmLine
     ? npmLine
         .split(/\s+/)
@@ -222,32 +228,41 @@ try {
     }
     checks += 2;
   }
+  // pnpm: for each package whose README has a `pnpm add` line, an empty project where that line runs in the shell
+  // as written (its build-script approvals or denials included), @grassflow/* names → tarballs (pnpm overrides).
+  const pnpmInstalls = new Map();
+  for (const { dir, pkg } of packages) {
+    const pnpmLine = readmeInstallLine(dir, 'pnpm add');
+    if (pnpmLine === undefined) continue;
+    const project = join(work, `pnpm-${pkg.name.replace('@grassflow/', '')}`);
+    run('mkdir', ['-p', project], work);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pnpm-check', private: true }));
+    writeFileSync(
+      join(project, 'pnpm-workspace.yaml'),
+      `overrides:\n${[...tarballOf].map(([name, t]) => `  '${name}': 'file:${t}'\n`).join('')}`,
+    );
+    checks++;
+    try {
+      const line = pnpmLine.replace(/@grassflow\/[\w-]+(?=\s|$)/g, (name) => tarballOf.get(name) ?? name);
+      execFileSync('sh', ['-c', line], { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      console.log(`check-pack: ${pkg.name}: the README's pnpm line installs in an empty project: ${pnpmLine}`);
+      pnpmInstalls.set(pkg.name, project);
+    } catch (err) {
+      console.error(
+        `check-pack: ${pkg.name}: the README's pnpm line failed in an empty project: ${pnpmLine}\n${err.stdout}${err.stderr}`,
+      );
+      failed++;
+    }
+  }
   if (gpuLayers) {
     const examples = readmeExamples(gpuLayers.dir);
     const apps = { npm: app };
-    // pnpm: an empty project, the README's pnpm line run by the shell as written, @grassflow/* names → tarballs.
-    const pnpmApp = join(work, 'pnpm-app');
-    run('mkdir', ['-p', pnpmApp], work);
-    writeFileSync(
-      join(pnpmApp, 'package.json'),
-      JSON.stringify({ name: 'pnpm-check', private: true, version: '0.0.0' }),
-    );
-    writeFileSync(
-      join(pnpmApp, 'pnpm-workspace.yaml'),
-      `overrides:\n${[...tarballOf].map(([name, t]) => `  '${name}': 'file:${t}'\n`).join('')}`,
-    );
-    const pnpmLine = readmeInstallLine(gpuLayers.dir, 'pnpm add');
-    checks++;
-    try {
-      const line = pnpmLine.replace(/@grassflow\/gpu-layers(?=\s|$)/, tarballOf.get('@grassflow/gpu-layers'));
-      execFileSync('sh', ['-c', line], { cwd: pnpmApp, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-      console.log(`check-pack: the README's pnpm line installs in an empty project: ${pnpmLine}`);
-      apps.pnpm = pnpmApp;
-    } catch (err) {
-      console.error(
-        `check-pack: the README's pnpm line failed in an empty project: ${pnpmLine}\n${err.stdout}${err.stderr}`,
-      );
+    const pnpmApp = pnpmInstalls.get('@grassflow/gpu-layers');
+    if (pnpmApp === undefined) {
+      console.error("check-pack: @grassflow/gpu-layers: its README's pnpm line did not install, or it has none");
       failed++;
+    } else {
+      apps.pnpm = pnpmApp;
     }
     for (const [manager, dir] of Object.entries(apps)) {
       for (const [title, code] of examples) {
