@@ -8,8 +8,10 @@
 // The npm install is the install line of gpu-layers' README (its peer dependencies included), the @grassflow names
 // replaced by the tarballs. For every package README with a `pnpm add` line, an empty project installs with that
 // line exactly as written (pnpm on PATH, its build-script approvals/denials included; the @grassflow tarballs
-// through pnpm-workspace.yaml overrides). In the npm install and gpu-layers' pnpm install, gpu-layers' README examples "Your own model with CausalGrassmannMixing" and "Saving any tfjs
-// model" run as written (ESM, top-level await), and a strict TypeScript consumer of the README APIs
+// through pnpm-workspace.yaml overrides). In the npm install and gpu-layers' pnpm install, gpu-layers' README
+// examples "Your own model with CausalGrassmannMixing" and "Saving any tfjs model" run as written (ESM, top-level
+// await; the last line printed must be what a trailing `// prints X` says), and a strict TypeScript consumer of the
+// README APIs
 // (createDecoder((await loadCheckpoint(dir)).model) included) compiles with the workspace's tsc under
 // moduleResolution nodenext and bundler, skipLibCheck false: any error in our .d.ts or the consumer fails; errors
 // inside tfjs's own .d.ts (which do not pass strict lib checking upstream) are counted and reported, not failed.
