@@ -28,6 +28,9 @@ export interface CliOptions {
   knownErrors?: readonly string[];
 }
 
+/** Set to 1 to print the stack trace of an unexpected error (by default one line, as for every other error). */
+export const DEBUG_ENV = 'GRASSFLOW_DEBUG';
+
 /** Errors of the shared packages whose messages say what to do: no stack trace needed. */
 export const KNOWN_ERROR_NAMES: readonly string[] = [
   'NonFiniteLossError',
@@ -78,7 +81,13 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
     }
     const e = err instanceof Error ? err : new Error(String(err));
     const known = KNOWN_ERROR_NAMES.includes(e.name) || (options.knownErrors ?? []).includes(e.name);
-    process.stderr.write(`${program} ${name}: ${known ? `${e.name}: ${e.message}` : (e.stack ?? String(e))}\n`);
+    if (known || process.env[DEBUG_ENV] !== '1') {
+      // an error the code did not foresee: one line, and how to get what a bug report needs
+      const hint = known ? '' : `\n(an unexpected error: run again with ${DEBUG_ENV}=1 for its stack trace)`;
+      process.stderr.write(`${program} ${name}: ${e.name}: ${e.message}${hint}\n`);
+    } else {
+      process.stderr.write(`${program} ${name}: ${e.stack ?? String(e)}\n`);
+    }
     return 1;
   }
 }

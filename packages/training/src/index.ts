@@ -118,6 +118,7 @@ export {
   wantsHelp,
   startBackend,
   KNOWN_ERROR_NAMES,
+  DEBUG_ENV,
   type CliCommand,
   type CliOptions,
   type PlanCommand,

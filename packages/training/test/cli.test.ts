@@ -75,14 +75,23 @@ describe('runCli', () => {
     expect(io.err.join('')).toBe('prog usage: unknown flag --x\n');
   });
 
-  it('known errors (shared and app-declared) exit 1 as "Name: message"; others keep their stack', async () => {
+  it('known errors (shared and app-declared) exit 1 as "Name: message"; others too, their stack with GRASSFLOW_DEBUG=1', async () => {
     const io = capture();
     expect(await runCli(['data'], options)).toBe(1);
     expect(await runCli(['app'], options)).toBe(1);
     expect(await runCli(['crash'], options)).toBe(1);
-    const [data, app, crash] = io.err;
+    process.env['GRASSFLOW_DEBUG'] = '1';
+    try {
+      expect(await runCli(['crash'], options)).toBe(1);
+    } finally {
+      delete process.env['GRASSFLOW_DEBUG'];
+    }
+    const [data, app, crash, debug] = io.err;
     expect(data).toBe('prog data: DataDirError: no data in /nowhere: set GRASSFLOW_DATA_DIR\n');
     expect(app).toBe('prog app: AppError: app says what to do\n');
-    expect(crash).toMatch(/^prog crash: WeirdError: unexpected\n\s+at /);
+    expect(crash).toBe(
+      'prog crash: WeirdError: unexpected\n(an unexpected error: run again with GRASSFLOW_DEBUG=1 for its stack trace)\n',
+    );
+    expect(debug).toMatch(/^prog crash: WeirdError: unexpected\n\s+at /);
   });
 });
