@@ -251,7 +251,8 @@ try {
       pnpmInstalls.set(pkg.name, project);
     } catch (err) {
       console.error(
-        `check-pack: ${pkg.name}: the README's pnpm line failed in an empty project: ${pnpmLine}\n${err.stdout}${err.stderr}`,
+        `check-pack: ${pkg.name}: the README's pnpm line failed in an empty project: ${pnpmLine}\n` +
+          `${err.stdout}${err.stderr}`,
       );
       failed++;
     }
@@ -284,7 +285,8 @@ try {
           console.log(`check-pack: gpu-layers README example "${title}" runs as written (${manager} install)`);
         } catch (err) {
           console.error(
-            `check-pack: gpu-layers README example "${title}" failed (${manager} install): ${err.stderr || err.message}`,
+            `check-pack: gpu-layers README example "${title}" failed (${manager} install): ` +
+              `${err.stderr || err.message}`,
           );
           failed++;
         }
@@ -321,7 +323,8 @@ try {
         } else {
           console.log(
             `check-pack: a strict TS consumer of the README APIs compiles under moduleResolution ${resolution} ` +
-              `(${manager} install; skipLibCheck false: our .d.ts clean, ${errors.length} errors inside tfjs's own .d.ts)`,
+              `(${manager} install; skipLibCheck false: our .d.ts clean, ` +
+              `${errors.length} errors inside tfjs's own .d.ts)`,
           );
         }
       }

@@ -133,7 +133,8 @@ export function assignWeights(
     }
     if (t.dtype !== w.dtype || t.shape.join(',') !== w.shape.join(',')) {
       throw new WeightsIOError(
-        `weight '${w.originalName}' is ${w.dtype} [${w.shape.join(', ')}], the tensor is ${t.dtype} [${t.shape.join(', ')}]`,
+        `weight '${w.originalName}' is ${w.dtype} [${w.shape.join(', ')}], ` +
+          `the tensor is ${t.dtype} [${t.shape.join(', ')}]`,
       );
     }
   }

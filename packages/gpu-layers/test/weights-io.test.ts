@@ -101,7 +101,7 @@ describe('saveWeights / loadWeights: named tensors', () => {
 });
 
 describe('saveWeights / assignWeights: a tfjs model', () => {
-  it("saves a model's weights under tfjs's names and puts them into a model built again: same predictions", async () => {
+  it("saves a model's weights under tfjs's names, then into a model built again: same predictions", async () => {
     const model = userModel('a', 1);
     const names = [...namedWeights(model).keys()];
     expect(names).toContain('a_head/kernel');
@@ -144,7 +144,7 @@ describe('saveWeights / assignWeights: a tfjs model', () => {
 });
 
 describe('safetensorsHandler: model.save and tf.loadLayersModel', () => {
-  it('round-trips a tf.sequential with CausalGrassmannMixing and a dense layer: exactly the same predictions', async () => {
+  it('round-trips a tf.sequential with CausalGrassmannMixing and a dense layer: the same predictions', async () => {
     const model = userModel('c', 3);
     const want = predict(model);
     const dir = join(root, 'saved-model');
