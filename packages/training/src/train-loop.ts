@@ -2,7 +2,7 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import type { CheckpointJson } from '@grassflow/gpu-layers';
 import type { AdamW } from './adamw.js';
-import type { Progress } from './progress.js';
+import { formatDuration, formatTrainLine, type Progress } from './progress.js';
 import type { TrainingRng } from './rng.js';
 import type { MetricRecord, RunFolder } from './run-folder.js';
 import { StopSignal } from './stop-signal.js';
@@ -18,8 +18,22 @@ export interface TrainTask {
   nextBatch(): { loss: () => tf.Scalar; tokens: number; microLosses?: Array<() => tf.Scalar> };
   /** The data position after the batches handed out so far (JSON, restored by the task on resume). */
   dataState(): CheckpointJson;
-  /** Validation: named numbers, including the metric that selects the best checkpoint. */
-  evaluate(): Promise<Record<string, number>>;
+  /**
+   * Validation: named numbers, including the metric that selects the best checkpoint. `progress`, when the task
+   * calls it, is told the targets scored so far and in all (the loop shows them on the bar with an ETA).
+   */
+  evaluate(progress?: EvalProgress): Promise<Record<string, number>>;
+}
+
+/** Called by an evaluation after each batch: targets scored so far, and in all. */
+export type EvalProgress = (tokens: number, totalTokens: number) => void;
+
+/**
+ * Steps between the plain training lines printed without a bar (not a TTY, or --quiet) when none is given: 10% of
+ * the run, at least 1 (ten lines a run; a line is also printed when 30 s have passed since the last one).
+ */
+export function defaultPrintEvery(totalSteps: number): number {
+  return Math.max(1, Math.round(totalSteps / 10));
 }
 
 /** Options of {@link runTraining}. */
@@ -34,6 +48,13 @@ export interface TrainLoopOptions {
   evalEvery: number;
   /** Log a train record every N steps (default 10). */
   logEvery?: number;
+  /**
+   * Without a bar (quiet progress): print a training line (step, loss, lr, tokens/s, elapsed, ETA) every N steps
+   * (default {@link defaultPrintEvery}: 10% of the run) and whenever `printSeconds` have passed since the last one.
+   */
+  printEvery?: number;
+  /** Without a bar: the longest wall time between two training lines, seconds (default 30). */
+  printSeconds?: number;
   /** Write checkpoints/latest every N steps (default: at each eval) and always at the end. */
   checkpointEvery?: number;
   /** Stop (with a checkpoint) after this step, as if interrupted; resume continues. */
@@ -55,6 +76,8 @@ export interface TrainLoopResult {
   state: TrainerState;
   signal?: NodeJS.Signals;
   lastEval: Record<string, number> | null;
+  /** Wall seconds of this call (steps, evaluations, checkpoints). */
+  wallSeconds: number;
 }
 
 const yieldToEventLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -67,6 +90,11 @@ const yieldToEventLoop = (): Promise<void> => new Promise((r) => setImmediate(r)
  */
 export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise<TrainLoopResult> {
   const logEvery = o.logEvery ?? 10;
+  const printEvery = o.printEvery ?? defaultPrintEvery(o.totalSteps);
+  const printMs = (o.printSeconds ?? 30) * 1000;
+  const wall0 = performance.now();
+  let lastPrint = wall0;
+  const elapsed = (): number => (performance.now() - wall0) / 1000;
   const ckptEvery = o.checkpointEvery ?? (o.evalEvery > 0 ? o.evalEvery : 0);
   const state: TrainerState = o.start
     ? { ...o.start }
@@ -94,7 +122,10 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
 
   const evaluate = async (): Promise<void> => {
     const t0 = performance.now();
-    const metrics = await task.evaluate();
+    const metrics = await task.evaluate((tokens, totalTokens) =>
+      o.progress.updateEval({ tokens, totalTokens, elapsedSec: (performance.now() - t0) / 1000 }),
+    );
+    const evalSec = (performance.now() - t0) / 1000;
     lastEval = metrics;
     const value = metrics[o.bestMetric];
     if (value === undefined) throw new Error(`evaluate() did not return the best-checkpoint metric '${o.bestMetric}'`);
@@ -104,13 +135,15 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
       type: 'eval',
       step: state.step,
       ...metrics,
-      eval_seconds: (performance.now() - t0) / 1000,
+      eval_seconds: evalSec,
     };
     await o.run.appendMetric(record);
     const shown = Object.entries(metrics)
       .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(4)}`)
       .join(' ');
-    o.progress.log(`step ${state.step}/${o.totalSteps} eval ${shown}${improved ? ' (best)' : ''}`);
+    o.progress.log(
+      `step ${state.step}/${o.totalSteps} eval ${shown}${improved ? ' (best)' : ''} in ${formatDuration(evalSec)}`,
+    );
     if (improved) await o.save(o.run.bestCheckpoint, snapshot());
   };
 
@@ -135,7 +168,8 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     const tokensPerSec = windowTokens / Math.max(windowSec, 1e-9);
     const stepsDone = state.step - startStep;
     const etaSec = stepsDone > 0 ? ((o.totalSteps - state.step) * runSec) / stepsDone : null;
-    o.progress.update({ step: state.step, loss, lr, tokensPerSec, etaSec });
+    const update = { step: state.step, loss, lr, tokensPerSec, etaSec, elapsedSec: elapsed() };
+    o.progress.update(update);
     if (state.step % logEvery === 0 || state.step === o.totalSteps || state.step === startStep + 1) {
       await o.run.appendMetric({
         type: 'train',
@@ -148,9 +182,11 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
       });
       windowTokens = 0;
       windowSec = 0;
-      if (o.progress.quiet && o.evalEvery === 0 && state.step % (logEvery * 10) === 0) {
-        o.progress.log(`step ${state.step}/${o.totalSteps} loss ${loss.toFixed(4)} ${Math.round(tokensPerSec)} tok/s`);
-      }
+    }
+    const now = performance.now();
+    if (o.progress.quiet && (state.step % printEvery === 0 || now - lastPrint >= printMs)) {
+      o.progress.log(formatTrainLine(update, o.totalSteps));
+      lastPrint = now;
     }
     const last = state.step === o.totalSteps;
     if (last || (o.evalEvery > 0 && state.step % o.evalEvery === 0)) await evaluate();
@@ -160,15 +196,15 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
       await saveLatest();
     if (sig !== null) {
       o.progress.done();
-      return { status: 'interrupted', state: snapshot(), signal: sig, lastEval };
+      return { status: 'interrupted', state: snapshot(), signal: sig, lastEval, wallSeconds: elapsed() };
     }
     if (!last && state.step === o.stopAtStep) {
       o.progress.done();
-      return { status: 'stopped', state: snapshot(), lastEval };
+      return { status: 'stopped', state: snapshot(), lastEval, wallSeconds: elapsed() };
     }
   }
   o.progress.done();
-  return { status: 'finished', state: snapshot(), lastEval };
+  return { status: 'finished', state: snapshot(), lastEval, wallSeconds: elapsed() };
 }
 
 /** Exit code for how a run ended: 0 when finished or stopped at --stop-at-step, 128 + signal when interrupted. */
@@ -191,5 +227,6 @@ export function describeRunEnd(
   if (result.status === 'stopped')
     return `stopped at step ${s.step} (--stop-at-step): checkpoint ${run.latestCheckpoint}; continue with --resume ${run.dir}`;
   const best = s.best === null ? '?' : done.format(s.best.value);
-  return `done: ${s.step} steps, best ${done.metric} ${best} at step ${s.best?.step ?? '?'}; report ${done.reportPath}`;
+  const took = `${formatDuration(result.wallSeconds)} wall time (${formatDuration(s.trainSeconds)} in training steps)`;
+  return `done: ${s.step} steps in ${took}, best ${done.metric} ${best} at step ${s.best?.step ?? '?'}; report ${done.reportPath}`;
 }
