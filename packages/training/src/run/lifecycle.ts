@@ -1,7 +1,7 @@
 // One training run from start to end, shared by the apps: the run folder and its provenance, the optimizer from a
 // config, restore on --resume, progress, the stop signal, the training loop and the report.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type * as tf from '@tensorflow/tfjs-core';
 import type { BackendInfo } from '@grassflow/gpu-layers';
 import { AdamW, defaultDecayFilter, type NamedVariable } from '../adamw.js';
@@ -111,6 +111,24 @@ export function lrSchedule(c: OptimizerConfig, totalSteps: number): (s: number) 
   return (s) => warmupCosineLr(s, { peakLr: c.lr, warmupSteps: W, totalSteps, minLr: c.minLr });
 }
 
+/**
+ * The warning of a schedule that cannot reach its peak: an explicit warmup of W ≥ T steps ends at or after the run's
+ * last update (the s-th update has lr·(s+1)/W), so the rate tops out at lr·T/W (W = T: the peak only at the last
+ * update) and never decays. Null when the peak is reached before the end, and for the automatic warmup (10% of T).
+ */
+export function warmupWarning(c: OptimizerConfig, totalSteps: number): string | null {
+  const W = c.warmup;
+  if (W === undefined || W < totalSteps) return null;
+  const reach =
+    W === totalSteps
+      ? `reaches its peak ${c.lr} only at the last step`
+      : `never reaches its peak ${c.lr} (at most ${((c.lr * totalSteps) / W).toPrecision(3)})`;
+  return (
+    `warning: --warmup ${W} is not shorter than the run's ${totalSteps} steps: the learning rate ${reach} and never ` +
+    `decays; give --warmup below ${totalSteps}, or leave it out for 10% of the run`
+  );
+}
+
 /** Where and with what a run was made: written into config.json so the run can be repeated. */
 export interface RunProvenance {
   backend: { name: string; simd?: boolean; threads?: number; tfjsCore: string };
@@ -187,13 +205,29 @@ export async function openRunToResume<C extends { format: string }>(
   return { run, config };
 }
 
+/** Whether a missing checkpoint folder `dir` has a `<dir>.old-*` sibling left by a save that crashed mid-swap. */
+function halfSwapped(dir: string): boolean {
+  const parent = dirname(dir);
+  const prefix = `${basename(dir)}.old-`;
+  try {
+    return readdirSync(parent).some((name) => name.startsWith(prefix));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The checkpoint folder that --checkpoint DIR names: DIR itself, or, when DIR is a run folder of `runFormat`, its
  * checkpoints/best (else checkpoints/latest). A config.json that is not JSON is left for the checkpoint loader to
  * report.
  */
 export function resolveCheckpointDir(dir: string, runFormat: string): string {
-  if (!existsSync(dir)) throw new UsageError(`--checkpoint ${dir} does not exist`, 'checkpoint');
+  if (!existsSync(dir)) {
+    // a save that crashed between its two renames leaves the complete previous checkpoint at <dir>.old-*: the loader
+    // reads that (locateCheckpoint), so every command does, not only --resume
+    if (halfSwapped(dir)) return dir;
+    throw new UsageError(`--checkpoint ${dir} does not exist`, 'checkpoint');
+  }
   const cfg = join(dir, 'config.json');
   if (!existsSync(cfg)) return dir;
   let format: unknown;
@@ -245,6 +279,10 @@ export interface TrainRunOptions {
   quiet: boolean;
   /** What the first progress line says about the run after `run DIR:` (model, size, steps, backend). */
   describe: string;
+  /** Lines printed after the first one (e.g. what the evaluation covers, how a run was extended). */
+  notes?: readonly string[];
+  /** Plain training lines without a bar: every N steps (default: 10% of the run) and at least every 30 s. */
+  printEvery?: number;
   /** Write the report of a finished run; returns its path. */
   report: () => Promise<string>;
   /** Free the model at the end (after the last checkpoint). */
@@ -285,6 +323,9 @@ export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): P
     progress.log(
       `${start === undefined ? `run ${o.run.dir}` : `resuming ${o.run.dir} at step ${start.step}`}: ${o.describe}`,
     );
+    for (const line of o.notes ?? []) progress.log(line);
+    const warning = warmupWarning(o.optimizer, o.totalSteps);
+    if (warning !== null) progress.log(warning);
     signal.install();
     const opt = optimizer;
     const result = await runTraining(task, {
@@ -295,6 +336,7 @@ export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): P
       clipNorm: o.optimizer.clip,
       evalEvery: o.evalEvery,
       logEvery: o.logEvery,
+      ...(o.printEvery === undefined ? {} : { printEvery: o.printEvery }),
       ...(o.checkpointEvery === undefined ? {} : { checkpointEvery: o.checkpointEvery }),
       ...(o.stopAtStep === undefined ? {} : { stopAtStep: o.stopAtStep }),
       bestMetric: o.bestMetric,
