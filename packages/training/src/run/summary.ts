@@ -14,6 +14,10 @@ export interface RunSummary {
   tokensPerSec: number | null;
   /** [step, loss] of every train record. */
   train: Array<[number, number]>;
+  /** [step, learning rate] of every train record that has `lr`. */
+  lr: Array<[number, number]>;
+  /** [step, gradient norm before clipping] of every train record that has `grad_norm`. */
+  gradNorm: Array<[number, number]>;
   /** Eval records that carry the best metric, in order. */
   evals: MetricRecord[];
   /** The eval record with the lowest best metric (the one of checkpoints/best), null before any. */
@@ -42,6 +46,8 @@ export function summariseRun(records: readonly MetricRecord[], bestMetric: strin
     lastLoss: (last?.['loss'] as number | undefined) ?? null,
     tokensPerSec: median(train.filter((r) => r.step > 1).map((r) => r['tokens_per_s'] as number)),
     train: train.map((r) => [r.step, r['loss'] as number]),
+    lr: metricCurve(train, 'lr'),
+    gradNorm: metricCurve(train, 'grad_norm'),
     evals,
     best,
     lastEval: evals[evals.length - 1] ?? null,
@@ -68,6 +74,41 @@ export interface ReportChart {
 /** loss.svg/png: the training loss (cross-entropy, nats) of each series against `xLabel` (default: step). */
 export function trainingLossChart(series: readonly ChartSeries[], xLabel = 'step'): ReportChart {
   return { file: 'loss', chart: { title: 'Training loss', xLabel, yLabel: 'cross-entropy (nats)', series } };
+}
+
+/** lr.svg/png: the learning rate of each series against the step (warmup, then the cosine decay). */
+export function learningRateChart(series: readonly ChartSeries[]): ReportChart {
+  return { file: 'lr', chart: { title: 'Learning rate', xLabel: 'step', yLabel: 'learning rate', series } };
+}
+
+/**
+ * grad-norm.svg/png: the global gradient norm of each series against the step, before clipping (log y: it spans
+ * orders of magnitude early on); `clip` adds the clipping threshold as a line.
+ */
+export function gradNormChart(series: readonly ChartSeries[], clip?: number): ReportChart {
+  const steps = series.flatMap((s) => s.points.map(([x]) => x));
+  const clipLine: ChartSeries[] =
+    clip === undefined || steps.length === 0
+      ? []
+      : [
+          {
+            name: `clip ${clip}`,
+            points: [
+              [Math.min(...steps), clip],
+              [Math.max(...steps), clip],
+            ],
+          },
+        ];
+  return {
+    file: 'grad-norm',
+    chart: {
+      title: 'Gradient norm (before clipping)',
+      xLabel: 'step',
+      yLabel: 'global L2 norm',
+      series: [...series, ...clipLine],
+      logY: true,
+    },
+  };
 }
 
 /** `<file>.svg/png`: a validation metric of each series against the step (log y for perplexities). */
