@@ -22,7 +22,17 @@ describe('evaluatePerplexity', () => {
       model.adaptiveHead?.setVocabOrder(Int32Array.from({ length: 50 }, (_, i) => 49 - i));
       const rng = new TrainingRng(2);
       const ids = Int32Array.from({ length: 61 }, () => rng.nextUint32() % 50); // 60 targets: 7 windows of 8 + one of 4
-      const r = await evaluatePerplexity(model, ids, { seqLen: 8, batch: 3 });
+      const seen: Array<[number, number]> = [];
+      const r = await evaluatePerplexity(model, ids, {
+        seqLen: 8,
+        batch: 3,
+        onProgress: (done, total) => seen.push([done, total]),
+      });
+      expect(seen).toEqual([
+        [24, 60],
+        [48, 60],
+        [60, 60],
+      ]); // after each batch of 3 windows
       // independent: one forward pass per non-overlapping window, log-softmax in float64 by hand
       let sum = 0;
       let n = 0;

@@ -41,6 +41,11 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
       'loss.png',
       'val-ppl.svg',
       'val-ppl.png',
+      'lr.svg',
+      'lr.png',
+      'grad-norm.svg',
+      'grad-norm.png',
+      'metrics.csv',
       'checkpoints/latest/model.safetensors',
       'checkpoints/best/extra.safetensors',
     ]) {
@@ -53,7 +58,12 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
       model: { vocabSize: 30522, dModel: 16 },
       training: { seed: 1, batch: 8, block: 16 },
     });
-    expect(readFileSync(join(run, 'report.md'), 'utf8')).toContain('| steps | train tokens |');
+    const report = readFileSync(join(run, 'report.md'), 'utf8');
+    expect(report).toContain('| steps | train tokens |');
+    expect(report).toContain('![Learning rate](lr.svg)');
+    expect(report).toContain('![Gradient norm (before clipping)](grad-norm.svg)');
+    expect(report).toMatch(/validation on the first 256 of [\d,]+ wiki\.valid tokens \(--eval-tokens\)/);
+    expect(readFileSync(join(run, 'lr.svg'), 'utf8')).toContain('learning rate');
   });
 
   it('generate is deterministic for a seed', () => {
@@ -102,6 +112,94 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
     expect(cli(['train', '--resume', split, '--lr', '1']).stderr).toMatch(/--lr cannot be combined with --resume/);
   });
 });
+
+describe.skipIf(DATA_DIR === undefined)(
+  'the screen without a terminal, and extending a run (needs GRASSFLOW_DATA_DIR)',
+  () => {
+    const root = tmp();
+    const quietless = TINY.filter((a) => a !== '--quiet'); // stderr is a pipe: not a TTY, as in a log or CI
+
+    it('prints a training line every 10% of the run, eval lines with their time, the default eval and a warmup warning', () => {
+      const dir = join(root, 'log');
+      const args = [
+        'train',
+        '--model',
+        'grassmann',
+        ...quietless.filter((a, i, all) => a !== '--eval-tokens' && all[i - 1] !== '--eval-tokens'),
+      ];
+      const r = cli([...args, '--steps', '20', '--warmup', '30', '--eval-every', '10', '--out', dir]);
+      expect(r.code, r.stderr).toBe(0);
+      const lines = r.stderr.split('\n');
+      const train = lines.filter((l) => /^step \d+\/20 loss /.test(l));
+      expect(train.map((l) => Number(/^step (\d+)/.exec(l)?.[1]))).toEqual([2, 4, 6, 8, 10, 12, 14, 16, 18, 20]);
+      for (const l of train) expect(l).toMatch(/ lr \d\.\d\de-\d+ [\d,]+ tok\/s elapsed \d+s ETA \d+s$/);
+      expect(lines.filter((l) => /^step (10|20)\/20 eval val_ppl .* in \d+s$/.test(l))).toHaveLength(2);
+      expect(r.stderr).not.toContain('\r');
+      // the default evaluation: a quarter of 20·8·16 = 2,560 training tokens is below the floor of 16,384
+      expect(r.stderr).toMatch(/validation on the first 16,384 of [\d,]+ wiki\.valid tokens \(the default: a quarter/);
+      expect(metrics(dir).find((m) => m['type'] === 'eval')?.['val_tokens']).toBe(16383);
+      const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as {
+        training: { evalTokens: unknown };
+        data: { evalTokens: number };
+      };
+      expect(cfg.training.evalTokens).toBeNull(); // the resolved config a study key hashes is as before
+      expect(cfg.data.evalTokens).toBe(16384);
+      expect(r.stderr).toMatch(
+        /warning: --warmup 30 is not shorter than the run's 20 steps: the learning rate never reaches/,
+      );
+      expect(r.stderr).toMatch(/^done: 20 steps in \d+s wall time \(\d+s in training steps\), best val PPL/m);
+      expect(cli([...args, '--full-eval', '--eval-tokens', '300', '--out', join(root, 'x')]).stderr).toMatch(
+        /give --full-eval or --eval-tokens, not both/,
+      );
+    });
+
+    it('extends a finished run to a larger --steps (history in config.json, steps continue), refuses a smaller one', () => {
+      const dir = join(root, 'extend');
+      const base = ['train', '--model', 'grassmann', ...TINY, '--lr', '3e-3', '--eval-every', '0'];
+      const first = cli([...base, '--steps', '8', '--out', dir]);
+      expect(first.code, first.stderr).toBe(0);
+      const more = cli(['train', '--resume', dir, '--steps', '12', '--quiet']);
+      expect(more.code, more.stderr).toBe(0);
+      expect(more.stderr).toMatch(
+        /extending the run from 8 to 12 steps at step 8: the cosine decay now runs over 12 steps/,
+      );
+      const train = metrics(dir).filter((m) => m['type'] === 'train');
+      expect(train.map((m) => m['step'])).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      expect(
+        metrics(dir)
+          .filter((m) => m['type'] === 'eval')
+          .map((m) => m['step']),
+      ).toEqual([8, 12]);
+      const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as {
+        totalSteps: number;
+        training: { length: unknown; warmup: number };
+        history: Array<{ fromSteps: number; toSteps: number; atStep: number; length: unknown; time: string }>;
+      };
+      expect(cfg.totalSteps).toBe(12);
+      expect(cfg.training.length).toEqual({ steps: 12 });
+      expect(cfg.training.warmup).toBe(1); // the automatic warmup of 8 steps, kept
+      expect(cfg.history).toHaveLength(1);
+      expect(cfg.history[0]).toMatchObject({ fromSteps: 8, toSteps: 12, atStep: 8, length: { steps: 12 } });
+      expect(Number.isNaN(Date.parse(cfg.history[0]!.time))).toBe(false);
+      // the lr after the resumed step follows the cosine over 12 steps: min + ½(1 + cos(π·(s − 1)/11))·(peak − min)
+      const lr9 = train[8]!['lr'] as number;
+      expect(lr9).toBeCloseTo(3e-4 + 0.5 * (1 + Math.cos((Math.PI * 7) / 11)) * (3e-3 - 3e-4), 10);
+      // metrics.csv holds the records of both sittings, like metrics.jsonl
+      const csv = readFileSync(join(dir, 'metrics.csv'), 'utf8').trimEnd().split('\n');
+      const header = (csv[0] as string).split(',');
+      expect(header.slice(0, 2)).toEqual(['type', 'step']);
+      const rows = csv.slice(1).map((l) => l.split(','));
+      expect(rows).toEqual(
+        metrics(dir).map((m) => header.map((k) => (m[k] === undefined || m[k] === null ? '' : String(m[k])))),
+      );
+      expect(readFileSync(join(dir, 'report.md'), 'utf8')).toMatch(/Extended on .* from 8 to 12 steps at step 8/);
+      const fewer = cli(['train', '--resume', dir, '--steps', '10']);
+      expect(fewer.code).not.toBe(0);
+      expect(fewer.stderr).toMatch(/--steps: that is 10 steps, fewer than the run's 12: a run can be extended/);
+      expect(cli(['train', '--resume', dir, '--steps', '14', '--tokens', '99']).stderr).toMatch(/give only one of/);
+    });
+  },
+);
 
 describe.skipIf(DATA_DIR === undefined)('--seed 0 (needs GRASSFLOW_DATA_DIR)', () => {
   it('is honoured like any other seed: two runs with --seed 0 give the same losses, --seed 1 others', () => {
@@ -158,6 +256,7 @@ describe.skipIf(DATA_DIR === undefined)(
     it('eval scores the checkpoint and generate samples from it, deterministically for a seed', () => {
       const ev = cli(['eval', '--checkpoint', run, '--split', 'valid', '--batch', '512']);
       expect(ev.code, ev.stderr).toBe(0);
+      expect(ev.stderr).toMatch(/^eval: [\d,]+ targets of wiki\.valid in \d+(m\d+)?s$/m); // the line at the end
       const result = JSON.parse(ev.stdout.trim().split('\n').pop() as string) as { ppl: number };
       expect(result.ppl).toBeGreaterThan(1);
       expect(result.ppl).toBeLessThan(30522);

@@ -1,5 +1,6 @@
 // `grassflow-lm eval`: perplexity of a checkpoint over every token of a split, as one JSON line.
 import { parseFlags, startBackend, planCommand, type FlagSpecs, type CliCommand } from '@grassflow/training';
+import { formatDuration, Progress } from '@grassflow/training';
 import {
   checkpointSourceOf,
   CHECKPOINT_FLAGS,
@@ -31,14 +32,25 @@ export function planEval(argv: readonly string[]): EvalPlan {
   return { source: checkpointSourceOf(f), split: f.split as 'valid' | 'test', batch: f.batch };
 }
 
-/** Print {split, tokens, nll, ppl}: windows of seqLen = the model's maxLen, every target once. */
+/**
+ * Print {split, tokens, nll, ppl}: windows of seqLen = the model's maxLen, every target once. On stderr: a bar with the
+ * tokens scored and an ETA on a terminal, and a line at the end (tokens and time) in every case.
+ */
 export async function runEvalPlan(plan: EvalPlan): Promise<number> {
   const { source } = plan;
   await startBackend(source.backend);
   const { model, tok } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer);
   try {
     const ids = await loadSplitIds(plan.split, tok, source.dataDir);
-    const r = await evaluatePerplexity(model, ids, { seqLen: model.config.maxLen, batch: plan.batch });
+    const progress = new Progress(1);
+    const t0 = performance.now();
+    const sec = () => (performance.now() - t0) / 1000;
+    const r = await evaluatePerplexity(model, ids, {
+      seqLen: model.config.maxLen,
+      batch: plan.batch,
+      onProgress: (tokens, totalTokens) => progress.updateEval({ tokens, totalTokens, elapsedSec: sec() }),
+    });
+    progress.log(`eval: ${r.tokens.toLocaleString('en-US')} targets of wiki.${plan.split} in ${formatDuration(sec())}`);
     process.stdout.write(`${JSON.stringify({ split: plan.split, tokens: r.tokens, nll: r.nll, ppl: r.ppl })}\n`);
     return 0;
   } finally {

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { LmTrainBatcher, lmEvalBatches, type LmBatcherState } from '@grassflow/datasets';
 import { lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
-import type { TrainTask } from '@grassflow/training';
+import type { EvalProgress, TrainTask } from '@grassflow/training';
 
 /** Result of {@link evaluatePerplexity}: every target of the ids scored once. */
 export interface Perplexity {
@@ -16,15 +16,17 @@ export interface Perplexity {
 
 /**
  * Perplexity of a model over an id sequence: PPL = exp(Σ_t nll_t / (N − 1)) over every target ids[1..N−1]
- * (lmEvalBatches: non-overlapping windows of L; the sum is taken in float64).
+ * (lmEvalBatches: non-overlapping windows of L; the sum is taken in float64). `onProgress` is told the targets
+ * scored after each batch, and the N − 1 in all.
  */
 export async function evaluatePerplexity(
   model: LanguageModel,
   ids: Int32Array,
-  opts: { seqLen: number; batch: number },
+  opts: { seqLen: number; batch: number; onProgress?: EvalProgress },
 ): Promise<Perplexity> {
   let sum = 0;
   let count = 0;
+  const total = Math.max(0, ids.length - 1);
   for (const b of lmEvalBatches(ids, { seqLen: opts.seqLen, batchSize: opts.batch })) {
     const [B, L] = b.shape;
     const nll = tf.tidy(() => {
@@ -39,6 +41,7 @@ export async function evaluatePerplexity(
         count += 1;
       }
     }
+    opts.onProgress?.(count, total);
   }
   if (count === 0) throw new Error(`nothing to evaluate: ${ids.length} ids hold no target`);
   const nll = sum / count;
@@ -116,10 +119,11 @@ export class LmTrainTask implements TrainTask {
     return { ...this.batcher.state };
   }
 
-  async evaluate(): Promise<Record<string, number>> {
+  async evaluate(progress?: EvalProgress): Promise<Record<string, number>> {
     const r = await evaluatePerplexity(this.model, this.validIds, {
       seqLen: this.opts.seqLen,
       batch: this.opts.evalBatch ?? this.opts.batch,
+      ...(progress === undefined ? {} : { onProgress: progress }),
     });
     return { val_ppl: r.ppl, val_nll: r.nll, val_tokens: r.tokens };
   }

@@ -50,6 +50,8 @@ export async function planStudy(spec: StudySpec, file: string, sitting: readonly
       throw e;
     }
     if (plan.kind !== 'fresh') throw new Error('a study run is a fresh train plan');
+    // without --eval-tokens a study's runs validate on all of wiki.valid, as they always have (their keys say null)
+    plan = { ...plan, run: { ...plan.run, evalDefault: 'full' } };
     const { modelKind, model, training } = plan.run;
     const config = resolvedRunConfig(modelKind, plan.tok.kind, model, training);
     const key = runKey(config);

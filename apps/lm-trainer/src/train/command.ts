@@ -1,5 +1,6 @@
 // `grassflow-lm train`: flags → one TrainPlan (fresh or resume), then the plan runs.
 import { checkResumeFlags, describeRunEnd, openRunToResume, parseFlags, runExitCode } from '@grassflow/training';
+import { RESUME_FLAGS, UsageError } from '@grassflow/training';
 import { startBackend, planCommand } from '@grassflow/training';
 import type { CliCommand, FlagSpecs, OpenedRun, RunControl } from '@grassflow/training';
 import {
@@ -13,8 +14,10 @@ import {
   COMMON_TRAIN_FLAGS,
   MODEL_KINDS,
   modelConfigFrom,
+  runLengthFrom,
   trainingConfigFrom,
   type ModelKind,
+  type TrainingConfig,
 } from '../shared/model-options.js';
 import {
   resumedConfig,
@@ -29,11 +32,23 @@ import {
 const TRAIN_FLAGS = {
   model: { type: 'string', choices: MODEL_KINDS, default: 'grassmann', help: 'model kind' },
   ...COMMON_TRAIN_FLAGS,
+  'eval-tokens': {
+    ...COMMON_TRAIN_FLAGS['eval-tokens'],
+    help:
+      "validation (periodic and final) on the first N tokens of wiki.valid (default: a quarter of the run's " +
+      'training tokens, at least 16,384; all of wiki.valid for runs of 4× its size)',
+  },
+  'full-eval': {
+    type: 'boolean',
+    help: 'validate on all of wiki.valid (what studies do when --eval-tokens is not given)',
+  },
   out: { type: 'string', metavar: 'DIR', help: 'run folder (default runs/<model>-<preset>-s<seed>)' },
   resume: {
     type: 'string',
     metavar: 'DIR',
-    help: 'continue the run in DIR from checkpoints/latest (its config.json fixes everything else)',
+    help:
+      'continue the run in DIR from checkpoints/latest (its config.json fixes everything else but a larger total: ' +
+      "--steps/--tokens/--epochs extend a run, finished or not, recorded in config.json's history)",
   },
 } as const satisfies FlagSpecs;
 
@@ -41,7 +56,13 @@ const USAGE =
   'grassflow-lm train --model grassmann|transformer-dpa|transformer-ea --preset P [overrides] [--epochs E|--steps S|--tokens T]';
 const DESCRIPTION =
   'Train a language model on WikiText-2 into a run folder (config.json, metrics.jsonl, checkpoints/{latest,best}, ' +
-  'report.md). The sequence length is --seq-len (alias --block); seqLen ≤ maxLen, and train sets maxLen = seqLen.';
+  'report.md). The sequence length is --seq-len (alias --block); seqLen ≤ maxLen, and train sets maxLen = seqLen. ' +
+  "Every evaluation scores the first --eval-tokens of wiki.valid (default: a quarter of the run's training tokens, " +
+  'at least 16,384; --full-eval: all); the start line says how many. Without a terminal (a log, CI) or with ' +
+  '--quiet: a training line every 10% of the run and at least every 30 s, and one line per evaluation.';
+
+/** Flags that give a run's length: next to --resume, a new (larger) total. */
+const LENGTH_FLAGS = ['steps', 'tokens', 'epochs'] as const;
 
 /** Everything `train` does, resolved once from its flags: every check that needs no data is done. */
 export type TrainPlan =
@@ -53,6 +74,8 @@ export type TrainPlan =
       dataDir: string;
       backend: string | undefined;
       control: RunControl;
+      /** A new length given next to --resume (extends the run; a smaller total is refused once the data is read). */
+      extend?: { length: TrainingConfig['length']; flag: string };
     };
 
 /**
@@ -65,7 +88,9 @@ export async function planTrain(argv: readonly string[]): Promise<TrainPlan> {
   const control: RunControl = { quiet: f.quiet, stopAtStep: f['stop-at-step'] };
   const dataDir = dataDirOrThrow(f['data-dir']);
   if (f.resume !== undefined) {
-    checkResumeFlags(argv);
+    checkResumeFlags(argv, [...RESUME_FLAGS, ...LENGTH_FLAGS]);
+    const flag = LENGTH_FLAGS.find((k) => f[k] !== undefined);
+    const extend = flag === undefined ? undefined : { flag, length: runLengthFrom(f) }; // one of them, or a UsageError
     const opened = await openRunToResume<StoredRunConfig>(f.resume, 'grassflow-lm-run'); // read once
     const tok = await loadTokenizer(opened.config.data.tokenizer as TokenizerKind, dataDir);
     return {
@@ -75,7 +100,11 @@ export async function planTrain(argv: readonly string[]): Promise<TrainPlan> {
       dataDir,
       backend: f.backend,
       control,
+      ...(extend === undefined ? {} : { extend }),
     };
+  }
+  if (f['full-eval'] === true && f['eval-tokens'] !== undefined) {
+    throw new UsageError('give --full-eval or --eval-tokens, not both', 'full-eval');
   }
   const modelKind = f.model as ModelKind;
   const tok = await loadTokenizer(f.tokenizer as TokenizerKind, dataDir);
@@ -88,6 +117,7 @@ export async function planTrain(argv: readonly string[]): Promise<TrainPlan> {
     training: trainingConfigFrom(f, model.maxLen),
     command: ['grassflow-lm', 'train', ...argv].join(' '),
     control,
+    evalDefault: f['full-eval'] === true ? 'full' : 'proportionate',
   };
   return { kind: 'fresh', run, tok, dataDir, backend: f.backend };
 }
@@ -97,7 +127,9 @@ export async function runTrainPlan(plan: TrainPlan): Promise<number> {
   const backend = await startBackend(plan.backend);
   const data = await loadRunData(plan.tok, plan.dataDir);
   const o: RunOutcome =
-    plan.kind === 'resume' ? await resumeRun(plan.opened, data, plan.control) : await startRun(plan.run, data, backend);
+    plan.kind === 'resume'
+      ? await resumeRun(plan.opened, data, plan.control, plan.extend)
+      : await startRun(plan.run, data, backend);
   const end = describeRunEnd(o.result, o.run, {
     metric: 'val PPL',
     format: (v) => v.toFixed(2),

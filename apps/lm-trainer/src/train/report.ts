@@ -1,11 +1,19 @@
 // report.md of one run: final numbers, training loss and validation perplexity curves.
-import { evalMetricChart, metricCurve, metricOf, reportRun, trainingLossChart, warmupSteps } from '@grassflow/training';
+import {
+  evalMetricChart,
+  gradNormChart,
+  learningRateChart,
+  metricCurve,
+  metricOf,
+  reportRun,
+} from '@grassflow/training';
+import { trainingLossChart, warmupSteps } from '@grassflow/training';
 import type { ChartSeries, RunFolder } from '@grassflow/training';
-import type { RunConfig } from './run.js';
+import { evalCoverage, type RunConfig } from './run.js';
 import { baselineSeries, smoothingLines, standingLines, validationBaselines, xRange } from '../baselines/report.js';
 
 /**
- * Write report.md (+ loss.svg/png, val-ppl.svg/png) into the run folder, with the n-gram baselines on the run's
+ * Write report.md (+ loss, lr, grad-norm and val-ppl as .svg/.png) into the run folder, with the n-gram baselines on the run's
  * validation ids (cached) as reference lines and words on where the run's best validation PPL stands.
  */
 export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
@@ -23,8 +31,13 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
           `d_ff ${m.dFF}, maxLen ${m.maxLen}, V ${m.vocabSize}, ${m.norm}-LN, dropout ${m.dropout}; ${cfg.params.toLocaleString('en-US')} parameters.`,
         `Training: ${cfg.totalSteps} steps of ${cfg.training.batch}×${cfg.training.seqLen} tokens, AdamW (β ${cfg.training.beta1}/${cfg.training.beta2}, ` +
           `weight decay ${cfg.training.weightDecay}), lr ${cfg.training.lr} with ${warmupSteps(cfg.training, cfg.totalSteps)} warmup steps and cosine decay to ${cfg.training.minLr}, ` +
-          `clip ${cfg.training.clip}, seed ${cfg.training.seed}. Tokenizer ${cfg.data.tokenizer}; validation on ${cfg.data.evalTokens.toLocaleString('en-US')} of ` +
-          `${cfg.data.validTokens.toLocaleString('en-US')} wiki.valid tokens. Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
+          `clip ${cfg.training.clip}, seed ${cfg.training.seed}. Tokenizer ${cfg.data.tokenizer}; ${evalCoverage(cfg)}. ` +
+          `Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
+        ...(cfg.history ?? []).map(
+          (h) =>
+            `Extended on ${h.time} from ${h.fromSteps} to ${h.toSteps} steps at step ${h.atStep} (${JSON.stringify(h.length)}): ` +
+            `the cosine decay runs over the new total from there.`,
+        ),
       ],
       table: {
         columns: [
@@ -50,6 +63,8 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
       },
       charts: [
         trainingLossChart([{ name: cfg.modelKind, points: s.train }]),
+        learningRateChart([{ name: cfg.modelKind, points: s.lr }]),
+        gradNormChart([{ name: cfg.modelKind, points: s.gradNorm }], cfg.training.clip),
         evalMetricChart(
           'val-ppl',
           'Validation perplexity',

@@ -9,7 +9,8 @@ import {
   type ModelConfig,
 } from '@grassflow/gpu-layers';
 import type { LmBatcherState } from '@grassflow/datasets';
-import { checkNewRunFolder, createRun, runProvenance, trainRun, UsageError } from '@grassflow/training';
+import { checkNewRunFolder, createRun, lrSchedule, runProvenance, trainRun, UsageError } from '@grassflow/training';
+import { warmupSteps, writeJsonAtomic } from '@grassflow/training';
 import { loadTrainerCheckpoint, namedParameters, saveTrainerCheckpoint } from '@grassflow/training';
 import type {
   OpenedRun,
@@ -35,16 +36,57 @@ export interface RunConfig extends RunProvenance {
   params: number;
   training: TrainingConfig;
   totalSteps: number;
+  /** Each extension of the run to a new total (`train --resume DIR --steps N`), oldest first; absent: none. */
+  history?: RunExtension[];
   data: {
     tokenizer: string;
     tokenizerId: string;
     dataDir: string;
     trainTokens: number;
     validTokens: number;
+    /** wiki.valid tokens every evaluation scores (the first ones): --eval-tokens, the default, or all. */
     evalTokens: number;
   };
 }
 
+/** One extension of a run in config.json's `history`. */
+export interface RunExtension {
+  /** ISO time of the extension. */
+  time: string;
+  /** The total steps before and after. */
+  fromSteps: number;
+  toSteps: number;
+  /** The step of the checkpoint it continued from. */
+  atStep: number;
+  /** The length as given then (--steps, --tokens or --epochs). */
+  length: TrainingConfig['length'];
+}
+
+/** Floor of the default evaluation: 16,384 tokens (compare's default), enough for a perplexity to ~1%. */
+export const MIN_DEFAULT_EVAL_TOKENS = 16_384;
+
+/**
+ * wiki.valid tokens each evaluation of `train` scores when --eval-tokens is not given: a quarter of the run's
+ * training tokens, at least {@link MIN_DEFAULT_EVAL_TOKENS} (and at most the split). A forward pass costs about a
+ * third of a training step per token, so the final evaluation costs about 1/12 of the training, and a short run is
+ * not followed by minutes of scoring all of wiki.valid; a run of 4× the split's tokens or more scores all of it.
+ */
+export function defaultEvalTokens(trainTokens: number): number {
+  return Math.max(MIN_DEFAULT_EVAL_TOKENS, Math.ceil(trainTokens / 4));
+}
+
+/** What every evaluation of a run covers, in words (the first progress line and the report say it). */
+export function evalCoverage(cfg: Pick<RunConfig, 'data' | 'training' | 'totalSteps'>): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const { evalTokens, validTokens } = cfg.data;
+  if (evalTokens >= validTokens) return `validation on all ${n(validTokens)} wiki.valid tokens`;
+  const part = `validation on the first ${n(evalTokens)} of ${n(validTokens)} wiki.valid tokens`;
+  if (cfg.training.evalTokens !== null) return `${part} (--eval-tokens)`;
+  return (
+    `${part} (the default: a quarter of the run's ${n(cfg.totalSteps * cfg.training.batch * cfg.training.seqLen)} ` +
+    `training tokens, at least ${n(MIN_DEFAULT_EVAL_TOKENS)}; train --full-eval scores all of wiki.valid)`
+  );
+}
 /** JSON kept in every checkpoint so `eval` and `generate` can rebuild the tokenizer. */
 export function checkpointExtra(cfg: RunConfig): {
   run: { modelKind: string; tokenizer: string; tokenizerId: string; block: number };
@@ -64,6 +106,11 @@ export interface FreshRun {
   /** The command line, recorded in config.json. */
   command: string;
   control: RunControl;
+  /**
+   * What the evaluation covers when training.evalTokens is null: 'proportionate' ({@link defaultEvalTokens}, train's
+   * default) or 'full' (all of wiki.valid: --full-eval, studies, and callers that do not say).
+   */
+  evalDefault?: 'proportionate' | 'full';
 }
 
 /** config.json as stored: RunConfig with the training config's stored form. */
@@ -81,6 +128,11 @@ function validSlice(valid: Int32Array, evalTokens: number | null): Int32Array {
   return evalTokens === null ? valid : valid.subarray(0, Math.min(valid.length, evalTokens));
 }
 
+/** Full batches of B rows of L + 1 tokens in the training ids (as LmTrainBatcher with dropLastBatch). */
+function batchesPerEpochOf(trainIds: number, t: Pick<TrainingConfig, 'batch' | 'seqLen'>): number {
+  return Math.floor(Math.floor(trainIds / (t.seqLen + 1)) / t.batch);
+}
+
 /**
  * A fresh run: write config.json, build the model from the seed, train. Refuses a folder that already holds a run,
  * and a batch larger than the training data (the one check of --batch against the data).
@@ -89,14 +141,18 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
   checkNewRunFolder(plan.out);
   const { batch, seqLen } = plan.training;
   const chunks = Math.floor(data.train.length / (seqLen + 1)); // as LmTrainBatcher
-  const batchesPerEpoch = Math.floor(chunks / batch); // full batches only (dropLastBatch)
+  const batchesPerEpoch = batchesPerEpochOf(data.train.length, plan.training); // full batches only (dropLastBatch)
   if (batchesPerEpoch < 1) {
     throw new UsageError(
       `--batch ${batch} is more than the ${chunks} chunks of ${seqLen + 1} tokens in the training data`,
       'batch',
     );
   }
-  const valid = validSlice(data.valid, plan.training.evalTokens);
+  const totalSteps = totalStepsOf(plan.training, batchesPerEpoch);
+  const evalTokens =
+    plan.training.evalTokens ??
+    (plan.evalDefault === 'proportionate' ? defaultEvalTokens(totalSteps * batch * seqLen) : null);
+  const valid = validSlice(data.valid, evalTokens);
   const config: RunConfig = {
     format: 'grassflow-lm-run',
     formatVersion: 1,
@@ -106,7 +162,7 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
     model: plan.model,
     params: countParams(plan.model),
     training: plan.training,
-    totalSteps: totalStepsOf(plan.training, batchesPerEpoch),
+    totalSteps,
     data: {
       tokenizer: data.tok.kind,
       tokenizerId: data.tok.id,
@@ -124,11 +180,15 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
   return train({ opened: { run, config }, model: model, data: data, start: plan.control });
 }
 
-/** Continue the run (opened by openRunToResume) from checkpoints/latest: same config, moments, RNG, data position. */
+/**
+ * Continue the run (opened by openRunToResume) from checkpoints/latest: same config, moments, RNG, data position.
+ * With `extend` (--steps/--tokens/--epochs next to --resume) a new total at least the old one: see {@link extendRun}.
+ */
 export async function resumeRun(
   { run, config }: OpenedRun<RunConfig>,
   data: RunData,
   opts: RunControl,
+  extend?: { length: TrainingConfig['length']; flag: string },
 ): Promise<RunOutcome> {
   if (data.tok.id !== config.data.tokenizerId) {
     throw new UsageError(
@@ -136,16 +196,86 @@ export async function resumeRun(
       'resume',
     );
   }
+  const newTotal = extend === undefined ? config.totalSteps : extendedTotal(run.dir, config, data, extend);
   const ck = await loadTrainerCheckpoint(run.latestCheckpoint);
-  return train({ opened: { run, config }, model: ck.model, data: data, start: { ...opts, resume: ck } });
+  const { cfg, note } =
+    newTotal === config.totalSteps
+      ? { cfg: config, note: null }
+      : await extendRun(run, config, newTotal, ck.state.step, (extend as { length: RunExtension['length'] }).length);
+  return train({
+    opened: { run, config: cfg },
+    model: ck.model,
+    data: data,
+    start: { ...opts, resume: ck },
+    ...(note === null ? {} : { notes: [note] }),
+  });
+}
+
+/** The total steps of `extend` for the run's batch and data; refuses one below the run's total. */
+function extendedTotal(
+  dir: string,
+  config: RunConfig,
+  data: RunData,
+  extend: { length: TrainingConfig['length']; flag: string },
+): number {
+  const t = { ...config.training, length: extend.length };
+  const total = totalStepsOf(t, batchesPerEpochOf(data.train.length, t));
+  if (total < config.totalSteps) {
+    throw new UsageError(
+      `--resume ${dir} --${extend.flag}: that is ${total} steps, fewer than the run's ${config.totalSteps}: a run can ` +
+        `be extended to a larger total, not shortened; use the checkpoint of an earlier step, or train a new run`,
+      extend.flag,
+    );
+  }
+  return total;
+}
+
+/**
+ * Extend a run to `newTotal` steps (as HF Trainer resumes to a new max_steps): config.json gets the new total and
+ * length, the warmup it had (the automatic one is pinned, so the steps already warmed stay the warmup) and a
+ * `history` entry; the cosine decay then runs over the new total, evaluated from the resumed step on (the rate
+ * rises to where the longer schedule has it at that step). Returns the new config and the line that says so.
+ */
+async function extendRun(
+  run: OpenedRun<RunConfig>['run'],
+  config: RunConfig,
+  newTotal: number,
+  atStep: number,
+  length: RunExtension['length'],
+): Promise<{ cfg: RunConfig; note: string }> {
+  const old = config.training;
+  const training: TrainingConfig = { ...old, length, warmup: warmupSteps(old, config.totalSteps) };
+  const entry: RunExtension = {
+    time: new Date().toISOString(),
+    fromSteps: config.totalSteps,
+    toSteps: newTotal,
+    atStep,
+    length,
+  };
+  const cfg: RunConfig = { ...config, training, totalSteps: newTotal, history: [...(config.history ?? []), entry] };
+  await writeJsonAtomic(run.configPath, { ...cfg, training: storedTrainingConfig(training) });
+  const before = lrSchedule(old, config.totalSteps)(atStep);
+  const after = lrSchedule(training, newTotal)(atStep);
+  const note =
+    `extending the run from ${config.totalSteps} to ${newTotal} steps at step ${atStep}: the cosine decay now runs ` +
+    `over ${newTotal} steps (lr of the next step ${before.toExponential(2)} → ${after.toExponential(2)}, warmup ` +
+    `${training.warmup} steps as before); recorded in config.json's history`;
+  return { cfg, note };
 }
 
 /** One run's pieces: the folder and its config, the model, the data, and how it starts. */
-type RunParts = { opened: OpenedRun<RunConfig>; model: LanguageModel; data: RunData; start: RunStart };
+type RunParts = {
+  opened: OpenedRun<RunConfig>;
+  model: LanguageModel;
+  data: RunData;
+  start: RunStart;
+  notes?: string[];
+};
 
-async function train({ opened: { run, config }, model, data, start }: RunParts): Promise<RunOutcome> {
+async function train({ opened: { run, config }, model, data, start, notes }: RunParts): Promise<RunOutcome> {
   const t = config.training;
-  const task = new LmTrainTask(model, data.train, validSlice(data.valid, t.evalTokens), {
+  // the tokens config.json records (the resolved --eval-tokens or default), so a resume scores the same ones
+  const task = new LmTrainTask(model, data.train, validSlice(data.valid, config.data.evalTokens), {
     seqLen: t.seqLen,
     batch: t.batch,
     seed: t.seed,
@@ -168,6 +298,7 @@ async function train({ opened: { run, config }, model, data, start }: RunParts):
     describe:
       `${config.modelKind} (${config.params.toLocaleString('en-US')} params), ` +
       `${config.totalSteps} steps of ${t.batch}×${t.seqLen} tokens, backend ${config.backend.name}`,
+    notes: [evalCoverage(config), ...(notes ?? [])],
     report: () => writeRunReport(run, config),
     dispose: () => model.dispose(),
   });
