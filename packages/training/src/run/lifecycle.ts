@@ -208,9 +208,9 @@ export async function openRunToResume<C extends { format: string }>(
 /** Whether a missing checkpoint folder `dir` has a `<dir>.old-*` sibling left by a save that crashed mid-swap. */
 function halfSwapped(dir: string): boolean {
   const parent = dirname(dir);
-  const prefix = `${basename(dir)}.old-`;
+  const base = basename(dir);
   try {
-    return readdirSync(parent).some((name) => name.startsWith(prefix));
+    return readdirSync(parent).some((n) => n.startsWith(base) && /^\.old-\d+-[0-9a-f]{12}$/.test(n.slice(base.length)));
   } catch {
     return false;
   }
