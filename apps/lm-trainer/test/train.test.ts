@@ -60,8 +60,8 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
     });
     const report = readFileSync(join(run, 'report.md'), 'utf8');
     expect(report).toContain('| steps | train tokens |');
-    expect(report).toContain('![Learning rate](lr.svg)');
-    expect(report).toContain('![Gradient norm (before clipping)](grad-norm.svg)');
+    expect(report).toContain('![Learning rate](lr.png)');
+    expect(report).toContain('![Gradient norm (before clipping)](grad-norm.png)');
     expect(report).toMatch(/validation on the first 256 of [\d,]+ wiki\.valid tokens \(--eval-tokens\)/);
     expect(readFileSync(join(run, 'lr.svg'), 'utf8')).toContain('learning rate');
   });
