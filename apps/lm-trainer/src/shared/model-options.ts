@@ -117,7 +117,7 @@ export const COMMON_TRAIN_FLAGS = {
   'eval-tokens': {
     type: 'int',
     min: 2,
-    help: 'validation (periodic and final) on the first N tokens of wiki.valid (default: all)',
+    help: 'validation (periodic and final) on the first N tokens of wiki.valid',
   },
   'checkpoint-every': { type: 'int', min: 0, help: 'write checkpoints/latest every N steps (default: at each eval)' },
   'log-every': {

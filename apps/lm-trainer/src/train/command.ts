@@ -55,7 +55,8 @@ const TRAIN_FLAGS = {
 const USAGE =
   'grassflow-lm train --model grassmann|transformer-dpa|transformer-ea --preset P [overrides] [--epochs E|--steps S|--tokens T]';
 const DESCRIPTION =
-  'Train a language model on WikiText-2 into a run folder (config.json, metrics.jsonl, checkpoints/{latest,best}, ' +
+  'Train a language model on WikiText-2 into a run folder (config.json, metrics.jsonl + metrics.csv, ' +
+  'checkpoints/{latest,best}, ' +
   'report.md). The sequence length is --seq-len (alias --block); seqLen ≤ maxLen, and train sets maxLen = seqLen. ' +
   "Every evaluation scores the first --eval-tokens of wiki.valid (default: a quarter of the run's training tokens, " +
   'at least 16,384; --full-eval: all); the start line says how many. Without a terminal (a log, CI) or with ' +
