@@ -91,5 +91,13 @@ describe('clear errors', () => {
     const res = cli(['train', '--resume', broken, '--quiet']);
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/CheckpointError/);
+    expect(res.stderr).toMatch(/checkpoints\/best cannot be read either: start the run again/);
+    // with an intact best, --resume says how to continue from it
+    cpSync(join(run, 'checkpoints/latest'), join(broken, 'checkpoints/best'), { recursive: true, force: true });
+    const hint = cli(['train', '--resume', broken, '--quiet']);
+    expect(hint.code).toBe(1);
+    expect(hint.stderr).toMatch(
+      /checkpoints\/best \(step 2\) is intact: to resume from it, move .*checkpoints\/latest aside/,
+    );
   });
 });

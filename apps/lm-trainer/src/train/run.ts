@@ -11,7 +11,7 @@ import {
 import type { LmBatcherState } from '@grassflow/datasets';
 import { checkNewRunFolder, createRun, lrSchedule, runProvenance, trainRun, UsageError } from '@grassflow/training';
 import { warmupSteps, writeJsonAtomic } from '@grassflow/training';
-import { loadTrainerCheckpoint, namedParameters, saveTrainerCheckpoint } from '@grassflow/training';
+import { loadCheckpointToResume, namedParameters, saveTrainerCheckpoint } from '@grassflow/training';
 import type {
   OpenedRun,
   RunControl,
@@ -197,7 +197,7 @@ export async function resumeRun(
     );
   }
   const newTotal = extend === undefined ? config.totalSteps : extendedTotal(run.dir, config, data, extend);
-  const ck = await loadTrainerCheckpoint(run.latestCheckpoint);
+  const ck = await loadCheckpointToResume(run); // a corrupt latest says whether best is intact
   const { cfg, note } =
     newTotal === config.totalSteps
       ? { cfg: config, note: null }
