@@ -119,7 +119,7 @@ describe.skipIf(DATA_DIR === undefined)(
     const root = tmp();
     const quietless = TINY.filter((a) => a !== '--quiet'); // stderr is a pipe: not a TTY, as in a log or CI
 
-    it('prints a training line every 10% of the run, eval lines with their time, the default eval and a warmup warning', () => {
+    it('prints a line every 10% of the run, evals with their time, the default eval, a warmup warning', () => {
       const dir = join(root, 'log');
       const args = [
         'train',
@@ -153,7 +153,7 @@ describe.skipIf(DATA_DIR === undefined)(
       );
     });
 
-    it('extends a finished run to a larger --steps (history in config.json, steps continue), refuses a smaller one', () => {
+    it('extends a finished run to more --steps (config.json history, steps go on), refuses fewer', () => {
       const dir = join(root, 'extend');
       const base = ['train', '--model', 'grassmann', ...TINY, '--lr', '3e-3', '--eval-every', '0'];
       const first = cli([...base, '--steps', '8', '--out', dir]);
@@ -181,7 +181,7 @@ describe.skipIf(DATA_DIR === undefined)(
       expect(cfg.history).toHaveLength(1);
       expect(cfg.history[0]).toMatchObject({ fromSteps: 8, toSteps: 12, atStep: 8, length: { steps: 12 } });
       expect(Number.isNaN(Date.parse(cfg.history[0]!.time))).toBe(false);
-      // the lr after the resumed step follows the cosine over 12 steps: min + ½(1 + cos(π·(s − 1)/11))·(peak − min)
+      // the lr after the resumed step: the cosine over 12 steps, min + ½(1 + cos(π·(s − 1)/11))·(peak − min)
       const lr9 = train[8]!['lr'] as number;
       expect(lr9).toBeCloseTo(3e-4 + 0.5 * (1 + Math.cos((Math.PI * 7) / 11)) * (3e-3 - 3e-4), 10);
       // metrics.csv holds the records of both sittings, like metrics.jsonl

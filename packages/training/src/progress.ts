@@ -27,7 +27,8 @@ export function formatTrainLine(u: ProgressUpdate, total: number): string {
   const elapsed = u.elapsedSec === undefined ? '' : ` elapsed ${formatDuration(u.elapsedSec)}`;
   return (
     `step ${u.step}/${total} loss ${u.loss.toFixed(4)} lr ${u.lr.toExponential(2)} ` +
-    `${Math.round(u.tokensPerSec).toLocaleString('en-US')} tok/s${elapsed} ETA ${u.etaSec === null ? '?' : formatDuration(u.etaSec)}`
+    `${Math.round(u.tokensPerSec).toLocaleString('en-US')} tok/s${elapsed} ` +
+    `ETA ${u.etaSec === null ? '?' : formatDuration(u.etaSec)}`
   );
 }
 
@@ -74,7 +75,9 @@ export class Progress {
     const rate = u.tokens / Math.max(u.elapsedSec, 1e-9);
     const eta = u.tokens > 0 ? formatDuration((u.totalTokens - u.tokens) / rate) : '?';
     const n = (x: number) => x.toLocaleString('en-US');
-    const line = `eval ${this.bar(u.tokens / Math.max(u.totalTokens, 1))} ${n(u.tokens)}/${n(u.totalTokens)} tokens elapsed ${formatDuration(u.elapsedSec)} ETA ${eta}`;
+    const bar = this.bar(u.tokens / Math.max(u.totalTokens, 1));
+    const done = `${n(u.tokens)}/${n(u.totalTokens)} tokens`;
+    const line = `eval ${bar} ${done} elapsed ${formatDuration(u.elapsedSec)} ETA ${eta}`;
     this.draw(line);
   }
 

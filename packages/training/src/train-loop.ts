@@ -228,5 +228,6 @@ export function describeRunEnd(
     return `stopped at step ${s.step} (--stop-at-step): checkpoint ${run.latestCheckpoint}; continue with --resume ${run.dir}`;
   const best = s.best === null ? '?' : done.format(s.best.value);
   const took = `${formatDuration(result.wallSeconds)} wall time (${formatDuration(s.trainSeconds)} in training steps)`;
-  return `done: ${s.step} steps in ${took}, best ${done.metric} ${best} at step ${s.best?.step ?? '?'}; report ${done.reportPath}`;
+  const bestAt = `best ${done.metric} ${best} at step ${s.best?.step ?? '?'}`;
+  return `done: ${s.step} steps in ${took}, ${bestAt}; report ${done.reportPath}`;
 }

@@ -65,7 +65,7 @@ async function trainToy(stream: NodeJS.WriteStream, totalSteps: number) {
 }
 
 describe('progress without a terminal', () => {
-  it('prints a training line every 10% of the run (step, loss, lr, tok/s, elapsed, ETA) and each eval with its time', async () => {
+  it('prints a line every 10% of the run (step, loss, lr, tok/s, elapsed, ETA), evals with their time', async () => {
     const out = capture(false);
     const result = await trainToy(out.stream, 20);
     const lines = out.text().split('\n');

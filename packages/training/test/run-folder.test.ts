@@ -34,7 +34,7 @@ describe('RunFolder', () => {
     expect((await run.readMetrics()).map((r) => r.step)).toEqual([1, 2]);
   });
 
-  it('keeps metrics.csv equal to metrics.jsonl: a header, a wider header for new fields, cut back on truncation', async () => {
+  it('keeps metrics.csv equal to metrics.jsonl: a header, widened for new fields, cut back with it', async () => {
     const run = new RunFolder(join(tmp(), 'run'));
     await run.init({ a: 1 });
     for (const step of [1, 2, 3]) await run.appendMetric({ type: 'train', step, loss: 5 - step / 3, lr: 1e-4 * step });

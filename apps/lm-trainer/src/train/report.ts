@@ -13,8 +13,8 @@ import { evalCoverage, type RunConfig } from './run.js';
 import { baselineSeries, smoothingLines, standingLines, validationBaselines, xRange } from '../baselines/report.js';
 
 /**
- * Write report.md (+ loss, lr, grad-norm and val-ppl as .svg/.png) into the run folder, with the n-gram baselines on the run's
- * validation ids (cached) as reference lines and words on where the run's best validation PPL stands.
+ * Write report.md (+ loss, lr, grad-norm and val-ppl as .svg/.png) into the run folder, with the n-gram baselines on
+ * the run's validation ids (cached) as reference lines and words on where the run's best validation PPL stands.
  */
 export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {
   const m = cfg.model;
@@ -35,7 +35,8 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
           `Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
         ...(cfg.history ?? []).map(
           (h) =>
-            `Extended on ${h.time} from ${h.fromSteps} to ${h.toSteps} steps at step ${h.atStep} (${JSON.stringify(h.length)}): ` +
+            `Extended on ${h.time} from ${h.fromSteps} to ${h.toSteps} steps at step ${h.atStep} ` +
+            `(${JSON.stringify(h.length)}): ` +
             `the cosine decay runs over the new total from there.`,
         ),
       ],
