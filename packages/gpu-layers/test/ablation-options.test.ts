@@ -8,7 +8,6 @@ import {
   attentionWeights,
   CausalGrassmannMixing,
   causalAttention,
-  createDecoder,
   createModel,
   GrassmannBlock,
   lmLoss,
@@ -17,12 +16,7 @@ import {
   type AttentionWeights,
   type ModelConfig,
 } from '@grassflow/gpu-layers';
-import { tokenIds, useBackend, values, type TestBackend } from './helpers.js';
-
-/** max |a − b| over all entries. */
-function maxAbsDiff(a: tf.Tensor, b: tf.Tensor): number {
-  return tf.tidy(() => tf.max(tf.abs(tf.sub(a, b))).dataSync()[0] as number);
-}
+import { decodeInChunks, maxAbsDiff, tokenIds, useBackend, values, type TestBackend } from './helpers.js';
 
 /** Add N(0, std) to every parameter of a block or model (biases and LayerNorm γ, β included). */
 function perturb(params: Array<{ variable: tf.Variable }>, seed: number, std = 0.3): void {
@@ -247,30 +241,6 @@ function randomisedModel(config: ModelConfig, seed = 3): ReturnType<typeof creat
   const model = createModel(config, { seed });
   perturb(model.namedParams(), seed);
   return model;
-}
-
-/** Logits [B, L, V] of feeding ids [B, L] in chunks of the given sizes (1 = step). */
-function decodeInChunks(model: ReturnType<typeof createModel>, ids: tf.Tensor2D, chunks: number[]): tf.Tensor3D {
-  const [B] = ids.shape;
-  const decoder = createDecoder(model, { batch: B });
-  const parts: tf.Tensor3D[] = [];
-  let t = 0;
-  for (const size of chunks) {
-    const chunk = tf.slice(ids, [0, t], [B, size]);
-    if (size === 1) {
-      const logits = decoder.step(tf.reshape<tf.Rank.R1>(chunk, [B])); // [B, V]
-      parts.push(tf.expandDims<tf.Tensor3D>(logits, 1));
-      logits.dispose();
-    } else {
-      parts.push(decoder.prime(chunk, { logits: 'all' })); // [B, size, V]
-    }
-    chunk.dispose();
-    t += size;
-  }
-  decoder.dispose();
-  const all = tf.concat(parts, 1);
-  tf.dispose(parts);
-  return all;
 }
 
 const base = { vocabSize: 40, dModel: 16, dFF: 32, r: 4, nHeads: 2, nLayers: 2, maxLen: 12, dropout: 0.1 };

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import { createDecoder, createModel, DecoderError, preset, type ModelConfig } from '@grassflow/gpu-layers';
-import { tokenIds, useBackend, type TestBackend } from './helpers.js';
+import { decodeInChunks, maxAbsDiff, tokenIds, useBackend, type TestBackend } from './helpers.js';
 
 /** A tiny model whose every parameter (biases and LayerNorm γ, β included) is perturbed by N(0, 0.3). */
 function randomisedModel(config: ModelConfig, seed = 3): ReturnType<typeof createModel> {
@@ -13,37 +13,6 @@ function randomisedModel(config: ModelConfig, seed = 3): ReturnType<typeof creat
     });
   });
   return model;
-}
-
-/** max |a − b| over all entries. */
-function maxAbsDiff(a: tf.Tensor, b: tf.Tensor): number {
-  return tf.tidy(() => tf.max(tf.abs(tf.sub(a, b))).dataSync()[0] as number);
-}
-
-/** Logits [B, T, V] of feeding ids [B, L] in chunks of the given sizes (1 = step). */
-function decodeInChunks(model: ReturnType<typeof createModel>, ids: tf.Tensor2D, chunks: number[]): tf.Tensor3D {
-  const [B, L] = ids.shape;
-  const decoder = createDecoder(model, { batch: B });
-  const parts: tf.Tensor3D[] = [];
-  let t = 0;
-  for (const size of chunks) {
-    const chunk = tf.slice(ids, [0, t], [B, size]);
-    if (size === 1) {
-      const logits = decoder.step(tf.reshape<tf.Rank.R1>(chunk, [B])); // [B, V]
-      parts.push(tf.expandDims<tf.Tensor3D>(logits, 1));
-      logits.dispose();
-    } else {
-      parts.push(decoder.prime(chunk, { logits: 'all' })); // [B, size, V]
-    }
-    chunk.dispose();
-    t += size;
-    expect(decoder.position).toBe(t);
-  }
-  expect(t).toBe(L);
-  decoder.dispose();
-  const all = tf.concat(parts, 1);
-  tf.dispose(parts);
-  return all;
 }
 
 const base = { vocabSize: 50, dModel: 16, dFF: 32, r: 5, nHeads: 2, nLayers: 2, maxLen: 24, dropout: 0.1 };

@@ -1,6 +1,7 @@
 // Shared test helpers: backend switching and tolerant comparisons.
 import * as tf from '@tensorflow/tfjs-core';
-import { initBackend } from '@grassflow/gpu-layers';
+import { createDecoder, initBackend, type createModel } from '@grassflow/gpu-layers';
+import { expect } from 'vitest';
 
 export type TestBackend = 'cpu' | 'wasm';
 
@@ -34,4 +35,35 @@ export function tokenIds(B: number, L: number, V: number, seed = 7): tf.Tensor2D
     return s % V;
   });
   return tf.tensor2d(ids, [B, L], 'int32');
+}
+
+/** max |a − b| over all entries. */
+export function maxAbsDiff(a: tf.Tensor, b: tf.Tensor): number {
+  return tf.tidy(() => tf.max(tf.abs(tf.sub(a, b))).dataSync()[0] as number);
+}
+
+/** Logits [B, T, V] of feeding ids [B, L] in chunks of the given sizes (1 = step). */
+export function decodeInChunks(model: ReturnType<typeof createModel>, ids: tf.Tensor2D, chunks: number[]): tf.Tensor3D {
+  const [B, L] = ids.shape;
+  const decoder = createDecoder(model, { batch: B });
+  const parts: tf.Tensor3D[] = [];
+  let t = 0;
+  for (const size of chunks) {
+    const chunk = tf.slice(ids, [0, t], [B, size]);
+    if (size === 1) {
+      const logits = decoder.step(tf.reshape<tf.Rank.R1>(chunk, [B])); // [B, V]
+      parts.push(tf.expandDims<tf.Tensor3D>(logits, 1));
+      logits.dispose();
+    } else {
+      parts.push(decoder.prime(chunk, { logits: 'all' })); // [B, size, V]
+    }
+    chunk.dispose();
+    t += size;
+    expect(decoder.position).toBe(t);
+  }
+  expect(t).toBe(L);
+  decoder.dispose();
+  const all = tf.concat(parts, 1);
+  tf.dispose(parts);
+  return all;
 }
