@@ -38,13 +38,7 @@ export {
 } from './run-folder.js';
 export { StopSignal } from './stop-signal.js';
 export { superviseSelf, isSupervised, SUPERVISED_ENV } from './supervise.js';
-export {
-  Progress,
-  formatDuration,
-  formatTrainLine,
-  type ProgressUpdate,
-  type EvalProgressUpdate,
-} from './progress.js';
+export { Progress, formatDuration, formatTrainLine, type ProgressUpdate, type EvalProgressUpdate } from './progress.js';
 export {
   runTraining,
   runExitCode,
