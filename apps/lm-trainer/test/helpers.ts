@@ -40,9 +40,13 @@ export function cli(args: readonly string[]): CliResult {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Start `grassflow-lm ...args` without waiting. */
-export function cliAsync(args: readonly string[]): ChildProcess {
-  return spawn(process.execPath, [...CLI, ...args], { cwd: APP_DIR, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+/** Start `grassflow-lm ...args` without waiting (`extraEnv` over the test environment). */
+export function cliAsync(args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): ChildProcess {
+  return spawn(process.execPath, [...CLI, ...args], {
+    cwd: APP_DIR,
+    env: { ...env(), ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 export function tmp(): string {

@@ -44,43 +44,44 @@ describe.skipIf(DATA_DIR === undefined)('SIGINT (needs GRASSFLOW_DATA_DIR)', () 
   });
 });
 
-describe.skipIf(DATA_DIR === undefined)('a second SIGTERM mid-step (needs GRASSFLOW_DATA_DIR)', () => {
-  it('stops a run at once even while one long step holds the trainer (the supervisor kills its child)', async () => {
-    const run = join(tmp(), 'run');
-    // one step of 32 × 4,096 tokens through the tied 30,522-way head takes far longer than the test waits
-    const child = cliAsync(
-      [
-        'train',
-        '--model',
-        'grassmann',
-        '--preset',
-        'tiny',
-        '--quiet',
-        '--seq-len',
-        '4096',
-        '--batch',
-        '32',
-        '--steps',
-        '5',
-      ].concat(['--eval-every', '0', '--out', run]),
-    );
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-    const deadline = Date.now() + 90_000;
-    while (!/^run /m.test(stderr)) {
-      if (Date.now() > deadline) throw new Error(`training did not start within 90 s: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await new Promise((r) => setTimeout(r, 2000)); // inside the first step now
+/** Start a run whose first step (32 × 4,096 tokens through the tied 30,522-way head) outlasts the test's waits. */
+async function startLongStep(extraEnv: NodeJS.ProcessEnv = {}) {
+  const run = join(tmp(), 'run');
+  const args = ['train', '--model', 'grassmann', '--preset', 'tiny', '--quiet', '--seq-len', '4096', '--batch', '32'];
+  const child = cliAsync([...args, '--steps', '5', '--eval-every', '0', '--out', run], extraEnv);
+  const out = { stderr: '' };
+  child.stderr?.on('data', (d: Buffer) => (out.stderr += d.toString()));
+  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+  const deadline = Date.now() + 90_000;
+  while (!/^run /m.test(out.stderr)) {
+    if (Date.now() > deadline) throw new Error(`training did not start within 90 s: ${out.stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, 2000)); // inside the first step now
+  return { child, out, exited };
+}
+
+describe.skipIf(DATA_DIR === undefined)('signals during a long step (needs GRASSFLOW_DATA_DIR)', () => {
+  it('a second SIGTERM stops the run at once (the supervisor kills its child)', async () => {
+    const { child, out, exited } = await startLongStep();
     child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
     const t0 = Date.now();
     child.kill('SIGTERM');
-    expect(await exited, stderr).toBe(143);
+    expect(await exited, out.stderr).toBe(143);
     expect(Date.now() - t0).toBeLessThan(5000);
-    expect(stderr).toContain('SIGTERM received: stopping after the current step');
-    expect(stderr).toContain('SIGTERM again: stopped at once, mid-step');
-    expect(stderr).not.toMatch(/interrupted by SIGTERM at step/); // the step never finished
+    expect(out.stderr).toContain('SIGTERM received: stopping after the current step');
+    expect(out.stderr).toContain('SIGTERM again: stopped mid-step');
+    expect(out.stderr).not.toMatch(/interrupted by SIGTERM at step/); // the step never finished
+  });
+
+  it('one SIGTERM stops it within the grace period when the step does not end (GRASSFLOW_STOP_GRACE)', async () => {
+    const { child, out, exited } = await startLongStep({ GRASSFLOW_STOP_GRACE: '2' });
+    const t0 = Date.now();
+    child.kill('SIGTERM');
+    expect(await exited, out.stderr).toBe(143);
+    expect(Date.now() - t0).toBeLessThan(6000);
+    expect(out.stderr).toContain('or in 2 s at the latest');
+    expect(out.stderr).toContain('the step in progress did not end within 2 s: stopped mid-step');
   });
 });

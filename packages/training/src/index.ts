@@ -37,7 +37,7 @@ export {
   type MetricRecord,
 } from './run-folder.js';
 export { StopSignal } from './stop-signal.js';
-export { superviseSelf, isSupervised, SUPERVISED_ENV } from './supervise.js';
+export { superviseSelf, isSupervised, SUPERVISED_ENV, STOP_GRACE_ENV } from './supervise.js';
 export { Progress, formatDuration, formatTrainLine, type ProgressUpdate, type EvalProgressUpdate } from './progress.js';
 export {
   runTraining,

@@ -6,6 +6,14 @@ import { constants } from 'node:os';
 /** Set in the child's environment: the process runs under a supervisor (and must not start another). */
 export const SUPERVISED_ENV = 'GRASSFLOW_SUPERVISED';
 
+/** Seconds the step in progress may take to end after a first signal (GRASSFLOW_STOP_GRACE, default 20). */
+export const STOP_GRACE_ENV = 'GRASSFLOW_STOP_GRACE';
+
+function stopGraceSeconds(): number {
+  const v = Number(process.env[STOP_GRACE_ENV] ?? '20');
+  return Number.isFinite(v) && v >= 0 ? v : 20;
+}
+
 /** Whether this process is the supervised child of {@link superviseSelf}. */
 export function isSupervised(): boolean {
   return process.env[SUPERVISED_ENV] === '1';
@@ -15,8 +23,9 @@ export function isSupervised(): boolean {
  * Re-run this very command line (same node, flags and arguments) as a child and wait for it; resolves to the exit
  * code to use. A training step runs its kernels synchronously, so a process in the middle of one cannot run a
  * signal handler until the step ends (minutes, for a long sequence). The parent can: the first SIGINT/SIGTERM is
- * passed on (the child checkpoints after its step and exits), a second one kills the child at once (its last
- * checkpoint is intact: checkpoints are written atomically). The child runs in its own process group, so a terminal's
+ * passed on (the child checkpoints after its step and exits); when the step has not ended within the grace period
+ * (GRASSFLOW_STOP_GRACE seconds, default 20, inside the 30 s job schedulers give before SIGKILL) or a second signal
+ * comes, the child is killed at once (its last checkpoint is intact: checkpoints are written atomically). The child runs in its own process group, so a terminal's
  * Ctrl-C reaches it once, through the parent; if the parent dies, the child notices (its parent changes) and stops as
  * after a first signal.
  */
@@ -28,19 +37,30 @@ export function superviseSelf(): Promise<number> {
       detached: true,
     });
     let first: NodeJS.Signals | null = null;
+    let grace: NodeJS.Timeout | undefined;
+    const graceSeconds = stopGraceSeconds();
+    const stopNow = (why: string): void => {
+      process.stderr.write(
+        `\n${why}: stopped mid-step; the last checkpoint written is intact (continue with --resume)\n`,
+      );
+      child.kill('SIGKILL');
+    };
     const onSignal = (signal: NodeJS.Signals): void => {
       if (first === null) {
         first = signal;
         process.stderr.write(
-          `\n${signal} received: stopping after the current step with a checkpoint (send it again to stop at once)\n`,
+          `\n${signal} received: stopping after the current step with a checkpoint, or in ${graceSeconds} s at the ` +
+            `latest (send it again to stop at once)\n`,
         );
         child.kill(signal);
+        grace = setTimeout(
+          () => stopNow(`the step in progress did not end within ${graceSeconds} s`),
+          graceSeconds * 1000,
+        );
+        grace.unref();
         return;
       }
-      process.stderr.write(
-        `\n${signal} again: stopped at once, mid-step; the last checkpoint written is intact (continue with --resume)\n`,
-      );
-      child.kill('SIGKILL');
+      stopNow(`${signal} again`);
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
@@ -49,6 +69,7 @@ export function superviseSelf(): Promise<number> {
       resolve(1);
     });
     child.on('exit', (code, signal) => {
+      clearTimeout(grace);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       if (code !== null) return resolve(code);
