@@ -63,10 +63,14 @@ function csvOf(run: RunFolder): { header: string[]; rows: string[][] } {
     let quoted = false;
     for (let i = 0; i < l.length; i++) {
       const c = l[i] as string;
-      if (quoted && c === '"' && l[i + 1] === '"') ((cur += '"'), i++);
-      else if (c === '"') quoted = !quoted;
-      else if (c === ',' && !quoted) (out.push(cur), (cur = ''));
-      else cur += c;
+      if (quoted && c === '"' && l[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (c === '"') quoted = !quoted;
+      else if (c === ',' && !quoted) {
+        out.push(cur);
+        cur = '';
+      } else cur += c;
     }
     return [...out, cur];
   };
@@ -79,7 +83,9 @@ function asCsvCells(records: ReadonlyArray<Record<string, unknown>>): { header: 
   for (const r of records) for (const k of Object.keys(r)) if (!header.includes(k)) header.push(k);
   return {
     header,
-    rows: records.map((r) => header.map((k) => (r[k] === undefined || r[k] === null ? '' : String(r[k])))),
+    rows: records.map((r) =>
+      header.map((k) => (r[k] === undefined || r[k] === null ? '' : String(r[k] as string | number | boolean))),
+    ),
   };
 }
 
