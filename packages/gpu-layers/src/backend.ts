@@ -1,11 +1,21 @@
-// Backend selection: tfjs-node-gpu (CUDA) → tfjs-node → wasm (SIMD) → cpu, or one forced by name.
+// Backend selection: tfjs-node-gpu (CUDA) → webgpu (a real GPU) → tfjs-node → wasm (SIMD) → cpu, or one forced by name.
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { registerWasmTrainingKernels } from './wasm-kernels.js';
 import { nodeWasmThreadsUnavailable, setUpNodeWasmThreads } from './wasm-node-threads.js';
+import {
+  isModuleNotFound,
+  releaseNavigatorGpu,
+  requestWebgpuAdapter,
+  WEBGPU_INSTALL,
+  type WebgpuAdapterInfo,
+} from './webgpu-node.js';
 
-/** Backends this package can select, in automatic order. */
-export const BACKEND_NAMES = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const;
+/**
+ * Backends this package can select, in automatic order. 'webgpu' is taken automatically only on a real
+ * (non-fallback) adapter; a software one (Mesa's lavapipe) only when asked for by name.
+ */
+export const BACKEND_NAMES = ['tensorflow-gpu', 'webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
 export interface InitBackendOptions {
@@ -22,8 +32,10 @@ export interface InitBackendOptions {
 export interface BackendInfo {
   /** This package's name of the backend. */
   name: BackendName;
-  /** The tfjs backend now active (tf.getBackend()): 'tensorflow', 'wasm' or 'cpu'. */
+  /** The tfjs backend now active (tf.getBackend()): 'tensorflow', 'webgpu', 'wasm' or 'cpu'. */
   tfBackend: string;
+  /** webgpu: the adapter (fallback: a software one such as lavapipe, correct but slow). */
+  adapter?: WebgpuAdapterInfo;
   /** wasm: whether the SIMD binary is in use. */
   simd?: boolean;
   /** wasm: threads in use. */
@@ -51,11 +63,6 @@ const NODE_MODULES: Record<'tensorflow-gpu' | 'tensorflow', string> = {
   'tensorflow-gpu': '@tensorflow/tfjs-node-gpu',
   tensorflow: '@tensorflow/tfjs-node',
 };
-
-function isModuleNotFound(err: unknown, specifier: string): boolean {
-  const e = err as { code?: string; message?: string };
-  return (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') && String(e.message).includes(specifier);
-}
 
 /**
  * tfjs-node(-gpu) is CommonJS and depends on its own copy of @tensorflow/tfjs(-core). Importing it
@@ -163,11 +170,63 @@ async function loadWasm(
   return { simd, threads: got, threadsNote };
 }
 
-async function load(name: BackendName, threads: number | undefined): Promise<Partial<BackendInfo>> {
+const WEBGPU_BACKEND = '@tensorflow/tfjs-backend-webgpu';
+
+/**
+ * tfjs-backend-webgpu on navigator.gpu (under Node: Dawn's binding, see webgpu-node.ts). Its module registers the
+ * backend only if navigator.gpu exists when it loads, so the adapter is found first. `automatic`: a fallback
+ * (software) adapter is refused, and navigator.gpu dropped again, so that the next backend is tried.
+ * Gradients need nothing here: they are registered by tfjs-layers' bundle, for every backend.
+ */
+async function loadWebgpu(automatic: boolean): Promise<{ adapter: WebgpuAdapterInfo }> {
+  let adapter: WebgpuAdapterInfo;
+  try {
+    adapter = await requestWebgpuAdapter();
+  } catch (err) {
+    throw new BackendUnavailableError('webgpu', `backend 'webgpu': ${(err as Error).message}`);
+  }
+  const named = `${adapter.vendor} ${adapter.architecture} (${adapter.description})`;
+  if (automatic && adapter.fallback) {
+    releaseNavigatorGpu();
+    throw new BackendUnavailableError(
+      'webgpu',
+      `backend 'webgpu': the only adapter is a software one, ${named}, which is used only when asked for by name (--backend webgpu, GRASSFLOW_BACKEND=webgpu)`,
+    );
+  }
+  try {
+    await import(/* @vite-ignore */ WEBGPU_BACKEND);
+  } catch (err) {
+    if (isModuleNotFound(err, WEBGPU_BACKEND))
+      throw new BackendUnavailableError(
+        'webgpu',
+        `backend 'webgpu' needs ${WEBGPU_BACKEND}, which is not installed: run \`${WEBGPU_INSTALL}\``,
+      );
+    throw new BackendUnavailableError(
+      'webgpu',
+      `backend 'webgpu': ${WEBGPU_BACKEND} failed to load: ${(err as Error).message}`,
+    );
+  }
+  if (tf.findBackendFactory('webgpu') === undefined || tf.findBackendFactory('webgpu') === null) {
+    throw new BackendUnavailableError(
+      'webgpu',
+      `backend 'webgpu': ${WEBGPU_BACKEND} loaded before navigator.gpu existed and registered no backend; ` +
+        `let initBackend load it (do not import it yourself first)`,
+    );
+  }
+  if (!(await tf.setBackend('webgpu')))
+    throw new BackendUnavailableError(
+      'webgpu',
+      `backend 'webgpu' failed to initialise on ${named} (see the warning above)`,
+    );
+  return { adapter };
+}
+
+async function load(name: BackendName, threads: number | undefined, automatic: boolean): Promise<Partial<BackendInfo>> {
   if (name === 'tensorflow-gpu' || name === 'tensorflow') {
     await loadNode(name);
     return {};
   }
+  if (name === 'webgpu') return loadWebgpu(automatic);
   if (name === 'wasm') return loadWasm(threads);
   if (!(await tf.setBackend('cpu'))) throw new BackendUnavailableError('cpu', "backend 'cpu' failed to initialise");
   return {};
@@ -176,7 +235,7 @@ async function load(name: BackendName, threads: number | undefined): Promise<Par
 /**
  * Select and initialise a backend for this package's tf instance. Forced (option, else the
  * GRASSFLOW_BACKEND environment variable): that one or a {@link BackendUnavailableError} saying why.
- * Automatic: the first of tensorflow-gpu, tensorflow, wasm, cpu that loads.
+ * Automatic: the first of tensorflow-gpu, webgpu (a real adapter only), tensorflow, wasm, cpu that loads.
  */
 export async function initBackend(options: InitBackendOptions = {}): Promise<BackendInfo> {
   const env = typeof process !== 'undefined' ? process.env['GRASSFLOW_BACKEND'] : undefined;
@@ -192,7 +251,7 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
   const skipped: BackendInfo['skipped'] = [];
   for (const name of candidates) {
     try {
-      const extra = await load(name, options.threads);
+      const extra = await load(name, options.threads, forced === undefined);
       await tf.ready();
       return { name, tfBackend: tf.getBackend(), tfjsCore: tf.version_core, skipped, ...extra };
     } catch (err) {

@@ -1,0 +1,126 @@
+// The 'webgpu' backend: tfjs-backend-webgpu 4.22, under Node on Dawn's binding (npm `webgpu`, pinned to 0.6.2).
+// Both are optional dependencies; the errors here say what to install.
+
+/** The WebGPU adapter the backend runs on, as it describes itself. */
+export interface WebgpuAdapterInfo {
+  vendor: string;
+  architecture: string;
+  description: string;
+  /** A software (fallback) adapter, e.g. Mesa's lavapipe: correct but slow. */
+  fallback: boolean;
+}
+
+/** What is used here of GPUAdapter (the package's types stay free of @webgpu/types, an optional dependency). */
+interface AdapterLike {
+  info?: { vendor?: string; architecture?: string; description?: string; device?: string; isFallbackAdapter?: boolean };
+  isFallbackAdapter?: boolean;
+}
+interface GpuLike {
+  requestAdapter(options?: { powerPreference?: string }): Promise<AdapterLike | null>;
+}
+interface DawnBinding {
+  create(flags: string[]): GpuLike;
+  globals: Record<string, unknown>;
+}
+
+/** The npm packages and the Debian 12 line that give a working adapter without a GPU (see the README). */
+export const WEBGPU_INSTALL = 'npm install webgpu@0.6.2 @tensorflow/tfjs-backend-webgpu@4.22.0';
+export const LAVAPIPE_INSTALL =
+  'apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1 (Mesa >= 25; Debian 12’s own Mesa 22 is refused)';
+
+const DAWN = 'webgpu';
+const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
+
+/** navigator.gpu as set by {@link provideNavigatorGpu} (Node only), so that it can be dropped again. */
+let ours: GpuLike | undefined;
+
+function navigatorGpu(): GpuLike | undefined {
+  const nav = (globalThis as { navigator?: { gpu?: GpuLike } }).navigator;
+  return nav?.gpu ?? undefined;
+}
+
+/** A load failure of `specifier` that means "not installed" (rather than "installed, but broken"). */
+export function isModuleNotFound(err: unknown, specifier: string): boolean {
+  const e = err as { code?: string; message?: string };
+  return (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') && String(e.message).includes(specifier);
+}
+
+/**
+ * navigator.gpu for tfjs-backend-webgpu, which registers its backend only if navigator.gpu exists when its module
+ * loads. In a browser (or wherever navigator.gpu exists) that one is used. Under Node it is Dawn's `create([])`,
+ * with Dawn's globals (GPUBufferUsage, …) added where absent. Node 21+ has its own `navigator` (a getter on
+ * globalThis): `gpu` is defined on it with Object.defineProperty; Node 20 has none, so one is defined.
+ * Throws a message (string) saying what to install when Dawn's binding is missing or fails to load.
+ */
+async function provideNavigatorGpu(): Promise<GpuLike> {
+  const existing = navigatorGpu();
+  if (existing !== undefined) return existing;
+  if (!isNode) throw new Error('this runtime has no navigator.gpu (WebGPU)');
+  let dawn: DawnBinding;
+  try {
+    dawn = (await import(/* @vite-ignore */ DAWN)) as DawnBinding;
+  } catch (err) {
+    if (isModuleNotFound(err, DAWN))
+      throw new Error(
+        `under Node it needs Dawn's binding, npm package webgpu, which is not installed: run \`${WEBGPU_INSTALL}\``,
+      );
+    throw new Error(
+      `the npm package webgpu is installed but its dawn.node failed to load (webgpu@0.6.2 needs GLIBCXX_3.4.30; ` +
+        `0.5.0–0.6.1 need 3.4.32, which Debian 12 lacks): ${(err as Error).message}`,
+    );
+  }
+  for (const [key, value] of Object.entries(dawn.globals)) {
+    if (!(key in globalThis)) Object.defineProperty(globalThis, key, { value, configurable: true, writable: true });
+  }
+  const gpu = dawn.create([]);
+  const g = globalThis as { navigator?: object };
+  if (g.navigator === undefined) {
+    Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
+  } else {
+    Object.defineProperty(g.navigator, 'gpu', { value: gpu, configurable: true, writable: true });
+  }
+  ours = gpu;
+  return gpu;
+}
+
+/**
+ * Drop the navigator.gpu that this package set under Node (a no-op otherwise), so that nothing here keeps Dawn's
+ * GPU object referenced: Node does not exit while it is. The 'webgpu' backend, once created, keeps its own device;
+ * call `tf.removeBackend('webgpu')` first to let that go too.
+ */
+export function releaseNavigatorGpu(): void {
+  if (ours === undefined) return;
+  const nav = (globalThis as { navigator?: { gpu?: GpuLike } }).navigator;
+  if (nav !== undefined && nav.gpu === ours) {
+    if (Object.keys(nav).length === 1 && Object.getOwnPropertyDescriptor(globalThis, 'navigator')?.configurable) {
+      delete (globalThis as { navigator?: unknown }).navigator; // the one defined above (Node 20)
+    } else {
+      delete nav.gpu;
+    }
+  }
+  ours = undefined;
+}
+
+/**
+ * The adapter that tfjs-backend-webgpu will get (it asks for 'high-performance'), described; Node's navigator.gpu
+ * is set up first. Throws a message (Error) saying what is missing: Dawn's binding, or any adapter.
+ */
+export async function requestWebgpuAdapter(): Promise<WebgpuAdapterInfo> {
+  const gpu = await provideNavigatorGpu();
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (adapter === null) {
+    releaseNavigatorGpu();
+    throw new Error(
+      'WebGPU found no adapter: Dawn accepts no Vulkan device here. With an NVIDIA GPU its Vulkan driver (ICD JSON) ' +
+        'must be visible (check `vulkaninfo --summary`); without a GPU, install the software driver lavapipe: ' +
+        LAVAPIPE_INSTALL,
+    );
+  }
+  const info = adapter.info ?? {};
+  return {
+    vendor: info.vendor ?? '',
+    architecture: info.architecture ?? '',
+    description: info.description !== undefined && info.description !== '' ? info.description : (info.device ?? ''),
+    fallback: info.isFallbackAdapter ?? adapter.isFallbackAdapter ?? false,
+  };
+}
