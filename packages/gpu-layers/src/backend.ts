@@ -1,4 +1,4 @@
-// Backend selection: tfjs-node-gpu (CUDA) → webgpu (a real GPU) → tfjs-node → wasm (SIMD) → cpu, or one forced by name.
+// Backend selection: tfjs-node-gpu (CUDA) → webgpu (a real GPU) → tfjs-node → wasm (SIMD) → cpu, or one by name.
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { registerWasmTrainingKernels } from './wasm-kernels.js';
@@ -190,7 +190,8 @@ async function loadWebgpu(automatic: boolean): Promise<{ adapter: WebgpuAdapterI
     releaseNavigatorGpu();
     throw new BackendUnavailableError(
       'webgpu',
-      `backend 'webgpu': the only adapter is a software one, ${named}, which is used only when asked for by name (--backend webgpu, GRASSFLOW_BACKEND=webgpu)`,
+      `backend 'webgpu': the only adapter is a software one, ${named}, which is used only when asked for by name ` +
+        '(--backend webgpu, GRASSFLOW_BACKEND=webgpu)',
     );
   }
   try {

@@ -26,7 +26,8 @@ interface DawnBinding {
 /** The npm packages and the Debian 12 line that give a working adapter without a GPU (see the README). */
 export const WEBGPU_INSTALL = 'npm install webgpu@0.6.2 @tensorflow/tfjs-backend-webgpu@4.22.0';
 export const LAVAPIPE_INSTALL =
-  'apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1 (Mesa >= 25; Debian 12’s own Mesa 22 is refused)';
+  'apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1 ' +
+  '(Mesa >= 25; Debian 12’s own Mesa 22 is refused)';
 
 const DAWN = 'webgpu';
 const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
