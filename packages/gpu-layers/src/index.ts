@@ -14,6 +14,7 @@ export {
   gelu,
   dropout,
   embeddingLookup,
+  sumTensors,
 } from './shared/ops.js';
 export { crossEntropy, lmLoss, tokenNll, logSumExp } from './shared/loss.js';
 export { AdaptiveSoftmaxHead, frequencyOrder } from './shared/adaptive-head.js';

@@ -9,6 +9,7 @@ import {
   lmLoss,
   matmul,
   matmulConst,
+  sumTensors,
   tiedHead,
 } from '@grassflow/gpu-layers';
 import { relErr, useBackend, values } from './helpers.js';
@@ -170,6 +171,18 @@ for (const backend of ['cpu', 'wasm'] as const) {
       const [d] = tf.grads((t: tf.Tensor) => tf.sum(tf.mul(embeddingLookup(t as tf.Tensor2D, ids), w)))([table]);
       // Row 0 gets w[1]; row 1 nothing; row 2 gets w[0] + w[2] = (3, 30).
       expect(Array.from((d as tf.Tensor).dataSync())).toEqual([100, 1000, 0, 0, 3, 30]);
+    });
+
+    it('sumTensors equals one tf.addN exactly (left to right), for 1 to 20 tensors', async () => {
+      await useBackend(backend);
+      for (const n of [1, 2, 7, 8, 13, 20]) {
+        const xs = Array.from({ length: n }, (_, k) => tf.randomNormal([4, 3], 0, 100, 'float32', k + 1));
+        const got = sumTensors(xs);
+        const want = n === 1 ? tf.clone(xs[0] as tf.Tensor) : tf.addN(xs);
+        expect(Array.from(values(got)), `${n} tensors`).toEqual(Array.from(values(want)));
+        tf.dispose([got, want, ...xs]);
+      }
+      expect(() => sumTensors([])).toThrow(/at least one/);
     });
   });
 }

@@ -1,5 +1,6 @@
 // Gradient clipping by global norm.
 import * as tf from '@tensorflow/tfjs-core';
+import { sumTensors } from '@grassflow/gpu-layers';
 
 /**
  * Global L2 norm of all gradients, ‖g‖ = sqrt(Σ_k ‖g_k‖²), and the gradients scaled by
@@ -14,7 +15,7 @@ export function clipByGlobalNorm(
   return tf.tidy(() => {
     const names = Object.keys(grads);
     const squares = names.map((n) => tf.sum(tf.square(grads[n] as tf.Tensor)));
-    const norm = tf.sqrt(squares.length === 0 ? tf.scalar(0) : tf.addN(squares)) as tf.Scalar;
+    const norm = tf.sqrt(squares.length === 0 ? tf.scalar(0) : sumTensors(squares)) as tf.Scalar; // addN, ≤ 7 inputs a call (webgpu)
     if (!Number.isFinite(maxNorm))
       return { grads: Object.fromEntries(names.map((n) => [n, tf.clone(grads[n] as tf.Tensor)])), norm };
     const scale = tf.minimum(1, tf.div(maxNorm, tf.add(norm, 1e-6)));

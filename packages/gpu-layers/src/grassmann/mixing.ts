@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { pluckerDim } from '../shared/config.js';
 import { LN_EPS } from '../shared/block-parts.js';
-import { dropout, layerNorm, matmul, matmulConst } from '../shared/ops.js';
+import { dropout, layerNorm, matmul, matmulConst, sumTensors } from '../shared/ops.js';
 
 /** Weights of one mixing layer, in the internal [in, out] layout. */
 export interface GrassmannMixingWeights {
@@ -315,7 +315,7 @@ function unshiftSum(x: tf.Tensor4D, live: readonly number[]): tf.Tensor3D {
       [0, 0],
     ]),
   ); // row s of x's source is the partner of row s + Δ_o
-  return back.length === 1 ? (back[0] as tf.Tensor3D) : tf.addN<tf.Tensor3D>(back);
+  return back.length === 1 ? (back[0] as tf.Tensor3D) : sumTensors(back); // addN, at most 7 inputs a call
 }
 
 /**

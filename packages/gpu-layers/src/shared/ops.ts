@@ -196,3 +196,24 @@ export function embeddingLookup(table: tf.Tensor2D, ids: tf.Tensor2D): tf.Tensor
   const flat = tf.reshape(ids, [B * L]); // [B·L]
   return tf.reshape(tf.gather(table, flat), [B, L, d]); // [B, L, d]
 }
+
+/**
+ * Inputs of one tf.addN call: webgpu binds each input and the output as a storage buffer, and WebGPU's default
+ * maxStorageBuffersPerShaderStage (8, what tfjs-backend-webgpu's device gets) caps them; above it the pipeline is
+ * invalid and the sum silently wrong.
+ */
+const ADD_N_INPUTS = 7;
+
+/**
+ * Σ_k x_k of same-shape tensors, as tf.addN in calls of at most 7 inputs, the running sum first in each call:
+ * left to right as one addN on cpu and wasm, and valid on webgpu for any count. At least one tensor.
+ */
+export function sumTensors<T extends tf.Tensor>(xs: readonly T[]): T {
+  if (xs.length === 0) throw new RangeError('sumTensors needs at least one tensor');
+  return tf.tidy(() => {
+    let sum = xs.length === 1 ? tf.clone(xs[0] as T) : tf.addN<T>(xs.slice(0, ADD_N_INPUTS));
+    for (let k = ADD_N_INPUTS; k < xs.length; k += ADD_N_INPUTS - 1)
+      sum = tf.addN<T>([sum, ...xs.slice(k, k + ADD_N_INPUTS - 1)]);
+    return sum;
+  });
+}
