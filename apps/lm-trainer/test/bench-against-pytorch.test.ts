@@ -53,6 +53,7 @@ function result(tokensPerS: number, cpuPerStep: number): TrainBenchResult {
     backend: 'wasm',
     threads: 2,
     simd: true,
+    adapter: null,
     peak_rss_mb: 900,
     wasm_heap_peak_mb: 1200,
     loadavg_start: 0.5,
@@ -74,6 +75,7 @@ describe('bench --against pytorch: ratio and table', () => {
     ...result(1580, 2.5),
     backend: 'pytorch',
     simd: null,
+    adapter: null,
     loss: 'full',
     ...TORCH_FIELDS,
   };

@@ -5,6 +5,7 @@ import { registerWasmTrainingKernels } from './wasm-kernels.js';
 import { nodeWasmThreadsUnavailable, setUpNodeWasmThreads } from './wasm-node-threads.js';
 import {
   isModuleNotFound,
+  describeAdapter,
   releaseNavigatorGpu,
   requestWebgpuAdapter,
   WEBGPU_INSTALL,
@@ -185,7 +186,7 @@ async function loadWebgpu(automatic: boolean): Promise<{ adapter: WebgpuAdapterI
   } catch (err) {
     throw new BackendUnavailableError('webgpu', `backend 'webgpu': ${(err as Error).message}`);
   }
-  const named = `${adapter.vendor} ${adapter.architecture} (${adapter.description})`;
+  const named = describeAdapter({ ...adapter, fallback: false });
   if (automatic && adapter.fallback) {
     releaseNavigatorGpu();
     throw new BackendUnavailableError(

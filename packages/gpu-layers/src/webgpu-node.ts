@@ -10,6 +10,16 @@ export interface WebgpuAdapterInfo {
   fallback: boolean;
 }
 
+/**
+ * One line naming a WebGPU adapter for logs and benchmark tables; a fallback adapter is labelled as software
+ * rendering, since its speed is the CPU's (lavapipe), not a GPU's.
+ */
+export function describeAdapter(a: WebgpuAdapterInfo): string {
+  const name = `${a.vendor} ${a.architecture}`.trim() || 'unnamed adapter';
+  const what = a.description === '' ? name : `${name} (${a.description})`;
+  return a.fallback ? `${what}, a software fallback adapter: CPU rendering, not GPU speed` : what;
+}
+
 /** What is used here of GPUAdapter (the package's types stay free of @webgpu/types, an optional dependency). */
 interface AdapterLike {
   info?: { vendor?: string; architecture?: string; description?: string; device?: string; isFallbackAdapter?: boolean };

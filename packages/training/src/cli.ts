@@ -1,5 +1,5 @@
 // The command-line shell both apps share: subcommand dispatch, help, exit codes, and the backend banner.
-import { initBackend, type BackendInfo, type BackendName } from '@grassflow/gpu-layers';
+import { describeAdapter, initBackend, type BackendInfo, type BackendName } from '@grassflow/gpu-layers';
 import { formatHelp, UsageError, type FlagSpecs } from './flags.js';
 import { isSupervised, superviseSelf, watchParent } from './supervise.js';
 
@@ -101,7 +101,9 @@ export async function startBackend(name: string | undefined): Promise<BackendInf
   const detail =
     info.name === 'wasm'
       ? ` (${info.simd === true ? 'SIMD' : 'no SIMD'}, ${info.threads ?? 1} thread${info.threads === 1 ? '' : 's'})`
-      : '';
+      : info.adapter !== undefined
+        ? ` on ${describeAdapter(info.adapter)}`
+        : '';
   process.stderr.write(`backend: ${info.name}${detail}, tfjs-core ${info.tfjsCore}\n`);
   return info;
 }

@@ -5,6 +5,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import {
   createDecoder,
   createModel,
+  describeAdapter,
   initBackend,
   type BackendName,
   type GrassmannLM,
@@ -265,7 +266,8 @@ export async function runGenerateBench(
     ...(f.threads === undefined ? {} : { threads: f.threads }),
   });
   process.stderr.write(
-    `backend: ${backend.name}${backend.name === 'wasm' ? ` (${backend.simd === true ? 'SIMD' : 'no SIMD'}, ${backend.threads ?? 1} thread(s))` : ''}, tfjs-core ${backend.tfjsCore}\n`,
+    `backend: ${backend.name}${backend.name === 'wasm' ? ` (${backend.simd === true ? 'SIMD' : 'no SIMD'}, ${backend.threads ?? 1} thread(s))` : ''}` +
+      `${backend.adapter === undefined ? '' : ` on ${describeAdapter(backend.adapter)}`}, tfjs-core ${backend.tfjsCore}\n`,
   );
   const ids = Array.from({ length: f.batch }, (_, b) => syntheticIds(maxLen, f.vocab, f.seed * 7919 + b));
   const rows: GenerateBenchRow[] = [];

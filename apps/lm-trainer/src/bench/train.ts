@@ -4,6 +4,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import {
   countParams,
   createModel,
+  describeAdapter,
   frequencyOrder,
   initBackend,
   type BackendName,
@@ -146,6 +147,8 @@ export interface TrainBenchResult {
   backend: string;
   threads: number;
   simd: boolean | null;
+  /** webgpu: the adapter, one line (a software fallback such as lavapipe says so); null elsewhere. */
+  adapter: string | null;
   /** Peak resident set size of the process, MB (process.resourceUsage().maxRSS). */
   peak_rss_mb: number;
   /** wasm: size of the module's linear memory at the end, MB (it only grows, so this is its peak); null elsewhere. */
@@ -285,6 +288,7 @@ export async function runTrainBench(f: TrainBenchFlags): Promise<TrainBenchResul
     backend: backend.name,
     threads: backend.threads ?? 1,
     simd: backend.simd ?? null,
+    adapter: backend.adapter === undefined ? null : describeAdapter(backend.adapter),
     peak_rss_mb: process.resourceUsage().maxRSS / 1024,
     wasm_heap_peak_mb: heap === null ? null : heap / MB,
     loadavg_start: load0,
@@ -302,7 +306,9 @@ export function formatTrainBench(r: TrainBenchResult): string {
     ],
     [
       'backend',
-      `${r.backend}${r.simd === null ? '' : r.simd ? ' SIMD' : ' no SIMD'}, ${r.threads} thread${r.threads === 1 ? '' : 's'}`,
+      r.adapter === null
+        ? `${r.backend}${r.simd === null ? '' : r.simd ? ' SIMD' : ' no SIMD'}, ${r.threads} thread${r.threads === 1 ? '' : 's'}`
+        : `${r.backend} on ${r.adapter}`,
     ],
     ['steps', `${r.steps} timed after ${r.warmup_steps} warm-up, ${r.loss} loss, ${r.head} head, ${r.ids} ids`],
     ['train tokens/s', r.train_tokens_per_s.toFixed(1)],
