@@ -5,6 +5,8 @@
 // Skipped (with the reason printed) only when the webgpu packages or any adapter are missing and
 // GRASSFLOW_REQUIRE_WEBGPU is not set; CI sets it after installing lavapipe, so there it fails instead.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
@@ -14,12 +16,14 @@ import {
   createModel,
   initBackend,
   lmLoss,
+  loadCheckpoint,
+  saveCheckpoint,
   preset,
   sumTensors,
   type BackendInfo,
   type ModelConfig,
 } from '@grassflow/gpu-layers';
-import { relErr, tokenIds } from './helpers.js';
+import { decodeInChunks, relErr, tokenIds } from './helpers.js';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const required = (process.env['GRASSFLOW_REQUIRE_WEBGPU'] ?? '') !== '';
@@ -158,6 +162,41 @@ describe.skipIf(info === undefined)('webgpu backend', () => {
     // The first step creates Adam's moment variables; from then on nothing accumulates.
     const c = gpu.counts[1];
     expect(gpu.counts.slice(1)).toEqual([c, c, c, c]);
+  });
+
+  it('a checkpoint saved on webgpu loads there with the same logits', async () => {
+    await initBackend({ backend: 'webgpu' });
+    const config = preset('tiny', { kind: 'transformer', attention: 'ea' });
+    const model = createModel(config, { seed: 8 });
+    const ids = tokenIds(1, 8, config.vocabSize, 4);
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-webgpu-'));
+    try {
+      await saveCheckpoint(dir, model);
+      const loaded = (await loadCheckpoint(dir)).model;
+      const a = model.apply(ids);
+      const b = loaded.apply(ids);
+      expect(relErr((await b.data()) as Float32Array, (await a.data()) as Float32Array)).toBe(0);
+      tf.dispose([a, b]);
+      loaded.dispose();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      model.dispose();
+      ids.dispose();
+    }
+  });
+
+  it.each([
+    ['grassmann', preset('tiny', { offsets: [[1, 2], [3]] })],
+    ['transformer dpa', preset('tiny', { kind: 'transformer', attention: 'dpa' })],
+  ] as Array<[string, ModelConfig]>)('%s: decoding in chunks and steps equals the full forward', async (_n, config) => {
+    await initBackend({ backend: 'webgpu' });
+    const model = createModel(config, { seed: 6 });
+    const ids = tokenIds(2, 8, config.vocabSize, 3);
+    const full = model.apply(ids); // [2, 8, V]
+    const decoded = decodeInChunks(model, ids, [3, 1, 1, 3]);
+    expect(relErr((await decoded.data()) as Float32Array, (await full.data()) as Float32Array)).toBeLessThan(1e-5);
+    tf.dispose([full, decoded, ids]);
+    model.dispose();
   });
 
   it('a fresh Node process on webgpu exits by itself', () => {
