@@ -1,0 +1,81 @@
+// `grassflow-lm train --backend webgpu` at a tiny size: the run trains, names its adapter, and writes a checkpoint
+// that loads (on cpu, with the logits of the same checkpoint loaded on webgpu). Without a GPU it runs on Mesa's
+// lavapipe (software Vulkan, slow). Skipped only when the webgpu packages or any adapter are missing and
+// GRASSFLOW_REQUIRE_WEBGPU is not set (CI installs lavapipe and sets it), or without the data.
+import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs-core';
+import { describe, expect, it } from 'vitest';
+import { BackendUnavailableError, initBackend, loadCheckpoint } from '@grassflow/gpu-layers';
+import { cli, DATA_DIR, metrics, TINY, tmp } from './helpers';
+
+const required = (process.env['GRASSFLOW_REQUIRE_WEBGPU'] ?? '') !== '';
+
+/** Why the webgpu backend is missing (a package or an adapter), else undefined; other failures throw. */
+async function missingWebgpu(): Promise<string | undefined> {
+  try {
+    await initBackend({ backend: 'webgpu' });
+    return undefined;
+  } catch (err) {
+    if (err instanceof BackendUnavailableError && /not installed|found no adapter/.test(err.message))
+      return err.message;
+    throw err;
+  } finally {
+    await initBackend({ backend: 'cpu' });
+  }
+}
+
+const missing = await missingWebgpu();
+if (missing !== undefined && !required)
+  console.warn(`webgpu train test skipped: ${missing} (set GRASSFLOW_REQUIRE_WEBGPU=1 to fail instead)`);
+
+describe.skipIf(DATA_DIR === undefined || (missing !== undefined && !required))(
+  'train --backend webgpu (tiny, WikiText-2; needs GRASSFLOW_DATA_DIR)',
+  () => {
+    it('trains a few steps and writes a checkpoint that loads on cpu and webgpu with the same logits', async () => {
+      expect(missing).toBeUndefined();
+      const run = join(tmp(), 'run');
+      const t = cli([
+        'train',
+        '--model',
+        'grassmann',
+        ...TINY,
+        '--steps',
+        '4',
+        '--eval-every',
+        '4',
+        '--backend',
+        'webgpu',
+        '--out',
+        run,
+      ]);
+      expect(t.code, t.stderr).toBe(0);
+      expect(t.stderr).toMatch(/backend: webgpu on /);
+      const train = metrics(run).filter((m) => m['type'] === 'train');
+      expect(train.map((m) => m['step'])).toEqual([1, 2, 3, 4]);
+      for (const m of train) expect(Number.isFinite(m['loss'] as number)).toBe(true);
+      const logits: Float32Array[] = [];
+      for (const backend of ['cpu', 'webgpu'] as const) {
+        await initBackend({ backend });
+        const { model } = await loadCheckpoint(join(run, 'checkpoints', 'best'));
+        const ids = tf.tensor2d(
+          Int32Array.from({ length: 16 }, (_, i) => (i * 389) % 30522),
+          [1, 16],
+          'int32',
+        );
+        const out = model.apply(ids);
+        logits.push((await out.data()) as Float32Array);
+        tf.dispose([ids, out]);
+        model.dispose();
+      }
+      const [cpu, gpu] = logits as [Float32Array, Float32Array];
+      let diff = 0;
+      let scale = 1e-12;
+      for (let i = 0; i < cpu.length; i++) {
+        diff = Math.max(diff, Math.abs((gpu[i] as number) - (cpu[i] as number)));
+        scale = Math.max(scale, Math.abs(cpu[i] as number));
+      }
+      expect(diff / scale).toBeLessThan(1e-4);
+      await initBackend({ backend: 'cpu' });
+    });
+  },
+);
