@@ -63,10 +63,10 @@ async function run(
   await initBackend({ backend });
   const model = createModel(config);
   model.loadStateDict(new Map([...state].map(([k, v]) => [k, tf.tensor(v.data, v.shape)])));
-  const ids = tokenIds(2, 8, config.vocabSize, 1); // [2, 8]
-  const targets = tokenIds(2, 8, config.vocabSize, 2);
+  const ids = tokenIds(2, 12, config.vocabSize, 1); // [2, 12]: offsets up to 11 are live
+  const targets = tokenIds(2, 12, config.vocabSize, 2);
   const hostTargets = (await targets.data()) as Int32Array;
-  const logitsT = model.apply(ids); // [2, 8, V]
+  const logitsT = model.apply(ids); // [2, 12, V]
   const logits = (await logitsT.data()) as Float32Array;
   const full = lmLoss(logitsT, targets);
   const vars = model.trainableVariables();
@@ -93,6 +93,8 @@ describe.skipIf(info === undefined)('webgpu backend', () => {
   it.each([
     ['grassmann post-LN', preset('tiny', { offsets: [[1, 2], [3]] })],
     ['grassmann pre-LN', preset('tiny', { norm: 'pre' })],
+    // 9 offsets: the gradient of the partner shifts sums 9 tensors (sumTensors; one tf.addN would be wrong on webgpu)
+    ['grassmann, 9 offsets in a layer', preset('tiny', { offsets: [[1, 2, 3, 4, 5, 6, 7, 8, 9], [1]] })],
     ['transformer dpa', preset('tiny', { kind: 'transformer', attention: 'dpa' })],
     ['transformer ea', preset('tiny', { kind: 'transformer', attention: 'ea' })],
   ] as Array<[string, ModelConfig]>)('%s: logits and gradients equal cpu to 1e-4 relative', async (_n, config) => {
