@@ -32,30 +32,35 @@ const KINDS: Array<[string, Partial<ModelConfig>]> = [
 ];
 
 describe('generateIds with incremental decoding', () => {
-  it.each(KINDS)('%s: the same tokens as the full-forward sampler, within and past maxLen', (_name, overrides) => {
-    const model = tinyModel(overrides);
-    const prompt = Int32Array.from([3, 17, 8]);
-    for (const opts of [
-      { maxTokens: 6, temperature: 1, topK: 0, seed: 4 }, // prompt + output < maxLen
-      { maxTokens: 25, temperature: 0.9, topK: 10, seed: 9 }, // slides past maxLen = 10 (default slideKeep = maxLen)
-      { maxTokens: 15, temperature: 0, topK: 0, seed: 1 }, // greedy
-    ] satisfies SampleOptions[]) {
-      const fast = generateIds(model, prompt, opts);
-      expect(fast).toHaveLength(opts.maxTokens);
-      expect(Array.from(fast)).toEqual(Array.from(generateIdsFullForward(model, prompt, opts)));
-    }
-    // a prompt longer than maxLen: both read its last maxLen tokens
-    const long = Int32Array.from({ length: 14 }, (_, i) => (i * 7) % 40);
-    const opts = { maxTokens: 5, temperature: 1, topK: 0, seed: 2 };
-    expect(Array.from(generateIds(model, long, opts))).toEqual(Array.from(generateIdsFullForward(model, long, opts)));
-    const seeds = new Set(
-      [1, 2, 3, 4].map((seed) => generateIds(model, prompt, { ...opts, maxTokens: 8, seed }).join(',')),
-    );
-    expect(seeds.size).toBeGreaterThan(1); // the seed matters: the test above compares non-trivial samples
-    model.dispose();
-  });
+  it.each(KINDS)(
+    '%s: the same tokens as the full-forward sampler, within and past maxLen',
+    async (_name, overrides) => {
+      const model = tinyModel(overrides);
+      const prompt = Int32Array.from([3, 17, 8]);
+      for (const opts of [
+        { maxTokens: 6, temperature: 1, topK: 0, seed: 4 }, // prompt + output < maxLen
+        { maxTokens: 25, temperature: 0.9, topK: 10, seed: 9 }, // slides past maxLen = 10 (default slideKeep = maxLen)
+        { maxTokens: 15, temperature: 0, topK: 0, seed: 1 }, // greedy
+      ] satisfies SampleOptions[]) {
+        const fast = await generateIds(model, prompt, opts);
+        expect(fast).toHaveLength(opts.maxTokens);
+        expect(Array.from(fast)).toEqual(Array.from(await generateIdsFullForward(model, prompt, opts)));
+      }
+      // a prompt longer than maxLen: both read its last maxLen tokens
+      const long = Int32Array.from({ length: 14 }, (_, i) => (i * 7) % 40);
+      const opts = { maxTokens: 5, temperature: 1, topK: 0, seed: 2 };
+      expect(Array.from(await generateIds(model, long, opts))).toEqual(
+        Array.from(await generateIdsFullForward(model, long, opts)),
+      );
+      const seeds = new Set<string>();
+      for (const seed of [1, 2, 3, 4])
+        seeds.add((await generateIds(model, prompt, { ...opts, maxTokens: 8, seed })).join(','));
+      expect(seeds.size).toBeGreaterThan(1); // the seed matters: the test above compares non-trivial samples
+      model.dispose();
+    },
+  );
 
-  it('slideKeep < maxLen: restarts from the last slideKeep tokens when the table is full (independent emulation)', () => {
+  it('slideKeep < maxLen: restarts from the last slideKeep tokens when the table is full (independent emulation)', async () => {
     const model = tinyModel({});
     const maxLen = model.config.maxLen;
     const prompt = Int32Array.from([1, 2, 3, 4]);
@@ -76,27 +81,27 @@ describe('generateIds with incremental decoding', () => {
       );
       ids.push(sampleToken(row, opts, rng));
     }
-    const got = Array.from(generateIds(model, prompt, opts));
+    const got = Array.from(await generateIds(model, prompt, opts));
     expect(got).toEqual(ids.slice(prompt.length));
     // and it differs from the full-window sampler (the context really is shorter after each restart)
-    expect(got).not.toEqual(Array.from(generateIdsFullForward(model, prompt, opts)));
+    expect(got).not.toEqual(Array.from(await generateIdsFullForward(model, prompt, opts)));
     model.dispose();
   });
 
-  it('checks its inputs and leaks no tensors', () => {
+  it('checks its inputs and leaks no tensors', async () => {
     const model = tinyModel({});
     const before = tf.memory().numTensors;
-    generateIds(model, Int32Array.from([5]), { maxTokens: 12, temperature: 1, topK: 5, seed: 1 });
+    await generateIds(model, Int32Array.from([5]), { maxTokens: 12, temperature: 1, topK: 5, seed: 1 });
     expect(tf.memory().numTensors).toBe(before);
-    expect(generateIds(model, Int32Array.from([5]), { maxTokens: 0, temperature: 1, topK: 5, seed: 1 })).toHaveLength(
-      0,
-    );
-    expect(() => generateIds(model, new Int32Array(0), { maxTokens: 3, temperature: 1, topK: 0, seed: 1 })).toThrow(
-      /non-empty --prompt/,
-    );
-    expect(() =>
+    expect(
+      await generateIds(model, Int32Array.from([5]), { maxTokens: 0, temperature: 1, topK: 5, seed: 1 }),
+    ).toHaveLength(0);
+    await expect(
+      generateIds(model, new Int32Array(0), { maxTokens: 3, temperature: 1, topK: 0, seed: 1 }),
+    ).rejects.toThrow(/non-empty --prompt/);
+    await expect(
       generateIds(model, Int32Array.from([5]), { maxTokens: 3, temperature: 1, topK: 0, seed: 1, slideKeep: 11 }),
-    ).toThrow(/slide-keep.*maxLen = 10/);
+    ).rejects.toThrow(/slide-keep.*maxLen = 10/);
     model.dispose();
   });
 });

@@ -62,7 +62,7 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
   try {
     const prompt = await tok.encodePrompt(plan.prompt);
     checkTokenIds(prompt, model.config.vocabSize); // where ids enter: the forward pass does not read them back
-    const out = generateIds(model, prompt, plan.sampling);
+    const out = await generateIds(model, prompt, plan.sampling);
     process.stdout.write(`${tok.decode(Int32Array.from([...prompt, ...out]))}\n`);
     return 0;
   } finally {

@@ -46,10 +46,13 @@ export function sampleToken(
   return ids[ids.length - 1] as number;
 }
 
-/** Values of logits [1, V] as a Float32Array; the tensor is disposed. */
-function takeRow(logits: tf.Tensor2D): Float32Array {
+/**
+ * Values of logits [1, V] as a Float32Array, read asynchronously (dataSync throws on webgpu under Node); the tensor
+ * is disposed.
+ */
+async function takeRow(logits: tf.Tensor2D): Promise<Float32Array> {
   try {
-    return logits.dataSync() as Float32Array;
+    return (await logits.data()) as Float32Array;
   } finally {
     logits.dispose();
   }
@@ -60,7 +63,11 @@ function takeRow(logits: tf.Tensor2D): Float32Array {
  * the last position's logits. O(L) work per layer and token for Grassmann, O(L²) for attention; kept to check
  * {@link generateIds} and as the baseline of `grassflow-lm bench --generate`.
  */
-export function generateIdsFullForward(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): Int32Array {
+export async function generateIdsFullForward(
+  model: LanguageModel,
+  prompt: Int32Array,
+  opts: SampleOptions,
+): Promise<Int32Array> {
   if (prompt.length === 0) throw new UsageError('the prompt encodes to no tokens: give a non-empty --prompt', 'prompt');
   const rng = new TrainingRng(opts.seed);
   const ids = Array.from(prompt);
@@ -71,7 +78,7 @@ export function generateIdsFullForward(model: LanguageModel, prompt: Int32Array,
       const logits = model.apply(tf.tensor2d(ctx, [1, ctx.length], 'int32'), { training: false }); // [1, L, V]
       return tf.reshape<tf.Rank.R2>(tf.slice(logits, [0, ctx.length - 1, 0], [1, 1, -1]), [1, -1]); // [1, V]
     });
-    ids.push(sampleToken(takeRow(last), opts, rng));
+    ids.push(sampleToken(await takeRow(last), opts, rng));
   }
   return Int32Array.from(ids.slice(prompt.length));
 }
@@ -85,7 +92,7 @@ export function generateIdsFullForward(model: LanguageModel, prompt: Int32Array,
  * are absolute, so the state cannot simply slide). A model that is not a GrassmannLM/TransformerLM falls back
  * to the full-forward sampler.
  */
-export function generateIds(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): Int32Array {
+export async function generateIds(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): Promise<Int32Array> {
   if (prompt.length === 0) throw new UsageError('the prompt encodes to no tokens: give a non-empty --prompt', 'prompt');
   if (opts.maxTokens <= 0) return new Int32Array(0);
   if (!(model instanceof TiedEmbeddingLM)) return generateIdsFullForward(model, prompt, opts);
@@ -102,7 +109,7 @@ export function generateIds(model: LanguageModel, prompt: Int32Array, opts: Samp
   try {
     let logits = prime(ids.slice(-maxLen));
     for (let n = 0; ; n++) {
-      const next = sampleToken(takeRow(logits), opts, rng);
+      const next = sampleToken(await takeRow(logits), opts, rng);
       ids.push(next);
       if (n + 1 >= opts.maxTokens) break;
       if (decoder.position < maxLen) {
