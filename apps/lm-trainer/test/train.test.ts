@@ -132,7 +132,8 @@ describe.skipIf(DATA_DIR === undefined)(
       const lines = r.stderr.split('\n');
       const train = lines.filter((l) => /^step \d+\/20 loss /.test(l));
       expect(train.map((l) => Number(/^step (\d+)/.exec(l)?.[1]))).toEqual([2, 4, 6, 8, 10, 12, 14, 16, 18, 20]);
-      for (const l of train) expect(l).toMatch(/ lr \d\.\d\de-\d+ [\d,]+ tok\/s elapsed (?:\d+m)?\d+s ETA (?:\d+m)?\d+s$/);
+      for (const l of train)
+        expect(l).toMatch(/ lr \d\.\d\de-\d+ [\d,]+ tok\/s elapsed (?:\d+m)?\d+s ETA (?:\d+m)?\d+s$/);
       expect(lines.filter((l) => /^step (10|20)\/20 eval val_ppl .* in (?:\d+m)?\d+s$/.test(l))).toHaveLength(2);
       expect(r.stderr).not.toContain('\r');
       // the default evaluation: a quarter of 20·8·16 = 2,560 training tokens is below the floor of 16,384
