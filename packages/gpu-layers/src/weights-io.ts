@@ -16,6 +16,7 @@ import {
   writeSafetensorsFile,
   type SafetensorsDType,
   type SafetensorsTensor,
+  type SafetensorsTensorInput,
 } from '@grassflow/checkpoints';
 
 /** What holds weights: a tfjs model or layer (anything with `weights`), or named tensors. */
@@ -72,7 +73,31 @@ export async function saveWeights(
   metadata?: Readonly<Record<string, string>>,
 ): Promise<void> {
   const tensors = hasWeights(source) ? namedWeights(source) : source;
-  await writeSafetensorsFile(path, tensors, metadata ?? null);
+  await writeSafetensorsFile(path, await readValues(tensors), metadata ?? null);
+}
+
+const STORED_DTYPES: Partial<Record<tf.DataType, SafetensorsDType>> = { float32: 'F32', int32: 'I32', bool: 'BOOL' };
+
+/**
+ * The tensors' values, read with `await data()` (the writer's own read, dataSync, throws on webgpu under Node),
+ * in the same order; a tensor of a dtype safetensors does not store here stays as it is, for the writer's message.
+ */
+async function readValues(
+  tensors: ReadonlyMap<string, tf.Tensor> | tf.NamedTensorMap,
+): Promise<Map<string, tf.Tensor | SafetensorsTensorInput>> {
+  const out = new Map<string, tf.Tensor | SafetensorsTensorInput>();
+  const entries: Array<[string, tf.Tensor]> =
+    tensors instanceof Map
+      ? [...(tensors as ReadonlyMap<string, tf.Tensor>)]
+      : Object.entries(tensors as tf.NamedTensorMap);
+  for (const [name, t] of entries) {
+    const dtype = STORED_DTYPES[t.dtype];
+    out.set(
+      name,
+      dtype === undefined ? t : { dtype, shape: t.shape, data: await t.data<'float32' | 'int32' | 'bool'>() },
+    );
+  }
+  return out;
 }
 
 function toTensor(name: string, t: SafetensorsTensor, path: string): tf.Tensor {

@@ -17,7 +17,9 @@ import {
   initBackend,
   lmLoss,
   loadCheckpoint,
+  loadWeights,
   saveCheckpoint,
+  saveWeights,
   preset,
   sumTensors,
   type BackendInfo,
@@ -184,6 +186,33 @@ describe.skipIf(info === undefined)('webgpu backend', () => {
       rmSync(dir, { recursive: true, force: true });
       model.dispose();
       ids.dispose();
+    }
+  });
+
+  it('saveWeights reads webgpu tensors asynchronously; loadWeights gives them back', async () => {
+    await initBackend({ backend: 'webgpu' });
+    // Computed on the GPU, so that their values exist only there (a tensor made from an array keeps its values, and
+    // tfjs-backend-webgpu runs ops on fewer than 128 entries on the cpu).
+    const w = tf.tidy(() => tf.matMul(tf.randomNormal([16, 16], 0, 1, 'float32', 2), tf.randomNormal([16, 16])));
+    const n = tf.tidy(() => tf.mul(tf.range(1, 201, 1, 'int32'), tf.scalar(-3, 'int32')));
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-webgpu-'));
+    try {
+      await saveWeights(
+        join(dir, 'w.safetensors'),
+        new Map<string, tf.Tensor>([
+          ['w', w],
+          ['n', n],
+        ]),
+      );
+      const { tensors } = await loadWeights(join(dir, 'w.safetensors'));
+      expect(Array.from(await (tensors.get('w') as tf.Tensor).data())).toEqual(Array.from(await w.data()));
+      expect(Array.from(await (tensors.get('n') as tf.Tensor).data())).toEqual(
+        Array.from({ length: 200 }, (_, i) => -3 * (i + 1)),
+      );
+      tf.dispose([...tensors.values()]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      tf.dispose([w, n]);
     }
   });
 
