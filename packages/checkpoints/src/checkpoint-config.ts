@@ -147,7 +147,7 @@ export function parseCheckpointConfig<M = CheckpointJson>(
   if (o['format'] !== CHECKPOINT_FORMAT) {
     throw new CheckpointError(
       'INVALID_CONFIG',
-      `${where} has format ${JSON.stringify(o['format'])}, expected "${CHECKPOINT_FORMAT}": this folder is not a grassflow checkpoint (pass the folder that saveCheckpoint() wrote)`,
+      `${where} has format ${JSON.stringify(o['format'])}, expected "${CHECKPOINT_FORMAT}": this folder is not a grassflow checkpoint (pass a checkpoint folder (a run's checkpoints/best or checkpoints/latest, or the folder saveCheckpoint() wrote))`,
     );
   }
   const version = o['formatVersion'];

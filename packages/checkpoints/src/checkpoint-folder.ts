@@ -312,7 +312,7 @@ async function readConfigText(dir: string): Promise<{ path: string; text: string
     if (cause instanceof CheckpointError) throw cause;
     throw new CheckpointError(
       'MISSING_FILE',
-      `${path} is missing: ${dir} is not a complete grassflow checkpoint; pass the folder saveCheckpoint() wrote`,
+      `${path} is missing: ${dir} is not a complete grassflow checkpoint; pass a checkpoint folder (a run's checkpoints/best or checkpoints/latest, or the folder saveCheckpoint() wrote)`,
       { cause },
     );
   }

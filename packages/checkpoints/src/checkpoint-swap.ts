@@ -68,14 +68,14 @@ export async function locateCheckpoint(target: string): Promise<{ dir: string; r
   if (kind === false) {
     throw new CheckpointError(
       'NOT_A_DIRECTORY',
-      `${target} is a file, not a checkpoint folder: pass the folder that saveCheckpoint() wrote`,
+      `${target} is a file, not a checkpoint folder: pass a checkpoint folder (a run's checkpoints/best or checkpoints/latest, or the folder saveCheckpoint() wrote)`,
     );
   }
   const old = await newestOld(target);
   if (old !== undefined) return { dir: old, recovered: true };
   throw new CheckpointError(
     'NOT_FOUND',
-    `checkpoint folder ${target} does not exist: check the path (relative paths resolve against ${process.cwd()}), or save one with saveCheckpoint()`,
+    `checkpoint folder ${target} does not exist: check the path (relative paths resolve against ${process.cwd()}); a run folder's checkpoints are in <run>/checkpoints/best and <run>/checkpoints/latest`,
   );
 }
 
@@ -131,7 +131,7 @@ export async function replaceDirectory(
   if (exists === false) {
     throw new CheckpointError(
       'NOT_A_DIRECTORY',
-      `${target} is a file; saveCheckpoint() needs a folder path (new, empty or an earlier checkpoint)`,
+      `${target} is a file; a checkpoint is saved to a folder path (new, empty or an earlier checkpoint)`,
     );
   }
   if (exists === true) await checkReplaceable(target);
