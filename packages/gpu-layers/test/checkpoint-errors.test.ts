@@ -64,7 +64,7 @@ describe('loading a broken checkpoint', () => {
       join(root, 'nope'),
       'NOT_FOUND',
       /checkpoint folder .*nope does not exist/,
-      /save one with saveCheckpoint/,
+      /a run folder's checkpoints are in <run>\/checkpoints\/best and <run>\/checkpoints\/latest/,
     );
   });
 
