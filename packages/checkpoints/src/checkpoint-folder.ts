@@ -26,8 +26,10 @@ import {
 import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
 import {
   encodeSafetensors,
+  readSafetensorsInputs,
   safetensorsInputEntries,
   safetensorsValues,
+  type SafetensorsTensorInput,
   type SafetensorsTensorInputs,
 } from './safetensors.js';
 import { openSafetensorsFile, type SafetensorsFileReader } from './safetensors-file.js';
@@ -124,6 +126,16 @@ function record(chunks: readonly Uint8Array[], bytes: number): CheckpointFileRec
   return { bytes, sha256: hash.digest('hex') };
 }
 
+/** {@link readSafetensorsInputs}, its errors as CheckpointErrors. */
+async function readInputs(tensors: SafetensorsTensorInputs): Promise<Map<string, SafetensorsTensorInput>> {
+  try {
+    return await readSafetensorsInputs(tensors);
+  } catch (cause) {
+    if (cause instanceof SafetensorsError) throw new CheckpointError('INVALID_ARGUMENT', cause.message, { cause });
+    throw cause;
+  }
+}
+
 function encode(
   tensors: SafetensorsTensorInputs,
   metadata: Readonly<Record<string, string>>,
@@ -155,8 +167,11 @@ export async function saveCheckpointFolder<M>(
     }
     checkPlainJson(input.extra);
   }
-  checkDTypes(input.tensors, 'model tensor', MODEL_DTYPES);
-  const modelFile = encode(input.tensors, {
+  // Tensor-likes (tf.Tensor) read once with await data(): tfjs webgpu under Node cannot read synchronously.
+  const tensors = await readInputs(input.tensors);
+  const extraTensors = input.extraTensors === undefined ? undefined : await readInputs(input.extraTensors);
+  checkDTypes(tensors, 'model tensor', MODEL_DTYPES);
+  const modelFile = encode(tensors, {
     ...input.metadata,
     format: 'pt', // PyTorch layout: nn.Linear weights are [out, in]
     'grassflow.format': CHECKPOINT_FORMAT,
@@ -167,9 +182,9 @@ export async function saveCheckpointFolder<M>(
   };
 
   let extraFile: ReturnType<typeof encodeSafetensors> | undefined;
-  if (input.extraTensors !== undefined && safetensorsInputEntries(input.extraTensors).length > 0) {
-    checkDTypes(input.extraTensors, 'extra tensor', EXTRA_DTYPES);
-    extraFile = encode(input.extraTensors, { 'grassflow.format': CHECKPOINT_FORMAT });
+  if (extraTensors !== undefined && extraTensors.size > 0) {
+    checkDTypes(extraTensors, 'extra tensor', EXTRA_DTYPES);
+    extraFile = encode(extraTensors, { 'grassflow.format': CHECKPOINT_FORMAT });
     files[CHECKPOINT_FILES.extra] = record(extraFile.chunks, extraFile.byteLength);
   }
 

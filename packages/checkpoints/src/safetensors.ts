@@ -54,12 +54,16 @@ export interface SafetensorsTensorInput {
 /**
  * A tensor object that reads its own values, such as a TensorFlow.js `tf.Tensor` (matched by shape, not by
  * importing tfjs): `dtype` 'float32' → F32 (Float32Array), 'int32' → I32 (Int32Array), 'bool' → BOOL
- * (Uint8Array of 0/1); other dtypes ('complex64', 'string') are refused. The writer calls `dataSync()` once.
+ * (Uint8Array of 0/1); other dtypes ('complex64', 'string') are refused. The file writers (writeSafetensorsFile,
+ * saveCheckpointFolder) read each one once with `await data()` when it has one; the in-memory encoders
+ * (serializeSafetensors, encodeSafetensors), which are synchronous, with `dataSync()`, which tfjs's webgpu backend
+ * cannot do under Node for tensors on the GPU (read those with `await data()` first, or use a file writer).
  */
 export interface SafetensorsTensorLike {
   readonly dtype: string;
   readonly shape: readonly number[];
   dataSync(): unknown;
+  data?(): Promise<unknown>;
 }
 
 /** Named tensors to write, as a Map or a plain object (a `tf.NamedTensorMap` qualifies). */
@@ -242,8 +246,8 @@ function isTensorLike(t: SafetensorsTensorInput | SafetensorsTensorLike): t is S
   return typeof (t as Partial<SafetensorsTensorLike>).dataSync === 'function';
 }
 
-/** A tensor-like (tf.Tensor) as writer input: its values read once with dataSync, its dtype mapped. */
-function fromTensorLike(name: string, t: SafetensorsTensorLike): SafetensorsTensorInput {
+/** The safetensors dtype of a tensor-like, or an error naming the dtypes that can be written. */
+function tensorLikeKind(name: string, t: SafetensorsTensorLike): { dtype: SafetensorsDType; array: string } {
   const kind = Object.hasOwn(TENSOR_LIKE_DTYPES, t.dtype) ? TENSOR_LIKE_DTYPES[t.dtype] : undefined;
   if (kind === undefined) {
     throw invalid(
@@ -251,11 +255,55 @@ function fromTensorLike(name: string, t: SafetensorsTensorLike): SafetensorsTens
         `safetensors takes tensors of dtype ${Object.keys(TENSOR_LIKE_DTYPES).join(', ')} (cast it first)`,
     );
   }
-  const data = t.dataSync();
+  return kind;
+}
+
+/** A tensor-like's values as writer input, checked against its dtype (`how`: the read that gave them). */
+function tensorLikeInput(name: string, t: SafetensorsTensorLike, data: unknown, how: string): SafetensorsTensorInput {
+  const kind = tensorLikeKind(name, t);
   if (!ArrayBuffer.isView(data) || data.constructor.name !== kind.array) {
-    throw invalid(`tensor ${JSON.stringify(name)}: dataSync() of a ${t.dtype} tensor must give a ${kind.array}`);
+    throw invalid(`tensor ${JSON.stringify(name)}: ${how} of a ${t.dtype} tensor must give a ${kind.array}`);
   }
   return { dtype: kind.dtype, shape: [...t.shape], data: data as SafetensorsData };
+}
+
+/** A tensor-like (tf.Tensor) as writer input: its values read once with dataSync, its dtype mapped. */
+function fromTensorLike(name: string, t: SafetensorsTensorLike): SafetensorsTensorInput {
+  tensorLikeKind(name, t);
+  let data: unknown;
+  try {
+    data = t.dataSync();
+  } catch (cause) {
+    throw new SafetensorsError(
+      'INVALID_ARGUMENT',
+      `tensor ${JSON.stringify(name)}: dataSync() failed (${(cause as Error).message}); on a backend that cannot ` +
+        'read synchronously (tfjs webgpu under Node) use writeSafetensorsFile, which reads with await data(), or ' +
+        'pass the values read with await tensor.data()',
+    );
+  }
+  return tensorLikeInput(name, t, data, 'dataSync()');
+}
+
+/**
+ * Writer input with every tensor-like read into a typed array by `await data()` where it has one (any tfjs
+ * backend, webgpu included), else by dataSync; plain inputs are kept as they are. Insertion order is kept.
+ */
+export async function readSafetensorsInputs(
+  tensors: SafetensorsTensorInputs,
+): Promise<Map<string, SafetensorsTensorInput>> {
+  const entries: [string, SafetensorsTensorInput | SafetensorsTensorLike][] =
+    tensors instanceof Map
+      ? [...(tensors as ReadonlyMap<string, SafetensorsTensorInput | SafetensorsTensorLike>)]
+      : Object.entries(tensors as Readonly<Record<string, SafetensorsTensorInput | SafetensorsTensorLike>>);
+  const out = new Map<string, SafetensorsTensorInput>();
+  for (const [name, t] of entries) {
+    if (!isTensorLike(t)) out.set(name, t);
+    else if (typeof t.data === 'function') {
+      tensorLikeKind(name, t);
+      out.set(name, tensorLikeInput(name, t, await t.data(), 'data()'));
+    } else out.set(name, fromTensorLike(name, t));
+  }
+  return out;
 }
 
 /**
@@ -381,7 +429,8 @@ export interface WriteSafetensorsOptions {
 
 /**
  * Writes tensors to `path` as safetensors, atomically (temp file, fsync, rename, fsync folder),
- * streaming each tensor's bytes without building the whole file in memory.
+ * streaming each tensor's bytes without building the whole file in memory. Tensor-likes are read with
+ * `await data()` ({@link readSafetensorsInputs}), so tfjs tensors on any backend can be written.
  */
 export async function writeSafetensorsFile(
   path: string,
@@ -389,6 +438,6 @@ export async function writeSafetensorsFile(
   metadata?: Readonly<Record<string, string>> | null,
   options: WriteSafetensorsOptions = {},
 ): Promise<void> {
-  const { chunks } = encodeSafetensors(tensors, metadata);
+  const { chunks } = encodeSafetensors(await readSafetensorsInputs(tensors), metadata);
   await writeFileAtomic(path, chunks, options.fs ?? nodeFileSystem);
 }
