@@ -6,6 +6,8 @@ import { nodeWasmThreadsUnavailable, setUpNodeWasmThreads } from './wasm-node-th
 import {
   isModuleNotFound,
   describeAdapter,
+  NO_ADAPTER,
+  probeWebgpuAdapter,
   releaseNavigatorGpu,
   requestWebgpuAdapter,
   WEBGPU_INSTALL,
@@ -173,6 +175,12 @@ async function loadWasm(
 
 const WEBGPU_BACKEND = '@tensorflow/tfjs-backend-webgpu';
 
+/** Under Node, with no navigator.gpu yet (a browser's, or one set by the caller, is used as it is). */
+function isNodeWithoutGpu(): boolean {
+  const nav = (globalThis as { navigator?: { gpu?: unknown } }).navigator;
+  return typeof process !== 'undefined' && typeof process.versions?.node === 'string' && nav?.gpu === undefined;
+}
+
 /**
  * tfjs-backend-webgpu on navigator.gpu (under Node: Dawn's binding, see webgpu-node.ts). Its module registers the
  * backend only if navigator.gpu exists when it loads, so the adapter is found first. `automatic`: a fallback
@@ -180,6 +188,24 @@ const WEBGPU_BACKEND = '@tensorflow/tfjs-backend-webgpu';
  * Gradients need nothing here: they are registered by tfjs-layers' bundle, for every backend.
  */
 async function loadWebgpu(automatic: boolean): Promise<{ adapter: WebgpuAdapterInfo }> {
+  const refuseSoftware = (a: WebgpuAdapterInfo): BackendUnavailableError =>
+    new BackendUnavailableError(
+      'webgpu',
+      `backend 'webgpu': the only adapter is a software one, ${describeAdapter({ ...a, fallback: false })}, ` +
+        'which is used only when asked for by name (--backend webgpu, GRASSFLOW_BACKEND=webgpu)',
+    );
+  // Automatic selection under Node asks a probe process first: where the only adapter is a software one (any machine
+  // with Mesa installed) Dawn is then never loaded here, and its two limit warnings on stderr are not shown.
+  if (automatic && isNodeWithoutGpu()) {
+    let probed: WebgpuAdapterInfo | null;
+    try {
+      probed = await probeWebgpuAdapter();
+    } catch (err) {
+      throw new BackendUnavailableError('webgpu', `backend 'webgpu': ${(err as Error).message}`);
+    }
+    if (probed === null) throw new BackendUnavailableError('webgpu', `backend 'webgpu': ${NO_ADAPTER}`);
+    if (probed.fallback) throw refuseSoftware(probed);
+  }
   let adapter: WebgpuAdapterInfo;
   try {
     adapter = await requestWebgpuAdapter();
@@ -189,11 +215,7 @@ async function loadWebgpu(automatic: boolean): Promise<{ adapter: WebgpuAdapterI
   const named = describeAdapter({ ...adapter, fallback: false });
   if (automatic && adapter.fallback) {
     releaseNavigatorGpu();
-    throw new BackendUnavailableError(
-      'webgpu',
-      `backend 'webgpu': the only adapter is a software one, ${named}, which is used only when asked for by name ` +
-        '(--backend webgpu, GRASSFLOW_BACKEND=webgpu)',
-    );
+    throw refuseSoftware(adapter);
   }
   try {
     await import(/* @vite-ignore */ WEBGPU_BACKEND);

@@ -3,7 +3,7 @@ import './wasm-kernels.js';
 
 export { initBackend, BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } from './backend.js';
 export type { BackendName, BackendInfo, InitBackendOptions } from './backend.js';
-export { describeAdapter, type WebgpuAdapterInfo } from './webgpu-node.js';
+export { describeAdapter, DAWN_LIMIT_WARNING, probeWebgpuAdapter, type WebgpuAdapterInfo } from './webgpu-node.js';
 export { registerWasmTrainingKernels } from './wasm-kernels.js';
 export {
   matmul,

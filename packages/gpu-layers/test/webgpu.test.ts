@@ -18,6 +18,7 @@ import {
   lmLoss,
   loadCheckpoint,
   loadWeights,
+  probeWebgpuAdapter,
   saveCheckpoint,
   saveWeights,
   preset,
@@ -229,6 +230,36 @@ describe.skipIf(info === undefined)('webgpu backend', () => {
     tf.dispose([full, decoded, ids]);
     model.dispose();
   });
+
+  it('the probe process sees the adapter initBackend got', async () => {
+    expect(await probeWebgpuAdapter()).toEqual(info?.adapter);
+  });
+
+  // Any machine with Mesa has lavapipe: automatic selection must neither use it nor let Dawn print its two limit
+  // warnings ("maxDynamic…BuffersPerPipelineLayout artificially reduced", from C++ on stderr) while refusing it.
+  it.runIf(info?.adapter?.fallback === true)(
+    'automatic selection beside a software adapter skips webgpu without a line from Dawn on stderr',
+    () => {
+      const script = [
+        `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend.ts'))};`,
+        `const info = await initBackend();`,
+        `console.log(JSON.stringify({ name: info.name, webgpu: info.skipped.find((s) => s.name === 'webgpu')?.reason }));`,
+      ].join('\n');
+      const env = { ...process.env };
+      delete env['GRASSFLOW_BACKEND'];
+      const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: packageDir,
+        encoding: 'utf8',
+        env,
+        timeout: 120_000,
+      });
+      expect(child.status, child.stderr).toBe(0);
+      const out = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as { name: string; webgpu?: string };
+      expect(out.name).not.toBe('webgpu');
+      expect(out.webgpu).toMatch(/the only adapter is a software one/);
+      expect(child.stderr).not.toMatch(/artificially reduced/);
+    },
+  );
 
   it('a fresh Node process on webgpu exits by itself', () => {
     const script = [

@@ -72,6 +72,22 @@ export function checkTokenIds(ids: ArrayLike<number>, vocabSize: number): void {
 /** The state-dict name of an adaptive head's vocabulary order (a buffer, not a parameter). */
 const ADAPTIVE_ORDER = 'adaptive.order';
 
+/**
+ * A tensor's values read synchronously, where the API must stay synchronous. tfjs-backend-webgpu under Node cannot
+ * read a tensor whose values live on the GPU this way ("OffscreenCanvas is not defined"): the error names the
+ * tensor and what to do.
+ */
+function readSync(t: tf.Tensor, what: string): tf.TypedArray {
+  try {
+    return t.dataSync<tf.NumericDataType>();
+  } catch (err) {
+    throw new Error(
+      `${what}: the '${tf.getBackend()}' backend cannot read this tensor synchronously (${(err as Error).message}); ` +
+        'pass host values (an Int32Array), or read the tensor first with await tensor.data()',
+    );
+  }
+}
+
 /** Internal [in, out] ↔ PyTorch [out, in] for linear weights. */
 function torchShape(p: NamedParam): number[] {
   const s = p.variable.shape;
@@ -209,8 +225,10 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
         return chunkedLmLoss(hidden, this.tokEmb, t);
       });
     }
-    // The adaptive head sorts rows by cluster on the host; a tensor is read back once (cheap on cpu and wasm).
-    const ids = targets instanceof Int32Array ? targets : (targets.dataSync() as Int32Array);
+    // The adaptive head sorts rows by cluster on the host; a tensor is read back once (cheap on cpu and wasm). This
+    // runs inside gradient closures, so it stays synchronous: webgpu under Node cannot read a GPU tensor that way,
+    // and the error says to pass host ids (as the trainers do).
+    const ids = targets instanceof Int32Array ? targets : (readSync(targets, 'headLoss targets') as Int32Array);
     return tf.tidy(() => head.loss(tf.reshape(hidden, [B * L, d]), ids));
   }
 
@@ -306,7 +324,9 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
       if (t.dtype !== 'float32' || t.shape.length !== 1 || t.shape[0] !== V) {
         throw new StateDictError(`'${ADAPTIVE_ORDER}' has ${t.dtype} [${t.shape.join(', ')}], expected float32 [${V}]`);
       }
-      order = Int32Array.from(t.dataSync()); // read once at load time; checked as a permutation below
+      // Read once at load time (loadStateDict is synchronous); checked as a permutation below. Tensors loaded from a
+      // file keep their values on the host until first used, so this works on webgpu too.
+      order = Int32Array.from(readSync(t, `'${ADAPTIVE_ORDER}'`));
       known.add(ADAPTIVE_ORDER);
     }
     for (const [name, t] of dict) {
