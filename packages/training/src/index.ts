@@ -1,7 +1,14 @@
 // @grassflow/training: the training pieces shared by the grassflow apps, written once against tfjs.
-export { AdamW, defaultDecayFilter, type AdamWOptions, type AdamWState, type NamedVariable } from './adamw.js';
+export {
+  AdamW,
+  defaultDecayFilter,
+  type AdamWOptions,
+  type AdamWApplyOptions,
+  type AdamWState,
+  type NamedVariable,
+} from './adamw.js';
 export { warmupCosineLr, type WarmupCosineOptions } from './lr-schedule.js';
-export { clipByGlobalNorm } from './clip.js';
+export { clipByGlobalNorm, globalNorm, clipFactor } from './clip.js';
 export {
   trainStep,
   NonFiniteLossError,

@@ -1,7 +1,7 @@
-// One optimisation step: loss → gradients (tf.variableGrads) → clip by global norm → AdamW.
+// One optimisation step: loss → gradients (tf.variableGrads) → global norm → AdamW of the clipped gradients.
 import * as tf from '@tensorflow/tfjs-core';
 import type { AdamW } from './adamw.js';
-import { clipByGlobalNorm } from './clip.js';
+import { clipFactor, globalNorm } from './clip.js';
 import { withSeededRandom } from './rng.js';
 
 /** A loss or gradient that is NaN or ±Infinity: the update is not applied. */
@@ -95,18 +95,19 @@ function lossAndGrads(
  */
 export async function trainStep(lossFn: StepLoss, optimizer: AdamW, opts: TrainStepOptions): Promise<TrainStepResult> {
   const variables = optimizer.params.map((p) => p.variable);
+  const clipNorm = opts.clipNorm ?? 1.0;
+  clipFactor(0, clipNorm); // rejects a bad clipNorm before the step's work
   const { value, grads } = lossAndGrads(lossFn, variables, opts.randomSeed);
-  const clipped = clipByGlobalNorm(grads, opts.clipNorm ?? 1.0);
   try {
     // one asynchronous read of both scalars (no blocking device-to-host sync): the finiteness check needs them
-    const [lossData, normData] = await Promise.all([value.data(), clipped.norm.data()]);
+    const [lossData, gradNorm] = await Promise.all([value.data(), globalNorm(grads)]);
     const loss = lossData[0] as number;
-    const gradNorm = normData[0] as number;
     if (!Number.isFinite(loss) || !Number.isFinite(gradNorm))
       throw new NonFiniteLossError(opts.step ?? optimizer.step, loss, gradNorm);
-    optimizer.apply(clipped.grads, opts.lr);
+    // clipping's factor is applied inside AdamW's pass over the gradients (no scaled copy of them)
+    optimizer.apply(grads, opts.lr, { gradScale: clipFactor(gradNorm, clipNorm) });
     return { loss, gradNorm };
   } finally {
-    tf.dispose([value, clipped.norm, ...Object.values(grads), ...Object.values(clipped.grads)]);
+    tf.dispose([value, ...Object.values(grads)]);
   }
 }

@@ -5,7 +5,8 @@ import { loadavg } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { countParams, initBackend, type BackendName } from '@grassflow/gpu-layers';
 import {
-  clipByGlobalNorm,
+  clipFactor,
+  globalNorm,
   parseFlags,
   trainStep,
   UsageError,
@@ -94,9 +95,9 @@ export interface StepPhases {
   forward_loss_backward: number;
   /** The same forward and loss with no gradient tape (so the backward's share is the difference, roughly). */
   forward_loss_no_tape: number;
-  /** clipByGlobalNorm: the squared norms, their sum and the scaled gradients. */
+  /** The global gradient norm (clipping's factor itself is applied inside AdamW's pass). */
   clip: number;
-  /** The readback of loss and norm (trainStep awaits them before updating). */
+  /** The readback of the loss (trainStep awaits it with the norm before updating). */
   readback: number;
   /** AdamW.apply over every parameter. */
   adamw: number;
@@ -176,11 +177,11 @@ async function timedStep(
   kernels?: Record<'grads' | 'clip' | 'adamw', ProfileInfo>;
 }> {
   const variables = optimizer.params.map((p) => p.variable);
-  const run = async <T>(f: () => T): Promise<{ value: T; info?: ProfileInfo }> => {
-    if (!profile) return { value: f() };
+  const run = async <T>(f: () => T | Promise<T>): Promise<{ value: T; info?: ProfileInfo }> => {
+    if (!profile) return { value: await f() };
     let value: T | undefined;
-    const info = await tf.profile(() => {
-      value = f();
+    const info = await tf.profile(async () => {
+      value = await f();
       return [];
     });
     // tf.profile returns the engine's one profile object, overwritten by the next call: keep a copy. A custom op
@@ -192,13 +193,15 @@ async function timedStep(
   const t0 = performance.now();
   const g = await run(() => withSeededRandom(seed >>> 0, () => tf.variableGrads(loss, variables)));
   const t1 = performance.now();
-  const c = await run(() => clipByGlobalNorm(g.value.grads, clip));
+  // trainStep's order: the global norm (clipping's part; its factor is applied inside AdamW's pass), the loss read,
+  // then AdamW. On cpu/wasm the norm is a loop over the gradients' storage: no kernels.
+  const c = await run(() => globalNorm(g.value.grads));
   const t2 = performance.now();
-  await Promise.all([g.value.value.data(), c.value.norm.data()]);
+  await g.value.value.data();
   const t3 = performance.now();
-  const a = await run(() => optimizer.apply(c.value.grads, lr));
+  const a = await run(() => optimizer.apply(g.value.grads, lr, { gradScale: clipFactor(c.value, clip) }));
   const t4 = performance.now();
-  tf.dispose([g.value.value, c.value.norm, ...Object.values(g.value.grads), ...Object.values(c.value.grads)]);
+  tf.dispose([g.value.value, ...Object.values(g.value.grads)]);
   const t5 = performance.now();
   const ms = {
     forward_loss_backward: t1 - t0,
@@ -328,8 +331,8 @@ export function formatProfile(p: ProfileResult): string {
     '|---|---:|---:|',
     `| forward + loss + backward (variableGrads) | ${ms(ph.forward_loss_backward)} | ${pct(ph.forward_loss_backward, ph.step)} |`,
     `| … of which forward + loss (timed alone, no tape) | ${ms(ph.forward_loss_no_tape)} | ${pct(ph.forward_loss_no_tape, ph.step)} |`,
-    `| clip by global norm | ${ms(ph.clip)} | ${pct(ph.clip, ph.step)} |`,
-    `| readback of loss and norm | ${ms(ph.readback)} | ${pct(ph.readback, ph.step)} |`,
+    `| global gradient norm (clipping: its factor is applied inside AdamW) | ${ms(ph.clip)} | ${pct(ph.clip, ph.step)} |`,
+    `| readback of the loss | ${ms(ph.readback)} | ${pct(ph.readback, ph.step)} |`,
     `| AdamW | ${ms(ph.adamw)} | ${pct(ph.adamw, ph.step)} |`,
     `| dispose | ${ms(ph.dispose)} | ${pct(ph.dispose, ph.step)} |`,
     `| step | ${ms(ph.step)} | 100% |`,
