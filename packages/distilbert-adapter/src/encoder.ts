@@ -150,6 +150,8 @@ export class DistilBertEncoder {
    * mask [B, T] of 0/1 (default all ones). Checks shapes, T ≤ max_position_embeddings and that every id
    * is < vocab_size. Frozen mode computes without variables; trainable mode is differentiable with
    * respect to {@link trainableVariables}. The caller disposes the result; nothing else is kept.
+   * Tensor inputs are read back synchronously for these checks; on webgpu under Node pass
+   * `{ data: Int32Array, shape }` instead (or use {@link forwardCached}, which reads tensors asynchronously).
    */
   forward(inputIds: Ids2D, attentionMask?: Ids2D, options: ForwardOptions = {}): tf.Tensor3D {
     this.checkAlive();
@@ -180,9 +182,11 @@ export class DistilBertEncoder {
         'forwardCached needs an encoder loaded with mode: "frozen" and the featureCache option (e.g. featureCache: true)',
       );
     }
-    const { data: ids, shape } = this.checkIds(inputIds);
+    // Tensors are read with await data(), so that this path works on every backend (webgpu under Node included).
+    const { data: ids, shape } = this.checkIds(await hostIds(inputIds, 'inputIds'));
     const [B, T] = shape;
-    const mask = attentionMask === undefined ? new Int32Array(B * T).fill(1) : this.checkMask(attentionMask, B, T);
+    const maskIn = attentionMask === undefined ? undefined : await hostIds(attentionMask, 'attentionMask');
+    const mask = maskIn === undefined ? new Int32Array(B * T).fill(1) : this.checkMask(maskIn, B, T);
     const d = this.config.dim;
     const rows = Array.from({ length: B }, (_, b) => {
       let n = 0;
@@ -314,20 +318,7 @@ function toArray(input: Ids2D, what: string): IdsArray {
     if (input.rank !== 2)
       throw new DistilBertError('INVALID_INPUT', `${what} must have shape [B, T], got [${input.shape.join(', ')}]`);
     [B, T] = input.shape;
-    const values = input.dataSync();
-    if (values instanceof Int32Array) data = values;
-    else {
-      data = new Int32Array(values.length);
-      for (let i = 0; i < values.length; i++) {
-        const v = Number(values[i]);
-        if (!Number.isInteger(v))
-          throw new DistilBertError(
-            'INVALID_INPUT',
-            `${what} holds ${v} at flat index ${i}; it must hold integers (use an int32 tensor)`,
-          );
-        data[i] = v;
-      }
-    }
+    data = integerIds(readSync(input, what), what);
   } else {
     [B, T] = input.shape;
     if (!(input.data instanceof Int32Array))
@@ -346,4 +337,47 @@ function toArray(input: Ids2D, what: string): IdsArray {
       `${what} has shape [${B}, ${T}]; it needs at least one example and one token`,
     );
   return { data, shape: [B, T] };
+}
+
+/**
+ * A tensor's values, read synchronously: {@link DistilBertEncoder.forward} is synchronous (it runs inside gradient
+ * closures), and checks ids on the host. Backends that cannot read synchronously (webgpu under Node, once a tensor
+ * lives on the GPU: "OffscreenCanvas is not defined") get an error that says what to pass instead.
+ */
+function readSync(input: tf.Tensor, what: string): tf.TypedArray {
+  try {
+    return input.dataSync<tf.NumericDataType>();
+  } catch (err) {
+    throw new DistilBertError(
+      'INVALID_INPUT',
+      `${what}: the '${tf.getBackend()}' backend cannot read this tensor back synchronously ` +
+        `(${(err as Error).message}); pass { data: Int32Array, shape: [B, T] } instead (checked on the host, no ` +
+        'read-back), or use forwardCached, which reads tensors with await data()',
+    );
+  }
+}
+
+/** A tensor's values as host ids, read with `await data()` (works on every backend, webgpu included). */
+async function hostIds(input: Ids2D, what: string): Promise<Ids2D> {
+  if (!isTensor(input)) return input;
+  if (input.rank !== 2)
+    throw new DistilBertError('INVALID_INPUT', `${what} must have shape [B, T], got [${input.shape.join(', ')}]`);
+  const [B, T] = input.shape;
+  return { data: integerIds(await input.data<tf.NumericDataType>(), what), shape: [B, T] };
+}
+
+/** Values as int32 ids, or an error naming the first one that is not an integer. */
+function integerIds(values: tf.TypedArray, what: string): Int32Array {
+  if (values instanceof Int32Array) return values;
+  const data = new Int32Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = Number(values[i]);
+    if (!Number.isInteger(v))
+      throw new DistilBertError(
+        'INVALID_INPUT',
+        `${what} holds ${v} at flat index ${i}; it must hold integers (use an int32 tensor)`,
+      );
+    data[i] = v;
+  }
+  return data;
 }
