@@ -1,10 +1,13 @@
 // The one tsup configuration of the workspace: libraries ship ESM + CJS + .d.ts, apps one ESM CLI bundle.
 import { defineConfig } from 'tsup';
 
-/** A published package: `src/index.ts` as ESM, CJS and type declarations (users import either module kind). */
-export function libraryTsup() {
+/**
+ * A published package: `src/index.ts` as ESM, CJS and type declarations (users import either module kind).
+ * `entry`: more entry points, e.g. `src/browser.ts` (the package's `browser` export condition).
+ */
+export function libraryTsup({ entry = [] } = {}) {
   return defineConfig({
-    entry: ['src/index.ts'],
+    entry: ['src/index.ts', ...entry],
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,

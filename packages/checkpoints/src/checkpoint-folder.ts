@@ -24,6 +24,7 @@ import {
   type CheckpointJson,
 } from './checkpoint-config.js';
 import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
+import { checkModelTensors } from './checkpoint-tensors.js';
 import {
   encodeSafetensors,
   readSafetensorsInputs,
@@ -271,47 +272,6 @@ async function readAll(
   return out;
 }
 
-const shapeText = (s: readonly number[]): string => `[${s.join(', ')}]`;
-
-/** Compares the header of model.safetensors with the tensors the model expects; throws at the first mismatch. */
-function checkTensors(
-  reader: SafetensorsFileReader,
-  expected: ReadonlyMap<string, readonly number[]>,
-  summary: string,
-): void {
-  const fix = `the weights do not belong to this config.json (${summary}); re-save the checkpoint or fix config.json`;
-  const found = new Map(reader.header.tensors.map((t) => [t.name, t]));
-  for (const [name, shape] of expected) {
-    const got = found.get(name);
-    if (got === undefined) {
-      throw new CheckpointError(
-        'TENSOR_MISSING',
-        `${reader.path} has no tensor '${name}' (expected float32 ${shapeText(shape)}): ${fix}`,
-      );
-    }
-    if (got.dtype !== 'F32') {
-      throw new CheckpointError(
-        'TENSOR_DTYPE',
-        `${reader.path}: tensor '${name}' is stored as ${got.dtype}, expected F32 (float32): re-save the weights as float32`,
-      );
-    }
-    if (got.shape.length !== shape.length || got.shape.some((s, k) => s !== shape[k])) {
-      throw new CheckpointError(
-        'TENSOR_SHAPE',
-        `${reader.path}: tensor '${name}' has shape ${shapeText(got.shape)} but the model expects ${shapeText(shape)}: ${fix}`,
-      );
-    }
-  }
-  for (const t of reader.header.tensors) {
-    if (!expected.has(t.name)) {
-      throw new CheckpointError(
-        'TENSOR_UNEXPECTED',
-        `${reader.path} holds tensor '${t.name}' ${t.dtype} ${shapeText(t.shape)} that the model does not have: ${fix}`,
-      );
-    }
-  }
-}
-
 /** Reads config.json of the folder `dir` (at most 64 MiB). */
 async function readConfigText(dir: string): Promise<{ path: string; text: string }> {
   const path = join(dir, CHECKPOINT_FILES.config);
@@ -392,7 +352,7 @@ async function loadCheckpointFolderOnce<M>(
   try {
     if (options.expectedTensors !== undefined) {
       const summary = options.describeModel?.(file.model) ?? JSON.stringify(file.model);
-      checkTensors(reader, options.expectedTensors(file.model), summary);
+      checkModelTensors(reader.path, reader.header.tensors, options.expectedTensors(file.model), summary);
     }
     const tensors = await readAll(reader, modelRec, verify);
 

@@ -1,4 +1,5 @@
-// @grassflow/checkpoints: crash-safe file writes, safetensors, and checkpoint folders (node only, no tfjs).
+// @grassflow/checkpoints: crash-safe file writes, safetensors, and checkpoint folders (Node entry; no tfjs). Browsers
+// get src/browser.ts (the "browser" export condition): everything here that needs no file system.
 export {
   nodeFileSystem,
   temporarySibling,
@@ -12,6 +13,13 @@ export {
   type WritableFileOps,
 } from './atomic-write.js';
 export * from './safetensors.js';
+export {
+  openSafetensorsFile,
+  readSafetensorsFile,
+  writeSafetensorsFile,
+  type SafetensorsFileReader,
+  type WriteSafetensorsOptions,
+} from './safetensors-file.js';
 export {
   CHECKPOINT_FILES,
   CHECKPOINT_FORMAT,
@@ -37,3 +45,17 @@ export {
   type LoadCheckpointFolderOptions,
   type LoadedCheckpointFolder,
 } from './checkpoint-folder.js';
+export {
+  loadCheckpointBytes,
+  type CheckpointBytes,
+  type LoadCheckpointBytesOptions,
+  type LoadedCheckpointBytes,
+} from './checkpoint-bytes.js';
+export {
+  CHECKPOINT_SUBFOLDERS,
+  checkpointBytesFromFiles,
+  fetchCheckpointBytes,
+  type CheckpointFileLike,
+  type FetchLike,
+  type FetchResponseLike,
+} from './checkpoint-sources.js';

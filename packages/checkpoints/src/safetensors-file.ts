@@ -1,6 +1,9 @@
-// Read safetensors files with bounded reads: the header is validated before any tensor byte is read.
+// Safetensors files (node only): bounded reads that validate the header before any tensor byte is read, and the
+// atomic writer. The byte-level reader and writer, which any JavaScript runtime can use, are in safetensors.ts.
 
 import { open, type FileHandle } from 'node:fs/promises';
+import { nodeFileSystem, writeFileAtomic, type FileSystemOps } from './atomic-write.js';
+import { encodeSafetensors, readSafetensorsInputs, type SafetensorsTensorInputs } from './safetensors.js';
 import {
   decodeHeaderLength,
   parseHeaderJson,
@@ -107,4 +110,25 @@ async function readFully(handle: FileHandle, into: Uint8Array, position: number,
     }
     done += bytesRead;
   }
+}
+
+/** Options of `writeSafetensorsFile`. */
+export interface WriteSafetensorsOptions {
+  /** File-system operations to use (default: node:fs); tests substitute them to simulate crashes. */
+  readonly fs?: FileSystemOps;
+}
+
+/**
+ * Writes tensors to `path` as safetensors, atomically (temp file, fsync, rename, fsync folder),
+ * streaming each tensor's bytes without building the whole file in memory. Tensor-likes are read with
+ * `await data()` ({@link readSafetensorsInputs}), so tfjs tensors on any backend can be written.
+ */
+export async function writeSafetensorsFile(
+  path: string,
+  tensors: SafetensorsTensorInputs,
+  metadata?: Readonly<Record<string, string>> | null,
+  options: WriteSafetensorsOptions = {},
+): Promise<void> {
+  const { chunks } = encodeSafetensors(await readSafetensorsInputs(tensors), metadata);
+  await writeFileAtomic(path, chunks, options.fs ?? nodeFileSystem);
 }

@@ -4,7 +4,6 @@
 // byte buffer, tensors contiguous and little-endian, row-major. Headers are validated in full
 // (see safetensors-header.ts) before any tensor byte is touched or allocated.
 
-import { nodeFileSystem, writeFileAtomic, type FileSystemOps } from './atomic-write.js';
 import {
   decodeHeaderLength,
   parseHeaderJson,
@@ -28,8 +27,6 @@ export {
   type SafetensorsTensor,
   type SafetensorsTensorInfo,
 } from './safetensors-header.js';
-export { nodeFileSystem, writeFileAtomic, type FileSystemOps, type WritableFileOps } from './atomic-write.js';
-export { openSafetensorsFile, readSafetensorsFile, type SafetensorsFileReader } from './safetensors-file.js';
 
 /** Typed arrays accepted as tensor data by the writer and returned by `safetensorsValues`. */
 export type SafetensorsData =
@@ -419,25 +416,4 @@ export function serializeSafetensors(
     at += t.bytes.byteLength;
   }
   return out;
-}
-
-/** Options of `writeSafetensorsFile`. */
-export interface WriteSafetensorsOptions {
-  /** File-system operations to use (default: node:fs); tests substitute them to simulate crashes. */
-  readonly fs?: FileSystemOps;
-}
-
-/**
- * Writes tensors to `path` as safetensors, atomically (temp file, fsync, rename, fsync folder),
- * streaming each tensor's bytes without building the whole file in memory. Tensor-likes are read with
- * `await data()` ({@link readSafetensorsInputs}), so tfjs tensors on any backend can be written.
- */
-export async function writeSafetensorsFile(
-  path: string,
-  tensors: SafetensorsTensorInputs,
-  metadata?: Readonly<Record<string, string>> | null,
-  options: WriteSafetensorsOptions = {},
-): Promise<void> {
-  const { chunks } = encodeSafetensors(await readSafetensorsInputs(tensors), metadata);
-  await writeFileAtomic(path, chunks, options.fs ?? nodeFileSystem);
 }

@@ -1,0 +1,33 @@
+// @grassflow/checkpoints in browsers (the package's "browser" export condition): safetensors bytes in and out,
+// config.json, and checkpoints loaded from bytes (fetch, a file picker). The file-system parts (atomic writes,
+// checkpoint folders on disk) need node:fs and are in the Node entry only.
+export * from './safetensors.js';
+export {
+  CHECKPOINT_FILES,
+  CHECKPOINT_FORMAT,
+  CHECKPOINT_FORMAT_VERSION,
+  CheckpointError,
+  checkPlainJson,
+  formatCheckpointConfig,
+  parseCheckpointConfig,
+  type CheckpointConfigFile,
+  type CheckpointErrorCode,
+  type CheckpointFileRecord,
+  type CheckpointJson,
+  type ParseCheckpointConfigOptions,
+} from './checkpoint-config.js';
+export type { CheckpointDType, CheckpointTensor, LoadCheckpointFolderOptions } from './checkpoint-folder.js';
+export {
+  loadCheckpointBytes,
+  type CheckpointBytes,
+  type LoadCheckpointBytesOptions,
+  type LoadedCheckpointBytes,
+} from './checkpoint-bytes.js';
+export {
+  CHECKPOINT_SUBFOLDERS,
+  checkpointBytesFromFiles,
+  fetchCheckpointBytes,
+  type CheckpointFileLike,
+  type FetchLike,
+  type FetchResponseLike,
+} from './checkpoint-sources.js';

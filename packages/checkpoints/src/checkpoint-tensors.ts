@@ -1,0 +1,48 @@
+// The tensors of a checkpoint against the model its config.json describes: one check for folders and for bytes.
+import { CheckpointError } from './checkpoint-config.js';
+import type { SafetensorsTensorInfo } from './safetensors-header.js';
+
+const shapeText = (s: readonly number[]): string => `[${s.join(', ')}]`;
+
+/**
+ * Compares the header entries of model.safetensors (`where` names the file in messages) with the tensors the model
+ * expects (name → shape, all F32); throws a CheckpointError at the first mismatch, before any tensor byte is read.
+ */
+export function checkModelTensors(
+  where: string,
+  tensors: readonly SafetensorsTensorInfo[],
+  expected: ReadonlyMap<string, readonly number[]>,
+  summary: string,
+): void {
+  const fix = `the weights do not belong to this config.json (${summary}); re-save the checkpoint or fix config.json`;
+  const found = new Map(tensors.map((t) => [t.name, t]));
+  for (const [name, shape] of expected) {
+    const got = found.get(name);
+    if (got === undefined) {
+      throw new CheckpointError(
+        'TENSOR_MISSING',
+        `${where} has no tensor '${name}' (expected float32 ${shapeText(shape)}): ${fix}`,
+      );
+    }
+    if (got.dtype !== 'F32') {
+      throw new CheckpointError(
+        'TENSOR_DTYPE',
+        `${where}: tensor '${name}' is stored as ${got.dtype}, expected F32 (float32): re-save the weights as float32`,
+      );
+    }
+    if (got.shape.length !== shape.length || got.shape.some((s, k) => s !== shape[k])) {
+      throw new CheckpointError(
+        'TENSOR_SHAPE',
+        `${where}: tensor '${name}' has shape ${shapeText(got.shape)} but the model expects ${shapeText(shape)}: ${fix}`,
+      );
+    }
+  }
+  for (const t of tensors) {
+    if (!expected.has(t.name)) {
+      throw new CheckpointError(
+        'TENSOR_UNEXPECTED',
+        `${where} holds tensor '${t.name}' ${t.dtype} ${shapeText(t.shape)} that the model does not have: ${fix}`,
+      );
+    }
+  }
+}
