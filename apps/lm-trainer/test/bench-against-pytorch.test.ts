@@ -54,6 +54,7 @@ function result(tokensPerS: number, cpuPerStep: number): TrainBenchResult {
     threads: 2,
     simd: true,
     adapter: null,
+    software_rendering: false,
     peak_rss_mb: 900,
     wasm_heap_peak_mb: 1200,
     loadavg_start: 0.5,

@@ -148,9 +148,9 @@ const IDS = [0, 1, 2, 3, 4, 5];
 const TOKENS = ['a', 'b', 'c', 'd', 'e', 'f'];
 
 describe('inspect: Grassmann geometry equals an independent computation', () => {
-  it('layer 0 (post-LN): angles, areas and principal angles of hand-picked vectors, by hand', () => {
+  it('layer 0 (post-LN): angles, areas and principal angles of hand-picked vectors, by hand', async () => {
     const { model } = handSetGrassmann('post');
-    const r = inspectModel(model, [{ ids: Int32Array.from(IDS), tokens: TOKENS }]);
+    const r = await inspectModel(model, [{ ids: Int32Array.from(IDS), tokens: TOKENS }]);
     const g = r.grassmann?.[0]?.geometry[0];
     if (g === undefined) throw new Error('no layer 0');
     // z = (1,0,0,0), (1,1,0,0), (0,2,0,0), (0,0,3,0), …
@@ -170,10 +170,10 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
   });
 
   for (const ln of ['post', 'pre'] as const) {
-    it(`every layer (${ln}-LN): angles, areas, flow and gates equal the textbook formulas`, () => {
+    it(`every layer (${ln}-LN): angles, areas, flow and gates equal the textbook formulas`, async () => {
       const { model, sd } = handSetGrassmann(ln);
       const lm = model as TiedEmbeddingLM;
-      const r = inspectModel(model, [{ ids: Int32Array.from(IDS), tokens: TOKENS }], { top: 3 });
+      const r = await inspectModel(model, [{ ids: Int32Array.from(IDS), tokens: TOKENS }], { top: 3 });
       const layers = r.grassmann ?? [];
       expect(layers.map((l) => [l.layer, l.offsets])).toEqual([
         [0, [1]],
@@ -286,7 +286,7 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
 
 describe('inspect: attention entropy and antiparallel weight equal an independent computation', () => {
   for (const attention of ['dpa', 'ea'] as const) {
-    it(`${attention}: entropy per head and layer, weight on q·k < 0`, () => {
+    it(`${attention}: entropy per head and layer, weight on q·k < 0`, async () => {
       const config = preset('tiny', {
         kind: 'transformer',
         attention,
@@ -319,7 +319,7 @@ describe('inspect: attention entropy and antiparallel weight equal an independen
       // [3d, d]
       const W = (i: number) => (load.get(`blocks.${i}.mixer.qkv.weight`) as tf.Tensor).arraySync() as number[][];
       const B = (i: number) => (load.get(`blocks.${i}.mixer.qkv.bias`) as tf.Tensor).arraySync() as number[];
-      const r = inspectModel(model, [
+      const r = await inspectModel(model, [
         { ids: Int32Array.from([0, 3, 1, 5, 2, 4]), tokens: TOKENS },
         { ids: Int32Array.from([4, 4, 2]), tokens: ['e', 'e', 'c'] },
       ]);
@@ -383,13 +383,15 @@ describe('inspect: attention entropy and antiparallel weight equal an independen
 });
 
 describe('inspectModel input checks', () => {
-  it('rejects no samples, an empty sample and one longer than maxLen', () => {
+  it('rejects no samples, an empty sample and one longer than maxLen', async () => {
     const { model } = handSetGrassmann('post');
-    expect(() => inspectModel(model, [])).toThrow(/no samples/);
-    expect(() => inspectModel(model, [{ ids: new Int32Array(0), tokens: [] }])).toThrow(/sample 0 has no tokens/);
-    expect(() => inspectModel(model, [{ ids: new Int32Array(7), tokens: new Array<string>(7).fill('x') }])).toThrow(
-      /7 tokens, more than the model's maxLen 6/,
+    await expect(inspectModel(model, [])).rejects.toThrow(/no samples/);
+    await expect(inspectModel(model, [{ ids: new Int32Array(0), tokens: [] }])).rejects.toThrow(
+      /sample 0 has no tokens/,
     );
+    await expect(
+      inspectModel(model, [{ ids: new Int32Array(7), tokens: new Array<string>(7).fill('x') }]),
+    ).rejects.toThrow(/7 tokens, more than the model's maxLen 6/);
     model.dispose();
   });
 });

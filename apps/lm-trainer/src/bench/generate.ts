@@ -26,6 +26,7 @@ import {
   type CommonTrainFlags,
   type ModelKind,
 } from '../shared/model-options.js';
+import { deviceLabel, SOFTWARE_RENDERING_NOTE } from './device-label.js';
 
 const GENERATE_BENCH_FLAGS = {
   generate: { type: 'boolean', help: 'select this benchmark (required; bench dispatches on it)' },
@@ -114,6 +115,10 @@ export interface GenerateBenchRow {
   speedup: number | null;
   backend: string;
   threads: number;
+  /** webgpu: the adapter, one line (a software fallback says so); null elsewhere. */
+  adapter: string | null;
+  /** A software (fallback) WebGPU adapter, e.g. lavapipe: CPU speed, not GPU numbers. */
+  software_rendering: boolean;
   /** 1-minute load average when the row was measured (other processes compete for the cores). */
   loadavg: number;
 }
@@ -144,15 +149,25 @@ function median(xs: number[]): number {
 }
 
 /**
- * Wall and CPU seconds of `fn()`, which must read its result back (dataSync) so that the work is done when it returns.
+ * Wall and CPU seconds of `fn()`, which must read its result back (`await data()`; dataSync throws on webgpu under
+ * Node) so that the work is done when it resolves.
  */
-function timed(fn: () => void): { wall: number; cpu: number } {
+async function timed(fn: () => Promise<void>): Promise<{ wall: number; cpu: number }> {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  fn();
+  await fn();
   const wall = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
   return { wall, cpu: (c.user + c.system) / 1e6 };
+}
+
+/** Read a tensor's values back (so that its work is done), then dispose of it. */
+async function readAndDispose(t: tf.Tensor): Promise<void> {
+  try {
+    await t.data();
+  } finally {
+    t.dispose();
+  }
 }
 
 interface Measurement {
@@ -174,13 +189,13 @@ function medians(ts: Array<{ wall: number; cpu: number }>): { wall: number; cpu:
  * reads its logits back); then the baseline, a full forward pass over the `context` tokens (median of `runs`
  * after one untimed pass).
  */
-function measure(
+async function measure(
   model: GrassmannLM | TransformerLM,
   ids: number[][],
   context: number,
   stepsWanted: number,
   runs: number,
-): Measurement {
+): Promise<Measurement> {
   const B = ids.length;
   const steps = Math.min(stepsWanted, context - 2);
   const primeLen = context - steps - 1;
@@ -189,29 +204,17 @@ function measure(
   const stepSeconds: Array<{ wall: number; cpu: number }> = [];
   let stateBytes = 0;
   try {
-    tf.tidy(() =>
-      decoder
-        .prime(
-          tf.tensor2d(
-            ids.map((row) => row.slice(0, primeLen)),
-            [B, primeLen],
-            'int32',
-          ),
-        )
-        .dataSync(),
+    const prompt = tf.tensor2d(
+      ids.map((row) => row.slice(0, primeLen)),
+      [B, primeLen],
+      'int32',
     );
-    const warm = decoder.step(column(primeLen));
-    warm.dataSync();
-    warm.dispose();
+    await readAndDispose(decoder.prime(prompt));
+    prompt.dispose();
+    await readAndDispose(decoder.step(column(primeLen)));
     for (let t = primeLen + 1; t < context; t++) {
       const tokens = column(t);
-      stepSeconds.push(
-        timed(() => {
-          const logits = decoder.step(tokens); // [B, V]
-          logits.dataSync();
-          logits.dispose();
-        }),
-      );
+      stepSeconds.push(await timed(() => readAndDispose(decoder.step(tokens)))); // [B, V]
     }
     stateBytes = decoder.stateBytes();
   } finally {
@@ -226,13 +229,17 @@ function measure(
     );
     const d = model.config.dModel;
     const pass = () =>
-      tf.tidy(() => {
-        const h = model.hidden(ctx); // [B, context, d]
-        return model.logits(tf.slice(h, [0, context - 1, 0], [B, 1, d])).dataSync(); // [B, 1, V]
-      });
+      readAndDispose(
+        tf.tidy(() => {
+          const h = model.hidden(ctx); // [B, context, d]
+          return model.logits(tf.slice(h, [0, context - 1, 0], [B, 1, d])); // [B, 1, V]
+        }),
+      );
     try {
-      pass();
-      fullForward = medians(Array.from({ length: runs }, () => timed(pass)));
+      await pass();
+      const passes: Array<{ wall: number; cpu: number }> = [];
+      for (let k = 0; k < runs; k++) passes.push(await timed(pass));
+      fullForward = medians(passes);
     } finally {
       ctx.dispose();
     }
@@ -269,15 +276,17 @@ export async function runGenerateBench(
     `backend: ${backend.name}${backend.name === 'wasm' ? ` (${backend.simd === true ? 'SIMD' : 'no SIMD'}, ${backend.threads ?? 1} thread(s))` : ''}` +
       `${backend.adapter === undefined ? '' : ` on ${describeAdapter(backend.adapter)}`}, tfjs-core ${backend.tfjsCore}\n`,
   );
+  const device = deviceLabel(backend);
+  if (device.software_rendering) process.stderr.write(`bench: ${SOFTWARE_RENDERING_NOTE}\n`);
   const ids = Array.from({ length: f.batch }, (_, b) => syntheticIds(maxLen, f.vocab, f.seed * 7919 + b));
   const rows: GenerateBenchRow[] = [];
   for (const [i, config] of configs.entries()) {
     const kind = kinds[i] as ModelKind;
     const model = createModel(config, { seed: f.seed });
     try {
-      measure(model, ids, Math.min(maxLen, 8), 2, 1); // warm-up: first calls allocate and grow the wasm heap
+      await measure(model, ids, Math.min(maxLen, 8), 2, 1); // warm-up: first calls allocate and grow the wasm heap
       for (const context of contexts) {
-        const m = measure(model, ids, context, f.steps, f['baseline-runs']);
+        const m = await measure(model, ids, context, f.steps, f['baseline-runs']);
         const decodeTps = f.batch / m.decode.wall;
         const fullTps = m.fullForward === null ? null : f.batch / m.fullForward.wall;
         const row: GenerateBenchRow = {
@@ -299,6 +308,7 @@ export async function runGenerateBench(
           speedup: fullTps === null ? null : decodeTps / fullTps,
           backend: backend.name,
           threads: backend.threads ?? 1,
+          ...device,
           loadavg: loadavg()[0] ?? 0,
         };
         rows.push(row);
@@ -361,14 +371,19 @@ export async function generateBenchCommand(argv: readonly string[]): Promise<num
     if (f.json) process.stdout.write(`${JSON.stringify(row)}\n`);
     else
       process.stderr.write(
-        `${row.model} context ${row.context}: ${row.decode_tokens_per_s.toFixed(1)} tokens/s, ${row.state_bytes} state bytes\n`,
+        `${row.model} context ${row.context}: ${row.decode_tokens_per_s.toFixed(1)} tokens/s` +
+          `${row.software_rendering ? ' (software rendering)' : ''}, ${row.state_bytes} state bytes\n`,
       );
   });
   if (!f.json) {
     const first = rows[0];
     if (first !== undefined)
       process.stdout.write(
-        `${first.preset}, maxLen ${first.block}, V ${first.vocab}, batch ${first.batch}, ${first.backend} (${first.threads} thread${first.threads === 1 ? '' : 's'})\n\n`,
+        `${first.preset}, maxLen ${first.block}, V ${first.vocab}, batch ${first.batch}, ` +
+          (first.adapter === null
+            ? `${first.backend} (${first.threads} thread${first.threads === 1 ? '' : 's'})`
+            : `${first.backend} on ${first.adapter}`) +
+          `${first.software_rendering ? `\n${SOFTWARE_RENDERING_NOTE}` : ''}\n\n`,
       );
     process.stdout.write(`${formatGenerateBench(rows)}\n`);
   }

@@ -4,7 +4,6 @@ import * as tf from '@tensorflow/tfjs-core';
 import {
   countParams,
   createModel,
-  describeAdapter,
   frequencyOrder,
   initBackend,
   type BackendName,
@@ -19,6 +18,7 @@ import {
 } from '@grassflow/training';
 import { trainStep, UsageError, wantsHelp, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import { LmTrainTask } from '../shared/lm-task.js';
+import { deviceLabel, SOFTWARE_RENDERING_NOTE } from './device-label.js';
 import { dataDirOrThrow, loadSplitIds, loadTokenizer } from '../shared/corpus.js';
 import {
   COMMON_TRAIN_FLAGS,
@@ -149,6 +149,8 @@ export interface TrainBenchResult {
   simd: boolean | null;
   /** webgpu: the adapter, one line (a software fallback such as lavapipe says so); null elsewhere. */
   adapter: string | null;
+  /** A software (fallback) WebGPU adapter, e.g. lavapipe: CPU speed, not GPU numbers. */
+  software_rendering: boolean;
   /** Peak resident set size of the process, MB (process.resourceUsage().maxRSS). */
   peak_rss_mb: number;
   /** wasm: size of the module's linear memory at the end, MB (it only grows, so this is its peak); null elsewhere. */
@@ -288,7 +290,7 @@ export async function runTrainBench(f: TrainBenchFlags): Promise<TrainBenchResul
     backend: backend.name,
     threads: backend.threads ?? 1,
     simd: backend.simd ?? null,
-    adapter: backend.adapter === undefined ? null : describeAdapter(backend.adapter),
+    ...deviceLabel(backend),
     peak_rss_mb: process.resourceUsage().maxRSS / 1024,
     wasm_heap_peak_mb: heap === null ? null : heap / MB,
     loadavg_start: load0,
@@ -311,7 +313,7 @@ export function formatTrainBench(r: TrainBenchResult): string {
         : `${r.backend} on ${r.adapter}`,
     ],
     ['steps', `${r.steps} timed after ${r.warmup_steps} warm-up, ${r.loss} loss, ${r.head} head, ${r.ids} ids`],
-    ['train tokens/s', r.train_tokens_per_s.toFixed(1)],
+    ['train tokens/s', `${r.train_tokens_per_s.toFixed(1)}${r.software_rendering ? ' (software rendering)' : ''}`],
     [
       's/step',
       `${r.sec_per_step.toFixed(3)} (min ${r.sec_per_step_min.toFixed(3)}, max ${r.sec_per_step_max.toFixed(3)})`,
@@ -322,6 +324,7 @@ export function formatTrainBench(r: TrainBenchResult): string {
     ['wasm heap', r.wasm_heap_peak_mb === null ? '–' : `${r.wasm_heap_peak_mb.toFixed(0)} MB`],
     ['load average', `${r.loadavg_start.toFixed(2)} → ${r.loadavg_end.toFixed(2)}`],
   ];
+  if (r.software_rendering) rows.unshift(['NOTE', SOFTWARE_RENDERING_NOTE]);
   const w = Math.max(...rows.map(([k]) => k.length)) + 2;
   return rows.map(([k, v]) => k.padEnd(w) + v).join('\n');
 }

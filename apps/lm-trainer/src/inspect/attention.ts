@@ -17,14 +17,19 @@ export interface HeadTrace {
  * (attentionTrace: DPA a_i = softmax_{j ≤ i}(s_ij); EA e_ij = s_ij²/(1 + s_ij²) (j ≤ i), a_ij = e_ij/(Σ_j e_ij + ε)),
  * and `leak`: the largest weight on a future key (j > i), which causality makes 0.
  */
-export function traceAttention(block: TransformerBlock, u: Mat): { heads: HeadTrace[]; leak: number } {
+export async function traceAttention(block: TransformerBlock, u: Mat): Promise<{ heads: HeadTrace[]; leak: number }> {
   const L = u.rows;
   const H = block.nHeads;
   const input = tf.tensor3d(Float32Array.from(u.data), [1, L, u.cols]); // [1, L, d]
   const t = attentionTrace(input, block.mixerWeights(), { nHeads: H, kind: block.attention, eps: block.eps });
-  const a = Float64Array.from(t.weights.dataSync()); // [H, L, L]
-  const s = Float64Array.from(t.scores.dataSync()); // [H, L, L]
-  tf.dispose([input, t.output, t.scores, t.weights]);
+  let a: Float64Array;
+  let s: Float64Array;
+  try {
+    a = Float64Array.from(await t.weights.data()); // [H, L, L]
+    s = Float64Array.from(await t.scores.data()); // [H, L, L]
+  } finally {
+    tf.dispose([input, t.output, t.scores, t.weights]);
+  }
   let leak = 0;
   const heads = Array.from({ length: H }, (_, h) => {
     const ah = a.slice(h * L * L, (h + 1) * L * L);
@@ -72,12 +77,12 @@ function rowEntropy(a: Float64Array, i: number, L: number): number {
 }
 
 /** Inspect Transformer block `layer` on the samples: `inputs[s]` is the block's input h (L × d) for sample s. */
-export function inspectAttentionLayer(
+export async function inspectAttentionLayer(
   block: TransformerBlock,
   layer: number,
   inputs: readonly Mat[],
-): AttentionLayerReport {
-  const weights = blockWeights(block);
+): Promise<AttentionLayerReport> {
+  const weights = await blockWeights(block);
   const H = block.nHeads;
   const acc = Array.from({ length: H }, () => ({
     entropy: [] as number[],
@@ -93,7 +98,7 @@ export function inspectAttentionLayer(
   for (const h of inputs) {
     const u = mixerInput(h, weights, block.norm);
     const L = u.rows;
-    const tr = traceAttention(block, u);
+    const tr = await traceAttention(block, u);
     maxDiff = Math.max(maxDiff, tr.leak);
     const pos = new Array<number>(L).fill(0);
     tr.heads.forEach(({ a, s }, hd) => {

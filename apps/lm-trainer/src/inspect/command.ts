@@ -149,7 +149,7 @@ export async function runInspectPlan(plan: InspectPlan): Promise<number> {
       samples = windows.map((w) => ({ ids: w.ids, tokens: Array.from(w.ids, (id) => tokenLabel(tok, id)) }));
       input = `${windows.length} windows of ${windows[0]?.ids.length ?? 0} tokens of wiki.${split}, evenly spaced (token offsets ${windows.map((w) => w.start).join(', ')})`;
     }
-    const result = inspectModel(model, samples, { top: plan.top });
+    const result = await inspectModel(model, samples, { top: plan.top });
     const report = await writeInspectReport(plan.out, result, { command: plan.command, checkpoint: dir, input });
     process.stdout.write(`${[...summaryLines(result), `report: ${report}`].join('\n')}\n`);
     return 0;

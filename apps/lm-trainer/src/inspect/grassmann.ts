@@ -59,14 +59,19 @@ export interface MixingTrace {
  * pairs measured in float64 from that z: angles and areas of (z_{t−Δ}, z_t) and the principal angles between
  * consecutive pair-planes.
  */
-export function traceMixing(block: GrassmannBlock, u: Mat): MixingTrace {
+export async function traceMixing(block: GrassmannBlock, u: Mat): Promise<MixingTrace> {
   const L = u.rows;
   const d = u.cols;
   const { offsets, eps } = block;
   const input = tf.tensor3d(Float32Array.from(u.data), [1, L, d]); // [1, L, d]
   const t = grassmannMixingTrace(input, block.mixerWeights(), { offsets, eps, direction: 'causal' });
-  const tr = { z: matOf(t.z), g: matOf(t.g), alpha: matOf(t.alpha), hMix: matOf(t.output), pHat: t.pHat.map(matOf) };
-  tf.dispose([input, t.output, t.z, t.g, t.alpha, ...t.pHat]);
+  let tr: { z: Mat; g: Mat; alpha: Mat; hMix: Mat; pHat: Mat[] };
+  try {
+    const [z, g, alpha, hMix, ...pHat] = await Promise.all([t.z, t.g, t.alpha, t.output, ...t.pHat].map(matOf));
+    tr = { z: z as Mat, g: g as Mat, alpha: alpha as Mat, hMix: hMix as Mat, pHat };
+  } finally {
+    tf.dispose([input, t.output, t.z, t.g, t.alpha, ...t.pHat]);
+  }
   const { z, g, alpha, hMix } = tr;
   const r = z.cols;
   const traces: OffsetTrace[] = offsets.map((delta, o) => {
@@ -225,17 +230,18 @@ function span(tokens: readonly string[], i: number, j: number): string {
  * Inspect Grassmann block `layer` on the samples: `inputs[s]` is the block's input h (L × d) for sample s.
  * `top` largest flow steps are kept per offset.
  */
-export function inspectGrassmannLayer(
+export async function inspectGrassmannLayer(
   block: GrassmannBlock,
   layer: number,
   inputs: readonly Mat[],
   tokens: ReadonlyArray<readonly string[]>,
   top: number,
-): GrassmannLayerReport {
+): Promise<GrassmannLayerReport> {
   if (block.direction !== 'causal')
     throw new RangeError(`inspect: layer ${layer} mixes in both directions; only causal language models are supported`);
-  const weights = blockWeights(block);
-  const traces = inputs.map((h) => traceMixing(block, mixerInput(h, weights, block.norm)));
+  const weights = await blockWeights(block);
+  const traces: MixingTrace[] = [];
+  for (const h of inputs) traces.push(await traceMixing(block, mixerInput(h, weights, block.norm)));
   const maxDiff = Math.max(0, ...traces.flatMap((tr) => tr.offsets.map((o) => o.pHatDiff)));
   const perPosition = traces.map((tr) =>
     Array.from({ length: tr.alpha.rows }, (_, t) => {

@@ -36,11 +36,11 @@ export interface InspectOptions {
  * antiparallel weight per head for a Transformer. Each layer also reports a consistency check (check.maxAbsDiff):
  * p̂ against grassmann-math's plucker of the same z, or the attention weight on future keys.
  */
-export function inspectModel(
+export async function inspectModel(
   model: LanguageModel,
   samples: readonly InspectSample[],
   options: InspectOptions = {},
-): InspectResult {
+): Promise<InspectResult> {
   const lm = inspectableModel(model);
   const top = options.top ?? 5;
   if (samples.length === 0) throw new RangeError('inspect: no samples to inspect');
@@ -53,7 +53,9 @@ export function inspectModel(
     if (s.tokens.length !== s.ids.length)
       throw new RangeError(`inspect: sample ${k} has ${s.ids.length} ids but ${s.tokens.length} token labels`);
   }
-  const inputs: Mat[][] = samples.map((s) => blockInputs(lm, s.ids)); // [sample][layer]
+  // Values are read with `await data()` (dataSync throws on webgpu under Node), one sample and layer at a time.
+  const inputs: Mat[][] = []; // [sample][layer]
+  for (const s of samples) inputs.push(await blockInputs(lm, s.ids));
   const perLayer = (i: number) => inputs.map((x) => x[i] as Mat);
   const result: InspectResult = {
     format: 'grassflow-lm-inspect',
@@ -62,23 +64,22 @@ export function inspectModel(
     samples: samples.map((s) => ({ ids: Array.from(s.ids), tokens: [...s.tokens] })),
   };
   if (lm.config.kind === 'grassmann') {
-    result.grassmann = lm.blocks.map((block, i) => {
+    const layers: GrassmannLayerReport[] = [];
+    for (const [i, block] of lm.blocks.entries()) {
       if (!(block instanceof GrassmannBlock))
         throw new TypeError(`inspect: block ${i} of a Grassmann model is a ${block.getClassName()}`);
-      return inspectGrassmannLayer(
-        block,
-        i,
-        perLayer(i),
-        samples.map((s) => s.tokens),
-        top,
-      );
-    });
+      const tokens = samples.map((s) => s.tokens);
+      layers.push(await inspectGrassmannLayer(block, i, perLayer(i), tokens, top));
+    }
+    result.grassmann = layers;
   } else {
-    result.attention = lm.blocks.map((block, i) => {
+    const layers: AttentionLayerReport[] = [];
+    for (const [i, block] of lm.blocks.entries()) {
       if (!(block instanceof TransformerBlock))
         throw new TypeError(`inspect: block ${i} of a Transformer model is a ${block.getClassName()}`);
-      return inspectAttentionLayer(block, i, perLayer(i));
-    });
+      layers.push(await inspectAttentionLayer(block, i, perLayer(i)));
+    }
+    result.attention = layers;
   }
   return result;
 }

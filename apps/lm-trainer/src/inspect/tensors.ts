@@ -22,11 +22,11 @@ export function inspectableModel(model: LanguageModel): TiedEmbeddingLM {
   return model;
 }
 
-/** A [1, L, d] or [L, d] tensor as an L × d float64 matrix. */
-export function matOf(t: tf.Tensor): Mat {
+/** A [1, L, d] or [L, d] tensor as an L × d float64 matrix (read with `await data()`: dataSync throws on webgpu). */
+export async function matOf(t: tf.Tensor): Promise<Mat> {
   const shape = t.shape;
   const cols = shape[shape.length - 1] as number;
-  const data = Float64Array.from(t.dataSync());
+  const data = Float64Array.from(await t.data());
   return { rows: data.length / cols, cols, data };
 }
 
@@ -39,25 +39,28 @@ export function row(m: Mat, i: number): Float64Array {
  * The input of every block for one sequence of ids (no dropout): x_0 = tok_emb[ids] + pos_emb[t],
  * x_{i+1} = Block_i(x_i), each L × d. Runs the model's own tfjs layers; only the results are float64.
  */
-export function blockInputs(model: TiedEmbeddingLM, ids: Int32Array): Mat[] {
+export async function blockInputs(model: TiedEmbeddingLM, ids: Int32Array): Promise<Mat[]> {
   const out: Mat[] = [];
   let x = tf.tidy(() => model.embed(tf.tensor2d(ids, [1, ids.length], 'int32'))); // [1, L, d]
-  for (const block of model.blocks) {
-    out.push(matOf(x));
-    const next = tf.tidy(() => block.apply(x, { training: false }) as tf.Tensor3D); // [1, L, d]
+  try {
+    for (const block of model.blocks) {
+      out.push(await matOf(x));
+      const next = tf.tidy(() => block.apply(x, { training: false }) as tf.Tensor3D); // [1, L, d]
+      x.dispose();
+      x = next;
+    }
+  } finally {
     x.dispose();
-    x = next;
   }
-  x.dispose();
   return out;
 }
 
 /** A block's parameters by PyTorch name (relative to the block), in the internal layout (linear weights [in, out]). */
-export function blockWeights(block: ParamLayer): Map<string, Mat> {
+export async function blockWeights(block: ParamLayer): Promise<Map<string, Mat>> {
   const out = new Map<string, Mat>();
   for (const p of block.namedParams()) {
     const s = p.variable.shape;
-    const data = Float64Array.from(p.variable.dataSync());
+    const data = Float64Array.from(await p.variable.data());
     out.set(p.name, s.length === 2 ? { rows: s[0], cols: s[1], data } : { rows: 1, cols: data.length, data });
   }
   return out;
@@ -113,8 +116,8 @@ export function mixerInput(h: Mat, weights: Map<string, Mat>, norm: 'post' | 'pr
 }
 
 /** Largest |a_i − b_i| between a float64 matrix and a tensor of the same size. */
-export function maxAbsDiff(a: Mat, b: tf.Tensor): number {
-  const v = b.dataSync();
+export async function maxAbsDiff(a: Mat, b: tf.Tensor): Promise<number> {
+  const v = await b.data();
   if (v.length !== a.data.length) throw new RangeError(`maxAbsDiff: ${a.data.length} vs ${v.length} values`);
   let m = 0;
   for (let i = 0; i < v.length; i++) m = Math.max(m, Math.abs((a.data[i] as number) - (v[i] as number)));

@@ -108,17 +108,28 @@ export function addScores(a: MaskedScore, b: MaskedScore): MaskedScore {
   };
 }
 
-/** Score `model` on held-out sequences 0 .. n − 1 of `task`, `batch` rows per forward pass. */
-export function scoreModel(model: LanguageModel, task: SyntheticTask, n: number, batch = 64): MaskedScore {
+/**
+ * Score `model` on held-out sequences 0 .. n − 1 of `task`, `batch` rows per forward pass. The logits are read with
+ * `await data()` (dataSync throws on webgpu under Node).
+ */
+export async function scoreModel(
+  model: LanguageModel,
+  task: SyntheticTask,
+  n: number,
+  batch = 64,
+): Promise<MaskedScore> {
   let total: MaskedScore = { correct: 0, determined: 0, sequences: 0, solved: 0 };
   for (let first = 0; first < n; first += batch) {
     const rows = Math.min(batch, n - first);
     const b = task.batch(first, rows);
     const [B, L] = b.shape;
     const logits = tf.tidy(() => model.apply(tf.tensor2d(b.x, [B, L], 'int32'), { training: false })); // [B, L, V]
-    const values = logits.dataSync() as Float32Array;
-    total = addScores(total, scoreLogits(values, [B, L, logits.shape[2]], b.y, b.mask));
-    logits.dispose();
+    try {
+      const values = (await logits.data()) as Float32Array;
+      total = addScores(total, scoreLogits(values, [B, L, logits.shape[2]], b.y, b.mask));
+    } finally {
+      logits.dispose();
+    }
   }
   return total;
 }
@@ -203,7 +214,7 @@ export async function runRung(spec: RungSpec, opts: { shouldStop?: () => boolean
     }
     const trainSeconds = (performance.now() - t0) / 1000;
     const t1 = performance.now();
-    const score = scoreModel(model, heldOut, spec.evalSeqs);
+    const score = await scoreModel(model, heldOut, spec.evalSeqs);
     return {
       level: spec.level,
       model: spec.model,
