@@ -13,13 +13,15 @@ import {
   WEBGPU_INSTALL,
   type WebgpuAdapterInfo,
 } from './webgpu-node.js';
+import {
+  BACKEND_NAMES,
+  BackendUnavailableError,
+  wasmThreadsNote,
+  type BackendInfo,
+  type BackendName,
+} from './backend-info.js';
 
-/**
- * Backends this package can select, in automatic order. 'webgpu' is taken automatically only on a real
- * (non-fallback) adapter; a software one (Mesa's lavapipe) only when asked for by name.
- */
-export const BACKEND_NAMES = ['tensorflow-gpu', 'webgpu', 'tensorflow', 'wasm', 'cpu'] as const;
-export type BackendName = (typeof BACKEND_NAMES)[number];
+export { BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote, type BackendInfo, type BackendName };
 
 export interface InitBackendOptions {
   /** Force one backend; default: GRASSFLOW_BACKEND, else the first that loads in BACKEND_NAMES order. */
@@ -29,37 +31,6 @@ export interface InitBackendOptions {
    * Under Node, initBackend starts tfjs-backend-wasm's threaded SIMD build itself (see wasm-node-threads.ts).
    */
   threads?: number;
-}
-
-/** What was selected, for apps to print. */
-export interface BackendInfo {
-  /** This package's name of the backend. */
-  name: BackendName;
-  /** The tfjs backend now active (tf.getBackend()): 'tensorflow', 'webgpu', 'wasm' or 'cpu'. */
-  tfBackend: string;
-  /** webgpu: the adapter (fallback: a software one such as lavapipe, correct but slow). */
-  adapter?: WebgpuAdapterInfo;
-  /** wasm: whether the SIMD binary is in use. */
-  simd?: boolean;
-  /** wasm: threads in use. */
-  threads?: number;
-  /** wasm: why fewer threads run than were asked for (also printed once as a warning); absent when all run. */
-  threadsNote?: string;
-  /** tfjs-core version of the layers' tf instance. */
-  tfjsCore: string;
-  /** Backends tried before this one and why each did not load (automatic selection only). */
-  skipped: Array<{ name: BackendName; reason: string }>;
-}
-
-/** A backend that was asked for and cannot be used; the message says why and what to do. */
-export class BackendUnavailableError extends Error {
-  constructor(
-    readonly backend: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'BackendUnavailableError';
-  }
 }
 
 const NODE_MODULES: Record<'tensorflow-gpu' | 'tensorflow', string> = {
@@ -119,20 +90,6 @@ async function loadNode(name: 'tensorflow-gpu' | 'tensorflow'): Promise<void> {
   if (!(await tf.setBackend('tensorflow'))) {
     throw new BackendUnavailableError(name, `${specifier} loaded, but its 'tensorflow' backend failed to initialise`);
   }
-}
-
-/**
- * Why a thread pool of `got` threads runs where `requested` were asked for; undefined when nothing was asked for
- * or all run. `unavailable`: why the threaded build is not in use (see {@link nodeWasmThreadsUnavailable}); it is
- * the reason when one thread runs. Otherwise the pool is capped at the machine's cores (at most 8).
- */
-export function wasmThreadsNote(requested: number | undefined, got: number, unavailable?: string): string | undefined {
-  if (requested === undefined || got >= requested) return undefined;
-  const why =
-    got === 1 && unavailable !== undefined
-      ? `@tensorflow/tfjs-backend-wasm runs single-threaded here: ${unavailable}`
-      : 'the thread pool is capped at the cores of this machine (at most 8)';
-  return `wasm runs ${got} thread${got === 1 ? '' : 's'} where ${requested} were asked for: ${why}`;
 }
 
 let warnedThreads = false;

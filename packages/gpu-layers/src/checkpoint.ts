@@ -13,13 +13,12 @@ import {
   saveCheckpointFolder,
   type CheckpointConfigFile as CheckpointConfigFileOf,
   type CheckpointJson,
-  type CheckpointTensor,
   type FileSystemOps,
   type SafetensorsDType,
   type SafetensorsTensorInput,
 } from '@grassflow/checkpoints';
 import { validateModelConfig, type ModelConfig } from './shared/config.js';
-import { createModel } from './create-model.js';
+import { checkpointModelLoader } from './checkpoint-model.js';
 import type { LanguageModel } from './shared/language-model.js';
 import type { GrassmannLM } from './grassmann/lm.js';
 import type { TransformerLM } from './transformer/lm.js';
@@ -83,11 +82,6 @@ const TF_TO_SAFETENSORS: Partial<Record<tf.DataType, SafetensorsDType>> = {
   float32: 'F32',
   int32: 'I32',
   bool: 'BOOL',
-};
-const SAFETENSORS_TO_TF: Partial<Record<SafetensorsDType, tf.DataType>> = {
-  F32: 'float32',
-  I32: 'int32',
-  BOOL: 'bool',
 };
 
 /** Reads tensors to little-endian safetensors inputs (float32 → F32, int32 → I32, bool → BOOL). */
@@ -166,52 +160,16 @@ export async function saveCheckpoint(
   });
 }
 
-/** The config fields named when the weights do not match config.json. */
-function describeConfig(config: ModelConfig): string {
-  return (
-    `kind=${config.kind} vocabSize=${config.vocabSize} dModel=${config.dModel} nLayers=${config.nLayers} ` +
-    `dFF=${config.dFF} maxLen=${config.maxLen} ${config.kind === 'grassmann' ? `r=${config.r}` : `nHeads=${config.nHeads}`} ` +
-    `norm=${config.norm}`
-  );
-}
-
-/** A checkpoint tensor as a tf tensor of its dtype (F32 → float32, I32 → int32, BOOL → bool). */
-function toTensor(t: CheckpointTensor): tf.Tensor {
-  return tf.tensor(t.data, [...t.shape], SAFETENSORS_TO_TF[t.dtype]);
-}
-
 /**
  * Loads the checkpoint folder `dir`: validates config.json, builds the model it describes, checks
  * every tensor name, dtype and shape of model.safetensors against it (first mismatch reported) and
  * the recorded file sizes and SHA-256s, then assigns the weights. Errors are `CheckpointError`s.
  */
 export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedCheckpoint> {
-  const built: { model?: GrassmannLM | TransformerLM } = {}; // set when the config is valid, disposed on any failure
-  const extraTensors = new Map<string, tf.Tensor>();
+  const loader = checkpointModelLoader(options.verifyChecksums ?? true);
   try {
-    const loaded = await loadCheckpointFolder<ModelConfig>(dir, {
-      verifyChecksums: options.verifyChecksums ?? true,
-      parseModel: validateModelConfig,
-      reader: '@grassflow/gpu-layers',
-      describeModel: describeConfig,
-      expectedTensors: (config) => {
-        built.model = createModel(config);
-        const expected = built.model.stateDict();
-        const shapes = new Map([...expected].map(([name, t]) => [name, t.shape] as const));
-        for (const t of expected.values()) t.dispose();
-        return shapes;
-      },
-    });
-    const model = built.model;
-    if (model === undefined) throw new Error('loadCheckpointFolder did not ask for the expected tensors');
-    const dict = new Map<string, tf.Tensor>();
-    try {
-      for (const [name, w] of loaded.tensors) dict.set(name, tf.tensor(w.data, [...w.shape], 'float32'));
-      model.loadStateDict(dict);
-    } finally {
-      for (const t of dict.values()) t.dispose();
-    }
-    for (const [name, t] of loaded.extraTensors) extraTensors.set(name, toTensor(t));
+    const loaded = await loadCheckpointFolder<ModelConfig>(dir, loader.options);
+    const { model, extraTensors } = loader.finish(loaded);
     return {
       model,
       config: loaded.model,
@@ -222,8 +180,7 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
       formatVersion: loaded.formatVersion,
     };
   } catch (error) {
-    built.model?.dispose();
-    for (const t of extraTensors.values()) t.dispose();
+    loader.discard();
     throw error;
   }
 }

@@ -1,126 +1,57 @@
-// Sampling from a language model: temperature and top-k, deterministic for a seed, by incremental decoding.
-import * as tf from '@tensorflow/tfjs-core';
-import { createDecoder, TiedEmbeddingLM, type LanguageModel } from '@grassflow/gpu-layers';
+// Sampling from a language model for `grassflow-lm generate`: @grassflow/gpu-layers' sampler (temperature, top-k,
+// incremental decoding) on the seeded stream of a TrainingRng, with the command's flag names in its errors.
+import {
+  sampleIds,
+  sampleIdsFullForward,
+  sampleToken as sampleFrom,
+  type LanguageModel,
+  type SamplingOptions,
+} from '@grassflow/gpu-layers';
 import { TrainingRng, UsageError } from '@grassflow/training';
 
-export interface SampleOptions {
+export interface SampleOptions extends SamplingOptions {
   maxTokens: number;
-  /** 0: greedy (argmax); otherwise logits / temperature. */
   temperature: number;
-  /** Keep the k most likely tokens (0: all). */
   topK: number;
   seed: number;
-  /**
-   * Tokens kept when the positional table is full (1 … maxLen, default maxLen): decoding restarts from the last
-   * `slideKeep` tokens. maxLen reproduces the full-forward sampler exactly (every token from then on re-reads the
-   * last maxLen tokens, one full pass each); a smaller value re-primes once every maxLen − slideKeep + 1 tokens.
-   */
   slideKeep?: number;
 }
 
-/** Pick one token from logits [V] (float64 softmax over the top k of logits/T; ties broken by lower id). */
+/** Pick one token from logits [V] (gpu-layers' sampleToken). */
 export function sampleToken(
   logits: Float32Array,
   opts: Pick<SampleOptions, 'temperature' | 'topK'>,
   rng: TrainingRng,
 ): number {
-  const V = logits.length;
-  if (opts.temperature === 0) {
-    let best = 0;
-    for (let i = 1; i < V; i++) if ((logits[i] as number) > (logits[best] as number)) best = i;
-    return best;
-  }
-  let ids = Array.from({ length: V }, (_, i) => i);
-  if (opts.topK > 0 && opts.topK < V) {
-    ids.sort((a, b) => (logits[b] as number) - (logits[a] as number) || a - b);
-    ids = ids.slice(0, opts.topK);
-  }
-  const max = Math.max(...ids.map((i) => logits[i] as number));
-  const w = ids.map((i) => Math.exp(((logits[i] as number) - max) / opts.temperature));
-  const total = w.reduce((a, b) => a + b, 0);
-  let u = rng.nextFloat() * total;
-  for (let k = 0; k < ids.length; k++) {
-    u -= w[k] as number;
-    if (u < 0) return ids[k] as number;
-  }
-  return ids[ids.length - 1] as number;
+  return sampleFrom(logits, opts, rng);
 }
 
-/**
- * Values of logits [1, V] as a Float32Array, read asynchronously (dataSync throws on webgpu under Node); the tensor
- * is disposed.
- */
-async function takeRow(logits: tf.Tensor2D): Promise<Float32Array> {
-  try {
-    return (await logits.data()) as Float32Array;
-  } finally {
-    logits.dispose();
-  }
-}
-
-/**
- * The reference sampler: for each new token, the full forward pass over the last ≤ maxLen tokens, sampling from
- * the last position's logits. O(L) work per layer and token for Grassmann, O(L²) for attention; kept to check
- * {@link generateIds} and as the baseline of `grassflow-lm bench --generate`.
- */
-export async function generateIdsFullForward(
-  model: LanguageModel,
-  prompt: Int32Array,
-  opts: SampleOptions,
-): Promise<Int32Array> {
+function checkFlags(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): void {
   if (prompt.length === 0) throw new UsageError('the prompt encodes to no tokens: give a non-empty --prompt', 'prompt');
-  const rng = new TrainingRng(opts.seed);
-  const ids = Array.from(prompt);
-  const maxLen = model.config.maxLen;
-  for (let n = 0; n < opts.maxTokens; n++) {
-    const ctx = ids.slice(-maxLen);
-    const last = tf.tidy(() => {
-      const logits = model.apply(tf.tensor2d(ctx, [1, ctx.length], 'int32'), { training: false }); // [1, L, V]
-      return tf.reshape<tf.Rank.R2>(tf.slice(logits, [0, ctx.length - 1, 0], [1, 1, -1]), [1, -1]); // [1, V]
-    });
-    ids.push(sampleToken(await takeRow(last), opts, rng));
-  }
-  return Int32Array.from(ids.slice(prompt.length));
-}
-
-/**
- * Continue `prompt` by `maxTokens` tokens with incremental decoding: the prompt (its last maxLen tokens) is
- * primed in one pass, then each token is one decoder step (GrassmannLM: constant work and memory per token;
- * TransformerLM: a key/value cache). Same seed → the same tokens as {@link generateIdsFullForward} (up to float
- * rounding in the logits) as long as prompt + output fit in maxLen, and beyond that too with the default
- * `slideKeep`. When the positional table is full, decoding restarts from the last `slideKeep` tokens (positions
- * are absolute, so the state cannot simply slide). A model that is not a GrassmannLM/TransformerLM falls back
- * to the full-forward sampler.
- */
-export async function generateIds(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): Promise<Int32Array> {
-  if (prompt.length === 0) throw new UsageError('the prompt encodes to no tokens: give a non-empty --prompt', 'prompt');
-  if (opts.maxTokens <= 0) return new Int32Array(0);
-  if (!(model instanceof TiedEmbeddingLM)) return generateIdsFullForward(model, prompt, opts);
   const maxLen = model.config.maxLen;
   const keep = opts.slideKeep ?? maxLen;
   if (!Number.isInteger(keep) || keep < 1 || keep > maxLen) {
     throw new UsageError(`--slide-keep must be an integer in [1, maxLen = ${maxLen}], got ${keep}`, 'slide-keep');
   }
-  const rng = new TrainingRng(opts.seed);
-  const ids = Array.from(prompt);
-  const decoder = createDecoder(model, { batch: 1 });
-  const prime = (ctx: number[]): tf.Tensor2D =>
-    tf.tidy(() => decoder.prime(tf.tensor2d(ctx, [1, ctx.length], 'int32'))); // [1, V]
-  try {
-    let logits = prime(ids.slice(-maxLen));
-    for (let n = 0; ; n++) {
-      const next = sampleToken(await takeRow(logits), opts, rng);
-      ids.push(next);
-      if (n + 1 >= opts.maxTokens) break;
-      if (decoder.position < maxLen) {
-        logits = decoder.step([next]);
-      } else {
-        decoder.reset();
-        logits = prime(ids.slice(-keep));
-      }
-    }
-  } finally {
-    decoder.dispose();
-  }
-  return Int32Array.from(ids.slice(prompt.length));
+}
+
+/** The reference sampler (one full forward pass per token): gpu-layers' sampleIdsFullForward with the seed's stream. */
+export async function generateIdsFullForward(
+  model: LanguageModel,
+  prompt: Int32Array,
+  opts: SampleOptions,
+): Promise<Int32Array> {
+  checkFlags(model, prompt, opts);
+  return sampleIdsFullForward(model, prompt, opts, new TrainingRng(opts.seed));
+}
+
+/**
+ * Continue `prompt` by `maxTokens` tokens with incremental decoding (gpu-layers' sampleIds, the stream of
+ * `new TrainingRng(seed)`): same seed → the same tokens as {@link generateIdsFullForward}, and as the playground page.
+ */
+export async function generateIds(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): Promise<Int32Array> {
+  checkFlags(model, prompt, opts);
+  const out: number[] = [];
+  for await (const id of sampleIds(model, prompt, opts, new TrainingRng(opts.seed))) out.push(id);
+  return Int32Array.from(out);
 }

@@ -1,0 +1,45 @@
+// @grassflow/gpu-layers in browsers (the package's "browser" export condition): everything of the Node entry that
+// needs no file system or native module — layers, models, decoding and sampling, checkpoints from bytes — and a
+// browser backend selection (webgpu → wasm with threads where cross-origin isolated → cpu). Checkpoint folders on
+// disk, weight files, tfjs-node and Dawn are in the Node entry only.
+export * from './common.js';
+export {
+  initBackend,
+  BROWSER_BACKEND_NAMES,
+  WASM_FILES,
+  type BrowserBackendInfo,
+  type BrowserBackendName,
+  type BrowserInitBackendOptions,
+  type WasmFileName,
+} from './backend-browser.js';
+export { BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } from './backend-info.js';
+export type { BackendName, BackendInfo } from './backend-info.js';
+export type { WebgpuAdapterInfo } from './webgpu-node.js';
+export type { CheckpointConfigFile, LoadCheckpointOptions } from './checkpoint.js';
+export {
+  CHECKPOINT_FILES,
+  CHECKPOINT_FORMAT,
+  CHECKPOINT_FORMAT_VERSION,
+  CheckpointError,
+  encodeSafetensors,
+  readSafetensors,
+  readSafetensorsHeader,
+  safetensorsValues,
+  serializeSafetensors,
+  SAFETENSORS_DTYPE_SIZES,
+  SAFETENSORS_MAX_HEADER_BYTES,
+  SafetensorsError,
+  type CheckpointErrorCode,
+  type CheckpointFileRecord,
+  type CheckpointJson,
+  type SafetensorsContents,
+  type SafetensorsData,
+  type SafetensorsDType,
+  type SafetensorsErrorCode,
+  type SafetensorsHeader,
+  type SafetensorsTensor,
+  type SafetensorsTensorInfo,
+  type SafetensorsTensorInput,
+  type SafetensorsTensorInputs,
+  type SafetensorsTensorLike,
+} from '@grassflow/checkpoints';

@@ -1,0 +1,96 @@
+// What @grassflow/gpu-layers offers in every JavaScript runtime (its Node and browser entries both export it): ops,
+// losses, configs, the Grassmann mixing and attention, layers, models, decoding and sampling, checkpoints from bytes.
+import './wasm-kernels.js';
+
+export { registerWasmTrainingKernels } from './wasm-kernels.js';
+export {
+  matmul,
+  matmulConst,
+  tiedHead,
+  transposeLast,
+  linear,
+  layerNorm,
+  gelu,
+  dropout,
+  embeddingLookup,
+  sumTensors,
+} from './shared/ops.js';
+export { crossEntropy, lmLoss, tokenNll, logSumExp } from './shared/loss.js';
+export { AdaptiveSoftmaxHead, frequencyOrder } from './shared/adaptive-head.js';
+export { chunkedLmLoss, type ChunkedLmLossOptions } from './shared/chunked-loss.js';
+export {
+  validateModelConfig,
+  ModelConfigError,
+  offsetSchedule,
+  PRESETS,
+  PRESET_NAMES,
+  MODEL_DEFAULTS,
+  preset,
+  pluckerDim,
+  countParams,
+  adaptiveHeadShapes,
+  OPTIONAL_DEFAULTS,
+  ADAPTIVE_HEAD_DEFAULTS,
+} from './shared/config.js';
+export type {
+  ModelConfig,
+  ModelConfigInput,
+  GrassmannConfig,
+  TransformerConfig,
+  FullModelConfig,
+  PresetName,
+} from './shared/config.js';
+export {
+  grassmannMixing,
+  grassmannMixingTrace,
+  grassmannMixingStep,
+  pluckerPairs,
+  pluckerSelection,
+  pluckerColumns,
+  pairCounts,
+} from './grassmann/mixing.js';
+export type {
+  GrassmannGate,
+  GrassmannMixingWeights,
+  GrassmannMixingOptions,
+  GrassmannMixingPast,
+  GrassmannMixingTrace,
+} from './grassmann/mixing.js';
+export {
+  causalAttention,
+  attentionWithCache,
+  attentionTrace,
+  attentionWeights,
+  causalMask,
+} from './transformer/attention.js';
+export type {
+  AttentionWeights,
+  AttentionOptions,
+  AttentionCache,
+  AttentionTrace,
+  EaEps,
+} from './transformer/attention.js';
+export { ParamLayer, INIT_STD, tfjsSeed } from './shared/param-layer.js';
+export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './shared/param-layer.js';
+export { CausalGrassmannMixing } from './grassmann/mixing-layer.js';
+export type { CausalGrassmannMixingArgs } from './grassmann/mixing-layer.js';
+export { GrassmannBlock } from './grassmann/block.js';
+export type { GrassmannBlockArgs } from './grassmann/block.js';
+export { TransformerBlock } from './transformer/block.js';
+export type { TransformerBlockArgs } from './transformer/block.js';
+export { TiedEmbeddingLM, StateDictError, checkTokenIds } from './shared/language-model.js';
+export type { LanguageModel, ForwardOptions, CreateModelOptions } from './shared/language-model.js';
+export { GrassmannLM } from './grassmann/lm.js';
+export { TransformerLM } from './transformer/lm.js';
+export { createModel } from './create-model.js';
+export { createDecoder, Decoder, DecoderError } from './decoding/decoder.js';
+export type { DecoderOptions, DecoderErrorCode, DecoderStateKind } from './decoding/decoder.js';
+export { sampleToken, sampleIds, sampleIdsFullForward } from './decoding/sampling.js';
+export type { SamplingOptions, UniformStream } from './decoding/sampling.js';
+export { loadCheckpointFromBytes, type LoadedCheckpointBytes } from './checkpoint-bytes.js';
+export {
+  checkpointBytesFromFiles,
+  fetchCheckpointBytes,
+  type CheckpointBytes,
+  type CheckpointFileLike,
+} from '@grassflow/checkpoints';

@@ -1,0 +1,147 @@
+// Sampling from a language model: temperature and top-k, deterministic for a random stream, by incremental decoding.
+import * as tf from '@tensorflow/tfjs-core';
+import { checkTokenIds, TiedEmbeddingLM, type LanguageModel } from '../shared/language-model.js';
+import { createDecoder, DecoderError } from './decoder.js';
+
+/** How to sample. */
+export interface SamplingOptions {
+  /** Tokens to generate. */
+  readonly maxTokens: number;
+  /** 0: greedy (argmax); otherwise softmax(logits / temperature). */
+  readonly temperature: number;
+  /** Keep the k most likely tokens (0: all). */
+  readonly topK: number;
+  /**
+   * Tokens kept when the positional table is full (1 … maxLen, default maxLen): decoding restarts from the last
+   * `slideKeep` tokens. maxLen reproduces the full-forward sampler exactly (every token from then on re-reads the
+   * last maxLen tokens, one full pass each); a smaller value re-primes once every maxLen − slideKeep + 1 tokens.
+   */
+  readonly slideKeep?: number;
+}
+
+/** A uniform random stream in [0, 1): `new Prng(seed)` of @grassflow/datasets (what grassflow-lm generate uses). */
+export interface UniformStream {
+  nextFloat(): number;
+}
+
+/**
+ * Picks one token from logits [V]: float64 softmax over the top k of logits / T (ties broken by lower id), one
+ * draw u ~ U[0, 1) of `rng` scaled by the total weight, walked down the ids; T = 0 is argmax (no draw).
+ */
+export function sampleToken(
+  logits: Float32Array,
+  opts: Pick<SamplingOptions, 'temperature' | 'topK'>,
+  rng: UniformStream,
+): number {
+  const V = logits.length;
+  if (opts.temperature === 0) {
+    let best = 0;
+    for (let i = 1; i < V; i++) if ((logits[i] as number) > (logits[best] as number)) best = i;
+    return best;
+  }
+  let ids = Array.from({ length: V }, (_, i) => i);
+  if (opts.topK > 0 && opts.topK < V) {
+    ids.sort((a, b) => (logits[b] as number) - (logits[a] as number) || a - b);
+    ids = ids.slice(0, opts.topK);
+  }
+  const max = Math.max(...ids.map((i) => logits[i] as number));
+  const w = ids.map((i) => Math.exp(((logits[i] as number) - max) / opts.temperature));
+  const total = w.reduce((a, b) => a + b, 0);
+  let u = rng.nextFloat() * total;
+  for (let k = 0; k < ids.length; k++) {
+    u -= w[k] as number;
+    if (u < 0) return ids[k] as number;
+  }
+  return ids[ids.length - 1] as number;
+}
+
+/**
+ * Values of logits [1, V] as a Float32Array, read asynchronously (dataSync throws on webgpu under Node and blocks a
+ * browser's main thread); the tensor is disposed.
+ */
+async function takeRow(logits: tf.Tensor2D): Promise<Float32Array> {
+  try {
+    return (await logits.data()) as Float32Array;
+  } finally {
+    logits.dispose();
+  }
+}
+
+function checkPrompt(prompt: Int32Array, model: LanguageModel): void {
+  if (prompt.length === 0) throw new DecoderError('BAD_INPUT', 'the prompt has no tokens: give at least one token id');
+  checkTokenIds(prompt, model.config.vocabSize);
+}
+
+/**
+ * The reference sampler: for each new token, the full forward pass over the last ≤ maxLen tokens, sampling from the
+ * last position's logits. O(L) work per layer and token for Grassmann, O(L²) for attention; kept to check
+ * {@link sampleIds} and as the baseline of `grassflow-lm bench --generate`.
+ */
+export async function sampleIdsFullForward(
+  model: LanguageModel,
+  prompt: Int32Array,
+  opts: SamplingOptions,
+  rng: UniformStream,
+): Promise<Int32Array> {
+  checkPrompt(prompt, model);
+  const ids = Array.from(prompt);
+  const maxLen = model.config.maxLen;
+  for (let n = 0; n < opts.maxTokens; n++) {
+    const ctx = ids.slice(-maxLen);
+    const last = tf.tidy(() => {
+      const logits = model.apply(tf.tensor2d(ctx, [1, ctx.length], 'int32'), { training: false }); // [1, L, V]
+      return tf.reshape<tf.Rank.R2>(tf.slice(logits, [0, ctx.length - 1, 0], [1, 1, -1]), [1, -1]); // [1, V]
+    });
+    ids.push(sampleToken(await takeRow(last), opts, rng));
+  }
+  return Int32Array.from(ids.slice(prompt.length));
+}
+
+/**
+ * Continues `prompt` by `maxTokens` tokens with incremental decoding, yielding each token id as it is sampled: the
+ * prompt (its last maxLen tokens) is primed in one pass, then each token is one decoder step (GrassmannLM: constant
+ * work and memory per token; TransformerLM: a key/value cache). The same stream gives the same tokens as
+ * {@link sampleIdsFullForward} (up to float rounding in the logits) as long as prompt + output fit in maxLen, and
+ * beyond that too with the default `slideKeep`. When the positional table is full, decoding restarts from the last
+ * `slideKeep` tokens (positions are absolute, so the state cannot simply slide). A model that is not a
+ * GrassmannLM/TransformerLM falls back to the full-forward sampler. Stopping the iteration early frees the decoder.
+ */
+export async function* sampleIds(
+  model: LanguageModel,
+  prompt: Int32Array,
+  opts: SamplingOptions,
+  rng: UniformStream,
+): AsyncGenerator<number, void, undefined> {
+  checkPrompt(prompt, model);
+  if (opts.maxTokens <= 0) return;
+  if (!(model instanceof TiedEmbeddingLM)) {
+    yield* await sampleIdsFullForward(model, prompt, opts, rng);
+    return;
+  }
+  const maxLen = model.config.maxLen;
+  const keep = opts.slideKeep ?? maxLen;
+  if (!Number.isInteger(keep) || keep < 1 || keep > maxLen) {
+    throw new DecoderError('BAD_INPUT', `slideKeep must be an integer in [1, maxLen = ${maxLen}], got ${keep}`);
+  }
+  const ids = Array.from(prompt);
+  const decoder = createDecoder(model, { batch: 1 });
+  const prime = (ctx: number[]): tf.Tensor2D =>
+    tf.tidy(() => decoder.prime(tf.tensor2d(ctx, [1, ctx.length], 'int32'))); // [1, V]
+  try {
+    let logits = prime(ids.slice(-maxLen));
+    for (let n = 0; ; n++) {
+      const next = sampleToken(await takeRow(logits), opts, rng);
+      ids.push(next);
+      yield next;
+      if (n + 1 >= opts.maxTokens) break;
+      if (decoder.position < maxLen) {
+        logits = decoder.step([next]);
+      } else {
+        decoder.reset();
+        logits = prime(ids.slice(-keep));
+      }
+    }
+  } finally {
+    decoder.dispose();
+  }
+}
