@@ -1,3 +1,4 @@
 import { libraryTsup } from '../../tooling/tsup.mjs';
 
-export default libraryTsup();
+// src/browser.ts: the "browser" export condition (the pure-TypeScript WordPiece, no native binding).
+export default libraryTsup({ entry: ['src/browser.ts'] });

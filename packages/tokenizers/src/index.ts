@@ -11,3 +11,4 @@ export type {
 } from './wordpiece-options';
 export { packBatch, type PackedBatch } from './pack-batch';
 export { WordLevelTokenizer, EOS, UNK } from './word-level-tokenizer';
+export { PureWordPieceTokenizer, type PureWordPieceEncoding, type PureWordPieceOptions } from './wordpiece-pure';
