@@ -1,3 +1,4 @@
 import { libraryTsup } from '../../tooling/tsup.mjs';
 
-export default libraryTsup();
+// src/prng.ts: `@grassflow/datasets/prng`, the seeded stream alone (no node: modules), for browsers.
+export default libraryTsup({ entry: ['src/prng.ts'] });

@@ -1,4 +1,5 @@
-// A small seeded PRNG (SplitMix32 seeding + xoshiro128**) with an exportable state, and seeded shuffles.
+// A small seeded PRNG (SplitMix32 seeding + xoshiro128**) with an exportable state, and seeded shuffles. No imports:
+// it is also `@grassflow/datasets/prng`, which browsers load without the rest of the package.
 
 /** Serializable PRNG state: four unsigned 32-bit words. */
 export type PrngState = readonly [number, number, number, number];
