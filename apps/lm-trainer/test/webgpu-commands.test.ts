@@ -12,6 +12,7 @@ import { BackendUnavailableError, createModel, initBackend, preset, saveCheckpoi
 import type { GenerateBenchRow } from '../src/bench/generate';
 import { formatTrainBench, type TrainBenchResult } from '../src/bench/train';
 import { inspectCommand } from '../src/inspect/command';
+import type { ScalingResult } from '../src/bench/scaling-report';
 import type { LadderResults } from '../src/ladder/report';
 import { cli, DATA_DIR, tmp } from './helpers';
 
@@ -186,5 +187,24 @@ describe.skipIf(skip)('commands with --backend webgpu (tiny)', () => {
       expect(text.stderr).toMatch(/^grassmann context 4: [\d.]+ tokens\/s \(software rendering\), \d+ state bytes$/m);
       expect(text.stdout).toMatch(/^software rendering: a fallback WebGPU adapter/m);
     }
+  });
+
+  it('bench --scaling: every point runs on webgpu; scaling.json and scaling.md label software rendering', () => {
+    expect(missing).toBeUndefined();
+    const out = join(tmp(), 'scaling');
+    const r = cli([
+      ...['bench', '--scaling', '--models', 'grassmann,transformer-dpa', '--lengths', '8', '--tokens', '16'],
+      ...['--repeats', '1', '--d-model', '16', '--r', '4', '--backend', 'webgpu', '--json', '--out', out],
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const res = JSON.parse(readFileSync(join(out, 'scaling.json'), 'utf8')) as ScalingResult;
+    expect(res.points.map((p) => [p.model, p.status])).toEqual([
+      ['grassmann', 'ok'],
+      ['transformer-dpa', 'ok'],
+    ]);
+    expect(res).toMatchObject({ backend: 'webgpu', adapter: expect.any(String), software_rendering: fallback });
+    const md = readFileSync(join(out, 'scaling.md'), 'utf8');
+    if (fallback === true) expect(md).toMatch(/^\*\*software rendering: a fallback WebGPU adapter .*\*\*$/m);
+    expect(md).toContain(`Backend webgpu on ${res.adapter ?? ''};`);
   });
 });

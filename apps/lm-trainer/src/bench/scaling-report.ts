@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { writeFileAtomic } from '@grassflow/datasets';
 import { markdownTable, renderLineChart, writeJsonAtomic, type LineChart } from '@grassflow/training';
+import { SOFTWARE_RENDERING_NOTE, type DeviceLabel } from './device-label.js';
 import type { ScalingStack } from './scaling-point.js';
 import type { ModelKind } from '../shared/model-options.js';
 
@@ -48,7 +49,7 @@ export interface Crossover {
 }
 
 /** Everything `bench --scaling --json` prints, and scaling.json holds. */
-export interface ScalingResult {
+export interface ScalingResult extends DeviceLabel {
   backend: string;
   simd: boolean | null;
   threads: number | null;
@@ -218,13 +219,16 @@ export function scalingMarkdown(r: ScalingResult, models: readonly ModelKind[]):
   const backend =
     r.backend === 'wasm'
       ? `wasm (${r.simd === true ? 'SIMD' : 'no SIMD'}, ${r.threads ?? 1} thread${r.threads === 1 ? '' : 's'})`
-      : r.backend;
+      : r.adapter === null
+        ? r.backend
+        : `${r.backend} on ${r.adapter}`;
   const oomNotRun = r.points.some((p) => p.status === 'oom-skipped');
   const lines = [
     '# Time per token against sequence length',
     '',
     `Command: \`${r.command}\``,
     '',
+    ...(r.software_rendering ? [`**${SOFTWARE_RENDERING_NOTE}.**`, ''] : []),
     `Backend ${backend}; ${r.cpus} CPUs; 1-minute load average ${r.load_avg.start.toFixed(2)} at the start, ${r.load_avg.end.toFixed(2)} at the end` +
       // The benchmark's own thread pool accounts for up to `threads` of the load; more than that is other jobs.
       (Math.max(r.load_avg.start, r.load_avg.end) > Math.min(r.cpus, r.threads ?? 1) + 0.75

@@ -4,6 +4,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
 import { markdownTable, parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp } from '@grassflow/training';
+import { deviceLabel, type DeviceLabel } from './device-label.js';
 import { timePoint, type ScalingStack } from './scaling-point.js';
 import {
   crossoverOf,
@@ -67,7 +68,7 @@ export const SCALING_FLAGS = {
 } as const satisfies FlagSpecs;
 
 /** What a `--point` process prints: its timing plus the backend it ran on (the parent adds the load average). */
-interface PointLine extends Omit<ScalingPoint, 'load_1m'> {
+interface PointLine extends Omit<ScalingPoint, 'load_1m'>, DeviceLabel {
   backend: string;
   simd: boolean | null;
   threads: number | null;
@@ -157,6 +158,7 @@ async function pointCommand(
     backend: info.name,
     simd: info.simd ?? null,
     threads: info.threads ?? null,
+    ...deviceLabel(info),
   };
   // exit at once: a threaded wasm backend's worker threads would keep this process alive
   await new Promise<void>((done) => process.stdout.write(`${JSON.stringify(line)}\n`, () => done()));
@@ -195,12 +197,14 @@ export async function scalingBenchCommand(argv: readonly string[]): Promise<numb
   const loadStart = loadavg()[0] as number;
   const points: ScalingPoint[] = [];
   const oomAt = new Map<ModelKind, number>();
-  let backend: Pick<PointLine, 'backend' | 'simd' | 'threads'> | undefined;
+  let backend: Pick<PointLine, 'backend' | 'simd' | 'threads' | 'adapter' | 'software_rendering'> | undefined;
   const total = lengths.length * models.length;
   const resultNow = (): ScalingResult => ({
     backend: backend?.backend ?? f.backend ?? 'unknown',
     simd: backend?.simd ?? null,
     threads: backend?.threads ?? null,
+    adapter: backend?.adapter ?? null,
+    software_rendering: backend?.software_rendering ?? false,
     stack: stackJson(stack),
     tokens_per_batch: f.tokens,
     repeats: f.repeats,
@@ -249,8 +253,8 @@ export async function scalingBenchCommand(argv: readonly string[]): Promise<numb
         return r.signal === 'SIGTERM' ? 143 : 130;
       }
       if (r.line !== undefined) {
-        const { backend: name, simd, threads, ...p } = r.line;
-        backend ??= { backend: name, simd, threads };
+        const { backend: name, simd, threads, adapter, software_rendering, ...p } = r.line;
+        backend ??= { backend: name, simd, threads, adapter, software_rendering };
         points.push({ ...p, load_1m: loadavg()[0] as number });
         process.stderr.write(
           `[${n}/${total}] ${model} L ${L} (B ${B}): ${(p.us_per_token as number).toFixed(1)} µs/token (passes ${p.seconds.map((s) => s.toFixed(2)).join(', ')} s), peak RSS ${p.peak_rss_mb} MB\n`,
