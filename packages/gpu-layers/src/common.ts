@@ -94,3 +94,16 @@ export {
   type CheckpointBytes,
   type CheckpointFileLike,
 } from '@grassflow/checkpoints';
+export {
+  blockInputs,
+  blockWeights,
+  inspectableModel,
+  layerNormRows,
+  matOf,
+  mixerInput,
+  row as matRow,
+  weight as blockWeight,
+  LN_EPS,
+  type Mat,
+} from './inspect/activations.js';
+export { gatePerPosition, traceAttention, traceMixing, type HeadTrace, type MixingTrace } from './inspect/traces.js';

@@ -39,6 +39,7 @@ export {
   chordalDistance,
   projectionDistance,
 } from './principal-angles';
+export { pairFlow, planeStep, type PairFlow, type VectorSequence } from './pair-flow';
 export { type BatchArray } from './batch/batch-input';
 export {
   pluckerBatch,

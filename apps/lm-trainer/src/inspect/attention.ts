@@ -1,44 +1,9 @@
 // Attention inside a Transformer block, from the model's own attention: entropy per head and the weight on
 // antiparallel pairs.
-import * as tf from '@tensorflow/tfjs-core';
-import { attentionTrace, type TransformerBlock } from '@grassflow/gpu-layers';
+import { traceAttention, type HeadTrace, type TransformerBlock } from '@grassflow/gpu-layers';
 import { blockWeights, mixerInput, summarize, type Mat, type Summary } from './tensors.js';
 
-/** Attention weights of one head along one sequence (the model's float32 values as float64). */
-export interface HeadTrace {
-  /** a[i * L + j], 0 for j > i. */
-  a: Float64Array;
-  /** Scaled scores s[i * L + j] = q_i · k_j / sqrt(d_head). */
-  s: Float64Array;
-}
-
-/**
- * The scores and weights of each head of the block's causal attention of u (L × d), by the model's own code
- * (attentionTrace: DPA a_i = softmax_{j ≤ i}(s_ij); EA e_ij = s_ij²/(1 + s_ij²) (j ≤ i), a_ij = e_ij/(Σ_j e_ij + ε)),
- * and `leak`: the largest weight on a future key (j > i), which causality makes 0.
- */
-export async function traceAttention(block: TransformerBlock, u: Mat): Promise<{ heads: HeadTrace[]; leak: number }> {
-  const L = u.rows;
-  const H = block.nHeads;
-  const input = tf.tensor3d(Float32Array.from(u.data), [1, L, u.cols]); // [1, L, d]
-  const t = attentionTrace(input, block.mixerWeights(), { nHeads: H, kind: block.attention, eps: block.eps });
-  let a: Float64Array;
-  let s: Float64Array;
-  try {
-    a = Float64Array.from(await t.weights.data()); // [H, L, L]
-    s = Float64Array.from(await t.scores.data()); // [H, L, L]
-  } finally {
-    tf.dispose([input, t.output, t.scores, t.weights]);
-  }
-  let leak = 0;
-  const heads = Array.from({ length: H }, (_, h) => {
-    const ah = a.slice(h * L * L, (h + 1) * L * L);
-    for (let i = 0; i < L; i++)
-      for (let j = i + 1; j < L; j++) leak = Math.max(leak, Math.abs(ah[i * L + j] as number));
-    return { a: ah, s: s.slice(h * L * L, (h + 1) * L * L) };
-  });
-  return { heads, leak };
-}
+export { traceAttention, type HeadTrace };
 
 /** What inspect reports for one attention head over all samples. */
 export interface HeadReport {
