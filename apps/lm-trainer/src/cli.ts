@@ -1,4 +1,5 @@
-// grassflow-lm: train, eval, generate and compare language models on WikiText-2; bench, ladder and inspect them.
+// grassflow-lm: train, eval, generate and compare language models on WikiText-2; bench, ladder and inspect them;
+// studies of many runs, in this process or on workers through a Redis queue.
 import { cliMain, type CliCommand } from '@grassflow/training';
 import { trainCli } from './train/command.js';
 import { evalCli } from './eval/command.js';
@@ -9,6 +10,7 @@ import { ladderCli } from './ladder/command.js';
 import { inspectCli } from './inspect/command.js';
 import { studyCli } from './study/command.js';
 import { baselinesCli } from './baselines/command.js';
+import { workerCli } from './queue/worker.js';
 
 // The long commands run under a supervisor, so that a second SIGINT/SIGTERM stops them even mid-step.
 const COMMANDS: Record<string, CliCommand> = {
@@ -21,11 +23,15 @@ const COMMANDS: Record<string, CliCommand> = {
   inspect: inspectCli,
   study: { ...studyCli, supervised: true },
   baselines: baselinesCli,
+  // not supervised: the worker trains in child processes and is their supervisor
+  worker: workerCli,
 };
 
 void cliMain({
   program: 'grassflow-lm',
   commands: COMMANDS,
+  knownErrors: ['QueueUnreachableError'],
   epilogue:
-    'Data: GRASSFLOW_DATA_DIR or --data-dir (wikitext-2/*.tokens, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND.',
+    'Data: GRASSFLOW_DATA_DIR or --data-dir (wikitext-2/*.tokens, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND. ' +
+    'Study queue: --queue or GRASSFLOW_QUEUE (redis://host:port/db).',
 });

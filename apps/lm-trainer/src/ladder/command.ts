@@ -27,6 +27,10 @@ import {
   type LevelInfo,
 } from './report.js';
 import { runRung, type RungResult } from './task.js';
+import { ladderRungCommand, queueRungs, rungSpecs } from './queue.js';
+import { RedisRunQueue } from '../queue/coordinator.js';
+import { queueUrlOf } from '../queue/redis.js';
+import type { QueueOutcome } from '../study/queue.js';
 
 /** config.json of a ladder run folder. */
 export interface LadderRunConfig {
@@ -75,6 +79,7 @@ const DESCRIPTION =
 
 /** `grassflow-lm ladder`: returns the exit code; prints where the report is. */
 export async function ladderCommand(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'rung') return ladderRungCommand(argv.slice(1)); // a worker's child process, one rung
   if (wantsHelp(argv, USAGE, DESCRIPTION, LADDER_FLAGS)) return 0;
   const f = parseFlags(argv, LADDER_FLAGS);
   const cfg = ladderConfigFrom(f);
@@ -114,54 +119,58 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
   process.stderr.write(
     `ladder ${out}: ${cfg.family}, levels ${cfg.levels.join(',')} × ${cfg.models.join(',')} × seeds ${cfg.seeds.join(',')} = ${total} runs of ${cfg.steps} steps (${cfg.profile} profile)\n`,
   );
-  const signal = new StopSignal().install();
   const t0 = performance.now();
-  let stopped = false;
-  try {
-    outer: for (const level of cfg.levels) {
-      for (const seed of cfg.seeds) {
-        for (const model of cfg.models) {
-          const modelConfig = cfg.modelConfigs[model];
-          if (modelConfig === undefined) throw new Error(`internal: no model config for ${model}`);
-          const r = await runRung(
-            {
-              family: cfg.family,
-              level,
-              model,
-              modelConfig,
-              seed,
-              steps: cfg.steps,
-              batch: cfg.batch,
-              lr: cfg.lr,
-              minLr: cfg.minLr,
-              warmup: cfg.warmup,
-              weightDecay: cfg.weightDecay,
-              clip: cfg.clip,
-              beta1: cfg.beta1,
-              beta2: cfg.beta2,
-              evalSeqs: cfg.evalSeqs,
-              evalSeed: cfg.evalSeed,
-            },
-            { shouldStop: () => signal.requested !== null },
-          );
-          if (r === null) {
-            stopped = true;
-            break outer;
-          }
-          runs.push(r);
-          await writeLadderResults(out, results(false));
-          const elapsed = (performance.now() - t0) / 1000;
-          process.stderr.write(
-            `[${runs.length}/${total}] level ${level} ${model} seed ${seed}: accuracy ${r.accuracy.toFixed(3)}, solved ${r.solvedFraction.toFixed(3)}, ` +
-              `final loss ${r.finalLoss.toFixed(3)} (${r.trainSeconds.toFixed(0)} s; elapsed ${formatDuration(elapsed)}, ETA ${formatDuration((elapsed / runs.length) * (total - runs.length))})\n`,
-          );
-        }
-      }
+  const specs = rungSpecs(cfg);
+  const q = queueUrlOf(f.queue);
+  const progress = (r: RungResult, on = ''): void => {
+    const elapsed = (performance.now() - t0) / 1000;
+    process.stderr.write(
+      `[${runs.length}/${total}] level ${r.level} ${r.model} seed ${r.seed}${on}: accuracy ${r.accuracy.toFixed(3)}, solved ${r.solvedFraction.toFixed(3)}, ` +
+        `final loss ${r.finalLoss.toFixed(3)} (${r.trainSeconds.toFixed(0)} s; elapsed ${formatDuration(elapsed)}, ETA ${formatDuration((elapsed / runs.length) * (total - runs.length))})\n`,
+    );
+  };
+  let stopped: NodeJS.Signals | null = null;
+  let failed = 0;
+  if (q !== undefined) {
+    // each rung a job for `grassflow-lm worker`; results come in any order and are kept in the in-process order
+    const queue = await RedisRunQueue.open(q);
+    const byIndex: Array<RungResult | undefined> = [];
+    let outcome: QueueOutcome;
+    try {
+      outcome = await queueRungs(queue, out, specs, async (i, r, worker) => {
+        byIndex[i] = r;
+        runs.splice(0, runs.length, ...byIndex.filter((x): x is RungResult => x !== undefined));
+        await writeLadderResults(out, results(false));
+        progress(r, ` on ${worker}`);
+      });
+    } finally {
+      await queue.close();
     }
-  } finally {
-    signal.uninstall();
+    if (outcome.stopped !== undefined) stopped = outcome.stopped === 130 ? 'SIGINT' : 'SIGTERM';
+    if (outcome.failed.length > 0) {
+      process.stderr.write(
+        `ladder ${out}: ${outcome.failed.length} of ${total} runs failed (${outcome.failed.map((x) => `${x.key}: ${x.message}`).join('; ')}); the report has the others\n`,
+      );
+      failed = outcome.failed.length;
+    }
+  } else {
+    const signal = new StopSignal().install();
+    try {
+      for (const spec of specs) {
+        const r = await runRung(spec, { shouldStop: () => signal.requested !== null });
+        if (r === null) {
+          stopped = signal.requested;
+          break;
+        }
+        runs.push(r);
+        await writeLadderResults(out, results(false));
+        progress(r);
+      }
+    } finally {
+      signal.uninstall();
+    }
   }
-  const final = results(!stopped);
+  const final = results(stopped === null && failed === 0);
   await writeLadderResults(out, final);
   const seconds = (performance.now() - t0) / 1000;
   const path = await writeLadderReport(out, cfg, final, {
@@ -172,11 +181,15 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
       .join(' '),
     seconds,
   });
-  if (stopped) {
+  if (stopped !== null) {
     process.stderr.write(
-      `ladder stopped by ${signal.requested} after ${runs.length} of ${total} runs; partial report: ${path}\n`,
+      `ladder stopped by ${stopped} after ${runs.length} of ${total} runs; partial report: ${path}\n`,
     );
-    return StopSignal.exitCode(signal.requested ?? 'SIGINT');
+    return StopSignal.exitCode(stopped);
+  }
+  if (failed > 0) {
+    process.stderr.write(`ladder: ${failed} of ${total} runs failed (above); report of the others: ${path}\n`);
+    return 1;
   }
   process.stderr.write(`ladder finished: ${total} runs in ${formatDuration(seconds)}\n`);
   process.stdout.write(`report: ${path}\n`);

@@ -61,6 +61,11 @@ export const LADDER_FLAGS = {
   out: { type: 'string', metavar: 'DIR', help: 'run folder (default runs/ladder-<family>)' },
   quick: { type: 'boolean', help: 'the small profile: 3 levels × 3 models × 2 seeds in well under 15 min on 2 cores' },
   backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default: the first that loads)' },
+  queue: {
+    type: 'string',
+    metavar: 'URL',
+    help: 'run each rung as a job for `grassflow-lm worker` processes through Redis, redis://host:port/db (default GRASSFLOW_QUEUE; neither: in this process)',
+  },
 } as const satisfies FlagSpecs;
 
 export type LadderFlags = ParsedFlags<typeof LADDER_FLAGS>;

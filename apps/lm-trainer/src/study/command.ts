@@ -1,26 +1,22 @@
 // `grassflow-lm study run|report|status`: a study file's runs, each exactly a `train` run with a resolved plan in its
 // own run folder (runs/<key>), remembered in ledger.jsonl so that a study grows over sittings and machines.
-import { existsSync, readFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { parseFlags, RunFolder, UsageError, wantsHelp, type CliCommand, type FlagSpecs } from '@grassflow/training';
+import { lockRunFolder, parseFlags, RunFolder, UsageError, wantsHelp, writeJsonAtomic } from '@grassflow/training';
+import type { CliCommand, FlagSpecs } from '@grassflow/training';
 import { dataDirOrThrow } from '../shared/corpus.js';
-import { planTrain, runTrainPlan, type TrainPlan } from '../train/command.js';
-import type { StoredRunConfig } from '../train/run.js';
-import { resolvedOfStored, resolvedRunConfig, runKey, type ResolvedRunConfig } from './key.js';
-import { appendLedger, readLedger, thisMachine, type LedgerRecord } from './ledger.js';
+import { appendLedger, readLedger, type LedgerRecord } from './ledger.js';
 import { validationBaselines } from '../baselines/report.js';
 import { writeStudyReport, type BaselinesOf } from './report.js';
-import { expandStudy, flagsToArgv, parseStudy, type StudyEntry, type StudySpec } from './spec.js';
+import { expandStudy, parseStudy, type StudySpec } from './spec.js';
+import { folderState, planRun, trainStudyRun, type PlannedRun } from './run.js';
+import { InProcessQueue, type RunQueue } from './queue.js';
+import { describeJob, RedisRunQueue } from '../queue/coordinator.js';
+import type { StudyJobData } from '../queue/jobs.js';
+import { QUEUE_ENV, queueUrlOf } from '../queue/redis.js';
 
-/** One run of a study, planned: its train flags, the fresh train plan they resolve to, and its key. */
-export interface PlannedRun {
-  entry: StudyEntry;
-  argv: string[];
-  config: ResolvedRunConfig;
-  key: string;
-  plan: Extract<TrainPlan, { kind: 'fresh' }>;
-}
+export { planRun, type PlannedRun } from './run.js';
 
 /** Read and check a study file. */
 export async function readStudy(path: string): Promise<StudySpec> {
@@ -41,24 +37,13 @@ export async function readStudy(path: string): Promise<StudySpec> {
 export async function planStudy(spec: StudySpec, file: string, sitting: readonly string[]): Promise<PlannedRun[]> {
   const out = new Map<string, PlannedRun>();
   for (const entry of expandStudy(spec)) {
-    const argv = flagsToArgv(entry.flags);
-    let plan: TrainPlan;
-    try {
-      plan = await planTrain([...argv, ...sitting]);
-    } catch (e) {
-      if (e instanceof UsageError) throw new UsageError(`${file}: ${entry.where}: ${e.message}`, e.flag);
-      throw e;
-    }
-    if (plan.kind !== 'fresh') throw new Error('a study run is a fresh train plan');
-    // without --eval-tokens a study's runs validate on all of wiki.valid, as they always have (their keys say null)
-    plan = { ...plan, run: { ...plan.run, evalDefault: 'full' } };
-    const { modelKind, model, training } = plan.run;
-    const config = resolvedRunConfig(modelKind, plan.tok.kind, model, training);
-    const key = runKey(config);
-    const same = out.get(key);
-    if (same === undefined) out.set(key, { entry, argv, config, key, plan });
+    const p = await planRun(entry, file, sitting);
+    const same = out.get(p.key);
+    if (same === undefined) out.set(p.key, p);
     else
-      process.stderr.write(`study ${spec.name}: ${entry.where} resolves to the run of ${same.entry.where} (${key})\n`);
+      process.stderr.write(
+        `study ${spec.name}: ${entry.where} resolves to the run of ${same.entry.where} (${p.key})\n`,
+      );
   }
   return [...out.values()];
 }
@@ -69,6 +54,12 @@ const SITTING_FLAGS = {
   backend: { type: 'string', help: 'tfjs backend (default: the first that loads)' },
   'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder (default GRASSFLOW_DATA_DIR)' },
   quiet: { type: 'boolean', help: 'no progress bars: one line per evaluation' },
+  queue: {
+    type: 'string',
+    metavar: 'URL',
+    help: `run on workers through Redis, redis://[user:password@]host:port/db (default ${QUEUE_ENV}; neither: in this process)`,
+  },
+  'retry-failed': { type: 'boolean', help: 'queue the runs that failed in an earlier sitting again (with --queue)' },
 } as const satisfies FlagSpecs;
 
 type Sitting = {
@@ -77,6 +68,8 @@ type Sitting = {
   ledger: string;
   runs: string;
   trainArgv: string[];
+  queue: string | undefined;
+  retryFailed: boolean;
 };
 
 /** The study file (the first argument) and the flags after it. */
@@ -101,6 +94,8 @@ async function sittingOf(argv: readonly string[]): Promise<Sitting> {
     ledger: join(f.out ?? dirname(study), 'ledger.jsonl'),
     runs: resolve(f.runs ?? join('runs', `study-${spec.name}`)),
     trainArgv,
+    queue: f.queue,
+    retryFailed: f['retry-failed'],
   };
 }
 
@@ -115,126 +110,135 @@ async function studyLedger(path: string, name: string): Promise<LedgerRecord[]> 
   return records;
 }
 
-/** trainSeconds of the trainer state in checkpoints/latest (summed over resumes), null when unreadable. */
-function trainSecondsOf(run: RunFolder): number | null {
-  try {
-    const c = JSON.parse(readFileSync(join(run.latestCheckpoint, 'config.json'), 'utf8')) as {
-      extra?: { trainer?: { trainSeconds?: unknown } };
-    };
-    const s = c.extra?.trainer?.trainSeconds;
-    return typeof s === 'number' ? s : null;
-  } catch {
-    return null;
+/** The queue of a sitting: Redis with --queue (or GRASSFLOW_QUEUE), else in-process. */
+async function queueOf(flag: string | undefined, retryFailed: boolean): Promise<RunQueue> {
+  const q = queueUrlOf(flag);
+  if (q === undefined) {
+    if (retryFailed) throw new UsageError('--retry-failed is for a Redis queue (--queue)', 'retry-failed');
+    return new InProcessQueue();
   }
+  return RedisRunQueue.open(q, { retryFailed });
 }
 
-/** The ledger record of a finished run folder (an error when it has not reached its last step's evaluation). */
-export async function ledgerRecord(
-  study: string,
-  p: PlannedRun,
-  run: RunFolder,
-  timing: { wallSeconds: number; resumed: boolean },
-): Promise<LedgerRecord> {
-  const cfg = await run.readConfig<StoredRunConfig>();
-  const evals = (await run.readMetrics()).filter((r) => r.type === 'eval' && typeof r['val_ppl'] === 'number');
-  const last = evals[evals.length - 1];
-  if (last === undefined || last.step !== cfg.totalSteps) {
-    throw new Error(`${run.dir}: the run has not finished (no evaluation at step ${cfg.totalSteps})`);
-  }
-  const perStep = cfg.training.batch * cfg.training.block; // tokens of one step, B·L
-  const curve = evals.map((r): [number, number] => [r.step * perStep, r['val_ppl'] as number]);
-  const best = evals.reduce((b, r) => ((r['val_ppl'] as number) < (b['val_ppl'] as number) ? r : b));
-  return {
-    format: 'grassflow-lm-study-run',
-    formatVersion: 1,
-    study,
-    key: p.key,
-    config: p.config,
-    flags: p.entry.flags,
-    command: ['grassflow-lm', 'train', ...p.argv].join(' '),
-    code: cfg.git,
-    backend: cfg.backend,
-    machine: thisMachine(),
-    params: cfg.params,
-    totalSteps: cfg.totalSteps,
-    tokens: cfg.totalSteps * perStep,
-    finalValPpl: last['val_ppl'] as number,
-    bestValPpl: best['val_ppl'] as number,
-    bestStep: best.step,
-    curve,
-    timing: {
-      trainSeconds: trainSecondsOf(run),
-      wallSeconds: timing.wallSeconds,
-      resumed: timing.resumed,
-      finished: new Date().toISOString(),
-    },
-  };
-}
-
-/** What a planned run's folder holds: nothing (or a start without a checkpoint), or a checkpoint to resume from. */
-function folderState(run: RunFolder): 'new' | 'partial' | 'resumable' {
-  if (run.exists() && run.hasCheckpoint()) return 'resumable';
-  return existsSync(run.dir) ? 'partial' : 'new';
-}
-
-/** `study run`: every run not in the ledger, resumed from its folder's checkpoint where one exists. */
+/**
+ * `study run`: every run not in the ledger, through the sitting's queue (in-process: one after another, each resumed
+ * from its folder's checkpoint where one exists; Redis: jobs for workers). This process alone writes the ledger.
+ */
 export async function studyRunCommand(argv: readonly string[]): Promise<number> {
   const s = await sittingOf(argv);
   const planned = await planStudy(s.spec, s.study, s.trainArgv);
   const done = new Set((await studyLedger(s.ledger, s.spec.name)).map((r) => r.key));
   const todo = planned.filter((p) => !done.has(p.key));
-  process.stderr.write(
-    `study ${s.spec.name}: ${planned.length} runs, ${planned.length - todo.length} in ${s.ledger}, ${todo.length} to run (folders ${s.runs})\n`,
-  );
-  for (const [i, p] of todo.entries()) {
-    const run = new RunFolder(join(s.runs, p.key));
-    const state = folderState(run);
-    const head = `study ${s.spec.name}: run ${i + 1}/${todo.length} ${p.key} (${p.entry.where}: ${p.argv.join(' ')})`;
-    const t0 = performance.now();
-    let code: number;
-    if (state === 'resumable') {
-      const stored = resolvedOfStored(await run.readConfig<StoredRunConfig>());
-      if (runKey(stored) !== p.key) {
-        throw new Error(
-          `${run.dir}: its config.json resolves to key ${runKey(stored)}, not ${p.key}; move the folder away`,
-        );
-      }
-      process.stderr.write(`${head}: resuming from its checkpoint\n`);
-      code = await runTrainPlan(await planTrain(['--resume', run.dir, ...s.trainArgv]));
-    } else {
-      if (state === 'partial') {
-        process.stderr.write(`${head}: ${run.dir} has no checkpoint yet; starting it again\n`);
-        await rm(run.dir, { recursive: true, force: true });
-      } else process.stderr.write(`${head}\n`);
-      const command = ['grassflow-lm', 'train', ...p.argv, '--out', run.dir].join(' ');
-      code = await runTrainPlan({ ...p.plan, run: { ...p.plan.run, out: run.dir, command } });
-    }
-    if (code !== 0) {
-      process.stderr.write(`study ${s.spec.name} stopped; run it again to continue (${p.key} resumes)\n`);
-      return code;
-    }
-    const wallSeconds = (performance.now() - t0) / 1000;
-    const record = await ledgerRecord(s.spec.name, p, run, { wallSeconds, resumed: state === 'resumable' });
-    await appendLedger(s.ledger, record);
+  const queue = await queueOf(s.queue, s.retryFailed);
+  try {
     process.stderr.write(
-      `study ${s.spec.name}: ${p.key} final val PPL ${record.finalValPpl.toFixed(2)}, best ${record.bestValPpl.toFixed(2)} → ${s.ledger}\n`,
+      `study ${s.spec.name}: ${planned.length} runs, ${planned.length - todo.length} in ${s.ledger}, ${todo.length} to run (folders ${s.runs}; queue ${queue.where})\n`,
     );
+    if (queue instanceof RedisRunQueue) {
+      // one coordinator per ledger: it alone writes it (in process, each run folder's lock does the same)
+      lockRunFolder(dirname(s.ledger), 'out');
+      await queue.forget(done);
+    }
+    const sitting = { study: s.spec.name, runs: s.runs, trainArgv: s.trainArgv };
+    const outcome = await queue.run(sitting, todo, async (record) => {
+      if (done.has(record.key)) return; // never recorded twice
+      await appendLedger(s.ledger, record);
+      done.add(record.key);
+      process.stderr.write(
+        `study ${s.spec.name}: ${record.key} final val PPL ${record.finalValPpl.toFixed(2)}, best ${record.bestValPpl.toFixed(2)} → ${s.ledger}\n`,
+      );
+    });
+    if (outcome.stopped !== undefined) {
+      const how = queue instanceof InProcessQueue ? 'the interrupted run resumes' : 'queued runs go on on the workers';
+      process.stderr.write(`study ${s.spec.name} stopped; run it again to continue (${how})\n`);
+      return outcome.stopped;
+    }
+    if (outcome.failed.length > 0) {
+      process.stderr.write(
+        `study ${s.spec.name}: ${outcome.failed.length} of ${planned.length} runs failed (${outcome.failed.map((f) => f.key).join(', ')}; ` +
+          `\`study status\` shows their errors; the others are in ${s.ledger}): fix them and run again with --retry-failed\n`,
+      );
+      return 1;
+    }
+    process.stderr.write(`study ${s.spec.name}: all ${planned.length} runs in ${s.ledger}\n`);
+    return 0;
+  } finally {
+    await queue.close();
   }
-  process.stderr.write(`study ${s.spec.name}: all ${planned.length} runs in ${s.ledger}\n`);
-  return 0;
 }
 
-/** `study status`: each planned run, its key and whether it is in the ledger, resumable, or not started. */
+/**
+ * `study status`: each planned run, its key and where it is: in the ledger (done), or, with --queue, its job (queued,
+ * running on which worker at which step, failed with its error), else its folder (interrupted, not started).
+ */
 export async function studyStatusCommand(argv: readonly string[]): Promise<number> {
   const s = await sittingOf(argv);
   const planned = await planStudy(s.spec, s.study, s.trainArgv);
   const done = new Set((await studyLedger(s.ledger, s.spec.name)).map((r) => r.key));
-  for (const p of planned) {
-    const state = done.has(p.key) ? 'done' : folderState(new RunFolder(join(s.runs, p.key)));
-    const word = { done: 'done', resumable: 'interrupted', partial: 'not started', new: 'not started' }[state];
-    process.stdout.write(`${p.key}  ${word.padEnd(11)}  ${p.entry.where}: ${p.argv.join(' ')}\n`);
+  const q = queueUrlOf(s.queue);
+  const queue = q === undefined ? undefined : await RedisRunQueue.open(q);
+  const counts = new Map<string, number>();
+  try {
+    for (const p of planned) {
+      let word: string;
+      if (done.has(p.key)) word = 'done';
+      else {
+        const job = await queue?.job(p.key);
+        if (queue !== undefined && job !== undefined) word = describeJob(await job.getState(), job);
+        else {
+          const state = folderState(new RunFolder(join(s.runs, p.key)));
+          word = { resumable: 'interrupted', partial: 'not started', new: 'not started' }[state];
+        }
+      }
+      const head = word.split(/[ :]/)[0] as string;
+      counts.set(head, (counts.get(head) ?? 0) + 1);
+      const [shown, error] = word.startsWith('failed: ') ? ['failed', word.slice(8)] : [word, undefined];
+      process.stdout.write(`${p.key}  ${shown.padEnd(11)}  ${p.entry.where}: ${p.argv.join(' ')}\n`);
+      if (error !== undefined) process.stdout.write(`    error: ${error}\n`);
+    }
+  } finally {
+    await queue?.close();
   }
-  process.stdout.write(`${planned.filter((p) => done.has(p.key)).length}/${planned.length} runs in ${s.ledger}\n`);
+  const others = [...counts].filter(([w]) => w !== 'done').map(([w, n]) => `${n} ${w}`);
+  process.stdout.write(
+    `${planned.filter((p) => done.has(p.key)).length}/${planned.length} runs in ${s.ledger}` +
+      `${others.length > 0 ? ` (${others.join(', ')})` : ''}${queue === undefined ? '' : `; queue ${queue.where}`}\n`,
+  );
+  return 0;
+}
+
+/**
+ * `study job <job.json> --result FILE [--runs DIR]`: what a worker runs in a child process for one job: the run's
+ * flags planned on this machine (the key must come out as the coordinator's), trained in DIR/<key>, and its ledger
+ * record written to FILE. Not for people: `grassflow-lm worker` starts it.
+ */
+export async function studyJobCommand(argv: readonly string[]): Promise<number> {
+  const [file, flags] = fileAndFlags(argv, 'job file');
+  const f = parseFlags(flags, {
+    result: { type: 'string', metavar: 'FILE', help: 'where the ledger record goes' },
+    runs: SITTING_FLAGS.runs,
+    backend: SITTING_FLAGS.backend,
+    'data-dir': SITTING_FLAGS['data-dir'],
+    quiet: SITTING_FLAGS.quiet,
+  });
+  if (f.result === undefined || f.runs === undefined) throw new UsageError('give --result FILE and --runs DIR');
+  const job = JSON.parse(await readFile(file, 'utf8')) as StudyJobData;
+  const trainArgv = [
+    ...(f.quiet ? ['--quiet'] : []),
+    ...(f.backend === undefined ? [] : ['--backend', f.backend]),
+    ...(f['data-dir'] === undefined ? [] : ['--data-dir', f['data-dir']]),
+  ];
+  const p = await planRun(job.entry, `study ${job.study}`, trainArgv);
+  if (p.key !== job.key) {
+    throw new Error(
+      `${job.entry.where} resolves to key ${p.key} here, not ${job.key} as on the coordinator: run the coordinator's ` +
+        `code commit (${job.code ?? 'unknown'}) on this worker`,
+    );
+  }
+  const head = `study ${job.study}: ${p.key} (${p.entry.where}: ${p.argv.join(' ')})`;
+  const o = await trainStudyRun(job.study, p, resolve(f.runs), trainArgv, head);
+  if ('stopped' in o) return o.stopped;
+  await writeJsonAtomic(f.result, o.record);
   return 0;
 }
 
@@ -268,11 +272,14 @@ export async function studyReportCommand(argv: readonly string[]): Promise<numbe
   return 0;
 }
 
-const USAGE = 'grassflow-lm study run|status|report <study.json> [--out DIR] [--runs DIR]';
+const USAGE =
+  'grassflow-lm study run|status|report <study.json> [--out DIR] [--runs DIR] [--queue redis://host:port/db]';
 const DESCRIPTION =
   'A study file lists train runs ({ "name", "base": {flags}, "grid": {flag: [values]} or a list of grids, "runs": ' +
   '[{flags}] }). `run` trains each run not yet in ledger.jsonl (a run is keyed by the hash of its resolved config; an ' +
-  'interrupted one resumes from its checkpoint), `status` lists them, `report` aggregates the ledger over seeds.';
+  'interrupted one resumes from its checkpoint), `status` lists them, `report` aggregates the ledger over seeds. ' +
+  'With --queue (or GRASSFLOW_QUEUE), `run` queues the runs in Redis for `grassflow-lm worker` processes on any ' +
+  'machine and records their results; `status` shows queued, running (worker, step) and failed runs.';
 
 /** `grassflow-lm study`. */
 export const studyCli: CliCommand = {
@@ -286,6 +293,7 @@ export const studyCli: CliCommand = {
     if (sub === 'run') return studyRunCommand(rest);
     if (sub === 'status') return studyStatusCommand(rest);
     if (sub === 'report') return studyReportCommand(rest);
+    if (sub === 'job') return studyJobCommand(rest);
     throw new UsageError(`unknown study command '${sub}': run, status or report`);
   },
 };

@@ -1,0 +1,252 @@
+// `study run --queue` on a real redis-server with two `grassflow-lm worker` processes: every run once, the ledger of
+// the in-process sitting, a worker killed mid-run (its job stalls and is resumed elsewhere), a failing run failed once,
+// and a killed coordinator that re-attaches. Everything listens on 127.0.0.1 and is stopped at the end.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, cliAsync, DATA_DIR, metrics, tmp } from './helpers';
+
+const REQUIRE_REDIS = process.env['GRASSFLOW_REQUIRE_REDIS'] === '1';
+const HAVE_REDIS = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0;
+const skip =
+  DATA_DIR === undefined
+    ? 'set GRASSFLOW_DATA_DIR to the WikiText-2 data folder'
+    : !HAVE_REDIS && !REQUIRE_REDIS
+      ? 'redis-server is not installed (apt-get install redis-server; GRASSFLOW_REQUIRE_REDIS=1 makes this a failure)'
+      : undefined;
+if (skip !== undefined) console.log(`study-queue.test.ts skipped: ${skip}`);
+
+type Rec = Record<string, unknown> & { key: string; timing: Record<string, unknown>; totalSteps: number };
+const ledger = (dir: string): Rec[] =>
+  existsSync(join(dir, 'ledger.jsonl'))
+    ? readFileSync(join(dir, 'ledger.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Rec)
+    : [];
+// timing and the commit (other work may be committed while a test runs) differ between sittings; order by key
+const untimed = (rs: Rec[]): Array<Record<string, unknown>> =>
+  [...rs].sort((a, b) => (a.key < b.key ? -1 : 1)).map(({ timing: _t, code: _c, ...r }) => r);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A free TCP port on the loopback address. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => (typeof a === 'object' && a !== null ? resolve(a.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** A process and everything it wrote to stdout and stderr so far. */
+interface Proc {
+  child: ChildProcess;
+  out: () => string;
+  exited: Promise<number | null>;
+}
+function watch(child: ChildProcess): Proc {
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, out: () => out, exited };
+}
+
+/** Stop a process: SIGTERM, then SIGKILL after `ms`. */
+async function stop(p: Proc | undefined, ms = 15_000): Promise<void> {
+  if (p === undefined || p.child.exitCode !== null || p.child.signalCode !== null) return;
+  p.child.kill('SIGTERM');
+  const t = setTimeout(() => p.child.kill('SIGKILL'), ms);
+  await p.exited;
+  clearTimeout(t);
+}
+
+async function until(what: string, ok: () => boolean, ms: number, log: () => string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${log()}`);
+    await sleep(200);
+  }
+}
+
+describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and two workers (tiny, WikiText-2)', () => {
+  it.runIf(!HAVE_REDIS)('needs redis-server (GRASSFLOW_REQUIRE_REDIS=1)', () => {
+    expect.fail(
+      'redis-server is not on PATH: apt-get install -y redis-server (.ci/run does), or unset GRASSFLOW_REQUIRE_REDIS',
+    );
+  });
+  if (!HAVE_REDIS) return;
+
+  const root = tmp();
+  const base = { preset: 'tiny', batch: 8, 'eval-tokens': 256, 'log-every': 1, warmup: 2, lr: 3e-3, 'eval-every': 3 };
+  const runs = [
+    { model: 'transformer-dpa', seed: 1, steps: 40, 'checkpoint-every': 1 }, // the one a worker is killed during
+    { model: 'grassmann', seed: 1, steps: 4 },
+    { model: 'grassmann', seed: 2, steps: 4 },
+    { model: 'transformer-ea', seed: 1, steps: 4 },
+    { model: 'transformer-dpa', seed: 2, steps: 4 },
+    { model: 'grassmann', seed: 3, steps: 6 },
+  ];
+  const failing = { model: 'grassmann', seed: 9, steps: 4, lr: 1e30 }; // NaN at step 2: fails deterministically
+  const study = join(root, 'tiny.json');
+  const queued = join(root, 'tiny-queued.json');
+  writeFileSync(study, JSON.stringify({ name: 'tiny', base, runs }));
+  writeFileSync(queued, JSON.stringify({ name: 'tiny', base, runs: [...runs, failing] }));
+  const inProcess = join(root, 'in-process');
+  const onQueue = join(root, 'queue');
+  const sitting = (out: string): string[] => ['--out', out, '--runs', join(out, 'runs'), '--quiet'];
+
+  let redis: Proc | undefined;
+  let url = '';
+  const workers: Proc[] = [];
+  const coordinators: Proc[] = [];
+
+  beforeAll(async () => {
+    const port = await freePort();
+    url = `redis://127.0.0.1:${port}/0`;
+    redis = watch(
+      spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', root],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      ),
+    );
+    await until(
+      'redis-server to accept connections',
+      () => redis!.out().includes('Ready to accept'),
+      20_000,
+      () => redis!.out(),
+    );
+  });
+
+  afterAll(async () => {
+    for (const p of [...coordinators, ...workers]) await stop(p);
+    writeFileSync(join(root, 'logs.txt'), logs()); // what every coordinator and worker said, for a failure's reader
+    await stop(redis);
+  });
+
+  const logs = (): string => [...coordinators, ...workers].map((p) => p.out()).join('\n-----\n');
+  const startWorker = (): Proc => {
+    const w = watch(cliAsync(['worker', '--queue', url, '--stall-seconds', '5']));
+    workers.push(w);
+    return w;
+  };
+
+  it('in process (no server): the reference ledger', () => {
+    const r = cli(['study', 'run', study, ...sitting(inProcess)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('queue in-process');
+    expect(ledger(inProcess)).toHaveLength(6);
+  });
+
+  it('on two workers: each run once, a killed worker and coordinator, a failed run; the same ledger', async () => {
+    const reference = ledger(inProcess);
+    const victim = reference.find((r) => r.totalSteps === 40)!.key;
+    const w1 = startWorker();
+    const w2 = startWorker();
+    const c1 = watch(cliAsync(['study', 'run', queued, ...sitting(onQueue), '--queue', url]));
+    coordinators.push(c1);
+
+    // kill the worker of the long run once it has a checkpoint and a few steps
+    const dir = join(onQueue, 'runs', victim);
+    await until(
+      'the long run to checkpoint a few steps',
+      () =>
+        existsSync(join(dir, 'checkpoints', 'latest', 'config.json')) &&
+        existsSync(join(dir, 'metrics.jsonl')) &&
+        metrics(dir).some((m) => m['type'] === 'train' && (m['step'] as number) >= 5),
+      150_000,
+      logs,
+    );
+    const killed = w1.out().includes(`: ${victim} (study tiny`) ? w1 : w2;
+    const survivor = killed === w1 ? w2 : w1;
+    expect(killed.out()).toContain(`: ${victim} (study tiny`);
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+
+    // and the coordinator, once the first result is in the ledger; a new one re-attaches
+    await until('a first record', () => ledger(onQueue).length >= 1, 150_000, logs);
+    c1.child.kill('SIGKILL'); // its supervised child notices and stops (the ledger lock is then free)
+    await c1.exited;
+    const lock = join(onQueue, '.grassflow-run.lock'); // the ledger's, released when the coordinator has stopped
+    await until('the first coordinator to stop', () => !existsSync(lock), 20_000, logs);
+    const c2 = watch(cliAsync(['study', 'run', queued, ...sitting(onQueue), '--queue', url]));
+    coordinators.push(c2);
+    const code = await c2.exited;
+    const out = c2.out();
+    expect(code, logs()).toBe(1); // one run failed
+    expect(out).toMatch(/0 runs queued, \d+ already in the queue/); // nothing queued again
+
+    const recs = ledger(onQueue);
+    expect(recs.map((r) => r.key).sort(), logs()).toEqual(reference.map((r) => r.key).sort()); // each once, none lost
+    expect(untimed(recs)).toEqual(untimed(reference));
+    // the killed run was taken back from the dead worker and resumed from its checkpoint by the other one
+    expect(survivor.out()).toContain(`${victim}: its worker stopped renewing the lock`);
+    expect(survivor.out()).toMatch(
+      new RegExp(`\\[${victim}\\] study tiny: ${victim} .*: resuming from its checkpoint`),
+    );
+    expect(recs.find((r) => r.key === victim)!.timing['resumed']).toBe(true);
+    expect(recs.filter((r) => r.timing['resumed'] === true)).toHaveLength(1);
+
+    // the failing run: failed once, with its error, never retried and not in the ledger
+    const failedKey = /(\w{16}) failed on /.exec(logs())?.[1];
+    expect(failedKey, logs()).toBeDefined();
+    expect(recs.map((r) => r.key)).not.toContain(failedKey);
+    expect(logs().split(`: ${failedKey} (study tiny`).length - 1).toBe(1); // taken by a worker once
+    expect(out).toMatch(/1 of 7 runs failed/);
+
+    const status = cli(['study', 'status', queued, ...sitting(onQueue), '--queue', url]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(
+      new RegExp(`${failedKey}  failed .*\\n    error: NonFiniteLossError: non-finite loss`),
+    );
+    expect(status.stdout).toContain('6/7 runs in');
+    expect(status.stdout).toContain('(1 failed)');
+
+    // a new sitting records nothing twice and queues nothing; with --retry-failed the run fails once more
+    const again = cli(['study', 'run', queued, ...sitting(onQueue), '--queue', url]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('7 runs, 6 in');
+    expect(again.stderr).toContain('0 runs queued, 1 already in the queue');
+    expect(ledger(onQueue)).toEqual(recs);
+  }, 420_000);
+
+  it('a ladder through the same queue: every rung a job, the results of the in-process ladder', async () => {
+    if (!workers.some((w) => w.child.exitCode === null && w.child.signalCode === null)) startWorker();
+    const ladder = (out: string, ...more: string[]): string[] => [
+      'ladder',
+      ...['--levels', '1..2', '--models', 'grassmann,transformer-dpa', '--seeds', '1', '--vocab', '4'],
+      ...['--layers', '1', '--d-model', '16', '--heads', '2', '--r', '4', '--offsets', '1', '--block', '12'],
+      ...['--steps', '20', '--batch', '16', '--lr', '1e-2', '--eval-seqs', '16', '--out', out, ...more],
+    ];
+    const local = cli(ladder(join(root, 'ladder-local')));
+    expect(local.code, local.stderr).toBe(0);
+    const queuedLadder = watch(cliAsync(ladder(join(root, 'ladder-queue'), '--queue', url)));
+    coordinators.push(queuedLadder);
+    expect(await queuedLadder.exited, logs()).toBe(0);
+    expect(queuedLadder.out()).toContain('4 runs queued, 0 already in the queue');
+    expect(queuedLadder.out()).toMatch(/\[4\/4\] level \d \S+ seed 1 on \S+:\d+: accuracy/);
+    type Results = { complete: boolean; runs: Array<Record<string, unknown>> };
+    const results = (dir: string): Results => JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as Results;
+    const untimedRuns = (r: Results): unknown[] => r.runs.map(({ trainSeconds: _t, evalSeconds: _e, ...x }) => x);
+    const [a, b] = [results(join(root, 'ladder-local')), results(join(root, 'ladder-queue'))];
+    expect(b.complete).toBe(true);
+    expect(untimedRuns(b)).toEqual(untimedRuns(a)); // same rungs, same order, same numbers
+    expect(logs()).toMatch(/\(ladder \S+ladder-queue, level 1 grassmann seed 1\)/); // a worker took it
+  }, 240_000);
+
+  it('clear errors: Redis not answering, a bad URL', async () => {
+    const port = await freePort();
+    const r = cli(['study', 'status', study, ...sitting(onQueue), '--queue', `redis://127.0.0.1:${port}/0`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+\/0: .*ECONNREFUSED.*Start redis-server/);
+    const bad = cli(['worker', '--queue', 'http://127.0.0.1:6379']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('the scheme must be redis: or rediss:');
+  });
+});
