@@ -12,3 +12,4 @@ export type {
 export { packBatch, type PackedBatch } from './pack-batch';
 export { WordLevelTokenizer, EOS, UNK } from './word-level-tokenizer';
 export { PureWordPieceTokenizer, type PureWordPieceEncoding, type PureWordPieceOptions } from './wordpiece-pure';
+export { wikitextForWordPiece, wordPieceLines } from './wikitext-wordpiece';

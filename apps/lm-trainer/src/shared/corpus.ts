@@ -8,7 +8,7 @@ import {
   type WikitextSplit,
 } from '@grassflow/datasets';
 import { checkTokenIds } from '@grassflow/gpu-layers';
-import { WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
+import { wikitextForWordPiece, wordPieceLines, WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 
 export type TokenizerKind = 'wordpiece' | 'word';
 
@@ -26,18 +26,7 @@ export interface CorpusTokenizer {
 
 export { DataDirError } from '@grassflow/datasets';
 
-/**
- * WikiText `.tokens` text → what BERT WordPiece should see (our choice, applied line by line):
- * - `<unk>` (the word-level corpus's out-of-vocabulary marker) → `[UNK]`, which WordPiece keeps as one special token
- * (id 100);
- * - the split markers ` @-@ `, ` @,@ `, ` @.@ ` → `-`, `,`, `.` (BERT splits on punctuation anyway, so `1 @,@ 000`
- *   and `1,000` give the same word pieces; removing the markers keeps `@` out of the ids);
- * - every non-blank line (a paragraph or a ` = heading = `) ends with `[SEP]` (id 102), as `<eos>` ends lines in
- *   the word-level corpus; blank lines give nothing.
- */
-export function wikitextForWordPiece(text: string): string {
-  return text.replace(/<unk>/g, '[UNK]').replace(/ @([-,.])@ /g, '$1');
-}
+export { wikitextForWordPiece };
 
 const WORDPIECE_PREP = 'wikitext-tokens:unk-markers-sep:v1';
 const SEP_ID = 102;
@@ -63,7 +52,7 @@ export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promi
       encodePrompt: async (text) =>
         (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
       // [SEP] ends a line
-      decode: (ids) => wp.decode(ids, { skipSpecialTokens: false }).replace(/\s*\[SEP\]\s*/g, '\n'),
+      decode: (ids) => wordPieceLines(wp.decode(ids, { skipSpecialTokens: false })),
     };
   }
   const wl = WordLevelTokenizer.fromCorpusFile(await ensureDataFile(wikitextRelPath('train', 'tokens'), { dataDir }));
