@@ -12,6 +12,7 @@ import { BackendUnavailableError, createModel, initBackend, preset, saveCheckpoi
 import type { GenerateBenchRow } from '../src/bench/generate';
 import { formatTrainBench, type TrainBenchResult } from '../src/bench/train';
 import { inspectCommand } from '../src/inspect/command';
+import { formatProfile, type ProfileResult } from '../src/bench/profile';
 import type { ScalingResult } from '../src/bench/scaling-report';
 import type { LadderResults } from '../src/ladder/report';
 import { cli, DATA_DIR, tmp } from './helpers';
@@ -207,5 +208,21 @@ describe.skipIf(skip)('commands with --backend webgpu (tiny)', () => {
     const md = readFileSync(join(out, 'scaling.md'), 'utf8');
     if (fallback === true) expect(md).toMatch(/^\*\*software rendering: a fallback WebGPU adapter .*\*\*$/m);
     expect(md).toContain(`Backend webgpu on ${res.adapter ?? ''};`);
+  });
+
+  it('bench --profile: one step profiled on webgpu; the result and its text label software rendering', () => {
+    expect(missing).toBeUndefined();
+    const r = cli([
+      ...['bench', '--profile', '--model', 'grassmann', '--preset', 'tiny', '--vocab', '256', '--batch', '2'],
+      ...['--steps', '1', '--warmup', '1', '--backend', 'webgpu', '--json'],
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const p = JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as ProfileResult;
+    expect(p).toMatchObject({ backend: 'webgpu', software_rendering: fallback });
+    expect(p.adapter).toEqual(expect.any(String));
+    expect(p.kernels_per_step.total).toBeGreaterThan(0);
+    const text = formatProfile(p);
+    expect(text).toContain(`; webgpu on ${p.adapter ?? ''}; `);
+    if (fallback === true) expect(text).toMatch(/^\*\*software rendering: a fallback WebGPU adapter .*\*\*$/m);
   });
 });

@@ -15,6 +15,7 @@ import {
   type AdamW,
 } from '@grassflow/training';
 import type { ModelKind } from '../shared/model-options.js';
+import { deviceLabel, SOFTWARE_RENDERING_NOTE, type DeviceLabel } from './device-label.js';
 import { BENCH_FLAGS, BENCH_OPTIMIZER, benchModelConfig, benchTask, type TrainBenchFlags } from './train.js';
 
 /** What tf.profile resolves to (tfjs-core does not export the type by name). */
@@ -107,7 +108,7 @@ export interface StepPhases {
 }
 
 /** The JSON line of `grassflow-lm bench --profile --json`. */
-export interface ProfileResult {
+export interface ProfileResult extends DeviceLabel {
   model: ModelKind;
   preset: string;
   batch: number;
@@ -285,6 +286,7 @@ export async function runProfile(f: TrainBenchFlags): Promise<ProfileResult> {
       backend: backend.name,
       threads: backend.threads ?? 1,
       simd: backend.simd ?? null,
+      ...deviceLabel(backend),
       train_tokens_per_s: (B * L * 1000) / mean.step,
       cpu_sec_per_step: cpu / f.steps,
       phases_ms: mean,
@@ -321,9 +323,12 @@ export function formatProfile(p: ProfileResult): string {
   const ph = p.phases_ms;
   const kt = p.kernel_ms_per_step.total;
   const lines = [
+    ...(p.software_rendering ? [`**${SOFTWARE_RENDERING_NOTE}.**`, ''] : []),
     `${p.model} ${p.preset} (d ${p.d_model}, ${p.layers} layers, V ${p.vocab.toLocaleString('en-US')}, ` +
-      `${p.params.toLocaleString('en-US')} params), B ${p.batch}, L ${p.block}; ${p.backend}` +
-      `${p.simd === null ? '' : p.simd ? ' SIMD' : ''}, ${p.threads} thread${p.threads === 1 ? '' : 's'}; ` +
+      `${p.params.toLocaleString('en-US')} params), B ${p.batch}, L ${p.block}; ` +
+      (p.adapter === null
+        ? `${p.backend}${p.simd === null ? '' : p.simd ? ' SIMD' : ''}, ${p.threads} thread${p.threads === 1 ? '' : 's'}; `
+        : `${p.backend} on ${p.adapter}; `) +
       `${p.steps} timed steps: ${Math.round(p.train_tokens_per_s).toLocaleString('en-US')} tokens/s, ` +
       `CPU ${p.cpu_sec_per_step.toFixed(2)} s/step; load ${p.loadavg_start.toFixed(2)} → ${p.loadavg_end.toFixed(2)}`,
     '',
