@@ -2,6 +2,7 @@
 // that loads (on cpu, with the logits of the same checkpoint loaded on webgpu). Without a GPU it runs on Mesa's
 // lavapipe (software Vulkan, slow). Skipped only when the webgpu packages or any adapter are missing and
 // GRASSFLOW_REQUIRE_WEBGPU is not set (CI installs lavapipe and sets it), or without the data.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
@@ -53,6 +54,16 @@ describe.skipIf(DATA_DIR === undefined || (missing !== undefined && !required))(
       const train = metrics(run).filter((m) => m['type'] === 'train');
       expect(train.map((m) => m['step'])).toEqual([1, 2, 3, 4]);
       for (const m of train) expect(Number.isFinite(m['loss'] as number)).toBe(true);
+      // config.json and report.md name the adapter; on a software one the report says its speeds are not a GPU's
+      const cfg = JSON.parse(readFileSync(join(run, 'config.json'), 'utf8')) as {
+        backend: { name: string; adapter?: string; softwareRendering?: boolean };
+      };
+      expect(cfg.backend.name).toBe('webgpu');
+      expect(cfg.backend.adapter).toEqual(expect.any(String));
+      const report = readFileSync(join(run, 'report.md'), 'utf8');
+      expect(report).toContain(`Backend webgpu on ${cfg.backend.adapter ?? ''}`);
+      if (cfg.backend.softwareRendering === true)
+        expect(report).toContain('(software rendering: its tokens/s are not GPU numbers)');
       const logits: Float32Array[] = [];
       for (const backend of ['cpu', 'webgpu'] as const) {
         await initBackend({ backend });

@@ -82,6 +82,7 @@ export {
   createOptimizer,
   lrSchedule,
   runProvenance,
+  backendLine,
   checkNewRunFolder,
   createRun,
   openRunToResume,

@@ -5,6 +5,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { createModel, initBackend, preset, type LanguageModel } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  backendLine,
   checkResumeFlags,
   createRun,
   loadTrainerCheckpoint,
@@ -14,6 +15,7 @@ import {
   optimizerFlagSpecs,
   parseFlags,
   resolveCheckpointDir,
+  runProvenance,
   saveTrainerCheckpoint,
   summariseRun,
   trainRun,
@@ -151,5 +153,26 @@ describe('warmupWarning', () => {
     expect(warmupWarning(c(40), 40)).toMatch(/reaches its peak 0\.01 only at the last step/);
     expect(warmupWarning(c(39), 40)).toBeNull();
     expect(warmupWarning(c(), 1)).toBeNull(); // the automatic warmup is 10% of the run
+  });
+});
+
+describe('runProvenance and backendLine (the backend a run report names)', () => {
+  const base = { tfBackend: 'webgpu', tfjsCore: '4.22.0', skipped: [] };
+  it('a webgpu run on a software adapter records it and its report says its speeds are not GPU numbers', () => {
+    const adapter = { vendor: 'mesa', architecture: 'software', description: 'llvmpipe', fallback: true };
+    const p = runProvenance({ ...base, name: 'webgpu', adapter });
+    expect(p.backend).toMatchObject({ name: 'webgpu', softwareRendering: true });
+    expect(p.backend.adapter).toMatch(/^mesa software \(llvmpipe\), a software fallback adapter/);
+    expect(backendLine(p.backend)).toMatch(
+      /^webgpu on mesa software .*\(software rendering: its tokens\/s are not GPU numbers\)$/,
+    );
+  });
+
+  it('a real adapter is named without the warning; other backends by name alone', () => {
+    const adapter = { vendor: 'nvidia', architecture: 'hopper', description: '', fallback: false };
+    expect(backendLine(runProvenance({ ...base, name: 'webgpu', adapter }).backend)).toBe('webgpu on nvidia hopper');
+    const wasm = runProvenance({ ...base, tfBackend: 'wasm', name: 'wasm', simd: true, threads: 2 });
+    expect(wasm.backend).not.toHaveProperty('adapter');
+    expect(backendLine(wasm.backend)).toBe('wasm');
   });
 });

@@ -7,7 +7,7 @@ import {
   metricOf,
   reportRun,
 } from '@grassflow/training';
-import { trainingLossChart, warmupSteps } from '@grassflow/training';
+import { backendLine, trainingLossChart, warmupSteps } from '@grassflow/training';
 import type { ChartSeries, RunFolder } from '@grassflow/training';
 import { evalCoverage, type RunConfig } from './run.js';
 import { baselineSeries, smoothingLines, standingLines, validationBaselines, xRange } from '../baselines/report.js';
@@ -32,7 +32,7 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
         `Training: ${cfg.totalSteps} steps of ${cfg.training.batch}×${cfg.training.seqLen} tokens, AdamW (β ${cfg.training.beta1}/${cfg.training.beta2}, ` +
           `weight decay ${cfg.training.weightDecay}), lr ${cfg.training.lr} with ${warmupSteps(cfg.training, cfg.totalSteps)} warmup steps and cosine decay to ${cfg.training.minLr}, ` +
           `clip ${cfg.training.clip}, seed ${cfg.training.seed}. Tokenizer ${cfg.data.tokenizer}; ${evalCoverage(cfg)}. ` +
-          `Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
+          `Backend ${backendLine(cfg.backend)}; git ${cfg.git ?? 'unknown'}.`,
         ...(cfg.history ?? []).map(
           (h) =>
             `Extended on ${h.time} from ${h.fromSteps} to ${h.toSteps} steps at step ${h.atStep} ` +

@@ -1,5 +1,5 @@
 // report.md of one run: parameter counts, final validation numbers, loss and accuracy curves.
-import { evalMetricChart, metricCurve, metricOf, reportRun, trainingLossChart } from '@grassflow/training';
+import { backendLine, evalMetricChart, metricCurve, metricOf, reportRun, trainingLossChart } from '@grassflow/training';
 import type { RunFolder } from '@grassflow/training';
 import type { RunConfig } from './run.js';
 
@@ -17,7 +17,7 @@ export function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> 
       `Training: ${cfg.totalSteps} steps (${t.epochs} epochs, batch ${t.batch} pairs), AdamW (β ${t.beta1}/${t.beta2}, weight decay ${t.weightDecay}), lr ${t.lr} ` +
         `with ${t.warmup} warmup steps and cosine decay to ${t.minLr}, clip ${t.clip}, seed ${t.seed}, seqLen ${t.seqLen} (tokens kept per sentence). ` +
         `Train ${cfg.data.trainPairs.toLocaleString('en-US')} pairs (${cfg.data.trainFile}${cfg.data.trainIsSample ? ', the 1% sample' : ''}); ` +
-        `validation on ${cfg.data.validPairs.toLocaleString('en-US')} pairs of ${cfg.data.validFile}. Backend ${cfg.backend.name}; git ${cfg.git ?? 'unknown'}.`,
+        `validation on ${cfg.data.validPairs.toLocaleString('en-US')} pairs of ${cfg.data.validFile}. Backend ${backendLine(cfg.backend)}; git ${cfg.git ?? 'unknown'}.`,
     ],
     table: {
       columns: ['steps', 'last train loss', 'best val loss', 'val acc at best', 'best at step', 'last val acc'],

@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type * as tf from '@tensorflow/tfjs-core';
-import type { BackendInfo } from '@grassflow/gpu-layers';
+import { describeAdapter, type BackendInfo } from '@grassflow/gpu-layers';
 import { AdamW, defaultDecayFilter, type NamedVariable } from '../adamw.js';
 import { UsageError, type FlagSpecs, type ParsedFlags } from '../flags.js';
 import { warmupCosineLr } from '../lr-schedule.js';
@@ -131,7 +131,16 @@ export function warmupWarning(c: OptimizerConfig, totalSteps: number): string | 
 
 /** Where and with what a run was made: written into config.json so the run can be repeated. */
 export interface RunProvenance {
-  backend: { name: string; simd?: boolean; threads?: number; tfjsCore: string };
+  backend: {
+    name: string;
+    simd?: boolean;
+    threads?: number;
+    tfjsCore: string;
+    /** webgpu: the adapter, one line (describeAdapter). */
+    adapter?: string;
+    /** webgpu on a software (fallback) adapter such as lavapipe: speeds are the CPU's, not a GPU's. */
+    softwareRendering?: boolean;
+  };
   /** Commit of the working tree (`-dirty` with changes), null without git. */
   git: string | null;
   node: string;
@@ -141,13 +150,24 @@ export interface RunProvenance {
 
 /** The provenance of a run started now on `backend`. */
 export function runProvenance(backend: BackendInfo): RunProvenance {
-  const { name, simd, threads, tfjsCore } = backend;
+  const { name, simd, threads, tfjsCore, adapter } = backend;
+  const device =
+    adapter === undefined ? {} : { adapter: describeAdapter(adapter), softwareRendering: adapter.fallback };
   return {
-    backend: { name, simd, threads, tfjsCore },
+    backend: { name, simd, threads, tfjsCore, ...device },
     git: gitCommit(),
     node: process.version,
     created: new Date().toISOString(),
   };
+}
+
+/**
+ * The backend of a run for its report: the name, on webgpu the adapter, and on a software adapter a warning that the
+ * run's speeds are the CPU's.
+ */
+export function backendLine(backend: RunProvenance['backend']): string {
+  const on = backend.adapter === undefined ? backend.name : `${backend.name} on ${backend.adapter}`;
+  return backend.softwareRendering === true ? `${on} (software rendering: its tokens/s are not GPU numbers)` : on;
 }
 
 /** Refuse `out` when it already holds a run (config.json or a checkpoint), before any slow work. */
