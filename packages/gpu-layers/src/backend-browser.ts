@@ -3,21 +3,20 @@
 // is cross-origin isolated. No Node backend (tfjs-node, Dawn, the Node thread set-up) is referenced here.
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { BackendUnavailableError, wasmThreadsNote, type BackendInfo, type BackendName } from './backend-info.js';
+import {
+  BackendUnavailableError,
+  WASM_FILES,
+  wasmThreadsNote,
+  type BackendInfo,
+  type BackendName,
+  type WasmFileName,
+} from './backend-info.js';
 import type { WebgpuAdapterInfo } from './webgpu-node.js';
 import { registerWasmTrainingKernels } from './wasm-kernels.js';
 
 /** Backends a browser can select, in automatic order. */
 export const BROWSER_BACKEND_NAMES = ['webgpu', 'wasm', 'cpu'] as const;
 export type BrowserBackendName = (typeof BROWSER_BACKEND_NAMES)[number];
-
-/** The three binaries of @tensorflow/tfjs-backend-wasm 4.22 (in its dist/ folder); a page serves all three. */
-export const WASM_FILES = [
-  'tfjs-backend-wasm.wasm',
-  'tfjs-backend-wasm-simd.wasm',
-  'tfjs-backend-wasm-threaded-simd.wasm',
-] as const;
-export type WasmFileName = (typeof WASM_FILES)[number];
 
 export interface BrowserInitBackendOptions {
   /** Force one backend; default: the first of webgpu (a real adapter only), wasm, cpu that loads. */
@@ -110,6 +109,26 @@ async function loadWebgpu(automatic: boolean, options: BrowserInitBackendOptions
 
 let wasmConfigured = false;
 
+/**
+ * Runs `start` (the wasm backend's initialisation) while `navigator.hardwareConcurrency` reads twice the cores.
+ * tfjs-backend-wasm 4.22's C side caps its thread pool at half of emscripten_num_logical_cores(), which is
+ * navigator.hardwareConcurrency in a browser: on a 2-core machine a cross-origin isolated page got one thread
+ * whatever setThreadsCount asked for. The same correction as under Node (wasm-node-threads.ts), where the wasm
+ * import is replaced; here the property is shadowed on the navigator object and removed again right after.
+ */
+async function withDoubledCoreCount<T>(isolated: boolean, start: () => Promise<T>): Promise<T> {
+  const nav = (globalThis as { navigator?: object }).navigator;
+  const cores = (nav as { hardwareConcurrency?: number } | undefined)?.hardwareConcurrency;
+  if (!isolated || nav === undefined || typeof cores !== 'number' || Object.hasOwn(nav, 'hardwareConcurrency'))
+    return start();
+  Object.defineProperty(nav, 'hardwareConcurrency', { configurable: true, get: () => 2 * cores });
+  try {
+    return await start();
+  } finally {
+    delete (nav as { hardwareConcurrency?: number }).hardwareConcurrency;
+  }
+}
+
 async function loadWasm(options: BrowserInitBackendOptions): Promise<Partial<BackendInfo> & { why: string }> {
   const wasm = await import('@tensorflow/tfjs-backend-wasm');
   registerWasmTrainingKernels();
@@ -130,7 +149,7 @@ async function loadWasm(options: BrowserInitBackendOptions): Promise<Partial<Bac
       : typeof options.wasmPaths === 'string'
         ? `under ${options.wasmPaths}`
         : 'at the URLs given in wasmPaths';
-  if (!(await tf.setBackend('wasm'))) {
+  if (!(await withDoubledCoreCount(isolated, () => tf.setBackend('wasm')))) {
     throw new BackendUnavailableError(
       'wasm',
       `tfjs-backend-wasm did not start: its .wasm files (${WASM_FILES.join(', ')}) were not found ${where}; copy ` +

@@ -52,3 +52,11 @@ export function wasmThreadsNote(requested: number | undefined, got: number, unav
       : 'the thread pool is capped at the cores of this machine (at most 8)';
   return `wasm runs ${got} thread${got === 1 ? '' : 's'} where ${requested} were asked for: ${why}`;
 }
+
+/** The three binaries of @tensorflow/tfjs-backend-wasm 4.22 (in its dist/ folder); a page serves all three. */
+export const WASM_FILES = [
+  'tfjs-backend-wasm.wasm',
+  'tfjs-backend-wasm-simd.wasm',
+  'tfjs-backend-wasm-threaded-simd.wasm',
+] as const;
+export type WasmFileName = (typeof WASM_FILES)[number];

@@ -6,11 +6,9 @@ export * from './common.js';
 export {
   initBackend,
   BROWSER_BACKEND_NAMES,
-  WASM_FILES,
   type BrowserBackendInfo,
   type BrowserBackendName,
   type BrowserInitBackendOptions,
-  type WasmFileName,
 } from './backend-browser.js';
 export { BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } from './backend-info.js';
 export type { BackendName, BackendInfo } from './backend-info.js';

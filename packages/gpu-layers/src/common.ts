@@ -2,6 +2,8 @@
 // losses, configs, the Grassmann mixing and attention, layers, models, decoding and sampling, checkpoints from bytes.
 import './wasm-kernels.js';
 
+export { WASM_FILES, type WasmFileName } from './backend-info.js';
+
 export { registerWasmTrainingKernels } from './wasm-kernels.js';
 export {
   matmul,
