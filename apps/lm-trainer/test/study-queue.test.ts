@@ -2,7 +2,7 @@
 // the in-process sitting, a worker killed mid-run (its job stalls and is resumed elsewhere), a failing run failed once,
 // and a killed coordinator that re-attaches. Everything listens on 127.0.0.1 and is stopped at the end.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -166,8 +166,15 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
     const killed = w1.out().includes(`: ${victim} (study tiny`) ? w1 : w2;
     const survivor = killed === w1 ? w2 : w1;
     expect(killed.out()).toContain(`: ${victim} (study tiny`);
+    // what status says meanwhile: the long run running on that worker at its step (or, once its lock has expired
+    // and the stall been seen, queued for a retry)
+    const during = watch(cliAsync(['study', 'status', queued, ...sitting(onQueue), '--queue', url]));
     killed.child.kill('SIGKILL');
     await killed.exited;
+    expect(await during.exited, during.out()).toBe(0);
+    expect(during.out()).toMatch(
+      new RegExp(`${victim}  (running on \\S+:\\d+, step \\d+/40 in \\S+${victim}|queued \\(a retry\\))`),
+    );
 
     // and the coordinator, once the first result is in the ledger; a new one re-attaches
     await until('a first record', () => ledger(onQueue).length >= 1, 150_000, logs);
@@ -216,11 +223,11 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
     expect(ledger(onQueue)).toEqual(recs);
   }, 420_000);
 
-  it('a ladder through the same queue: every rung a job, the results of the in-process ladder', async () => {
+  it('a ladder through the same queue: each rung a job, the results of the in-process ladder', async () => {
     if (!workers.some((w) => w.child.exitCode === null && w.child.signalCode === null)) startWorker();
     const ladder = (out: string, ...more: string[]): string[] => [
       'ladder',
-      ...['--levels', '1..2', '--models', 'grassmann,transformer-dpa', '--seeds', '1', '--vocab', '4'],
+      ...['--levels', '1', '--models', 'grassmann,transformer-dpa', '--seeds', '1', '--vocab', '4'],
       ...['--layers', '1', '--d-model', '16', '--heads', '2', '--r', '4', '--offsets', '1', '--block', '12'],
       ...['--steps', '20', '--batch', '16', '--lr', '1e-2', '--eval-seqs', '16', '--out', out, ...more],
     ];
@@ -229,8 +236,8 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
     const queuedLadder = watch(cliAsync(ladder(join(root, 'ladder-queue'), '--queue', url)));
     coordinators.push(queuedLadder);
     expect(await queuedLadder.exited, logs()).toBe(0);
-    expect(queuedLadder.out()).toContain('4 runs queued, 0 already in the queue');
-    expect(queuedLadder.out()).toMatch(/\[4\/4\] level \d \S+ seed 1 on \S+:\d+: accuracy/);
+    expect(queuedLadder.out()).toContain('2 runs queued, 0 already in the queue');
+    expect(queuedLadder.out()).toMatch(/\[2\/2\] level 1 \S+ seed 1 on \S+:\d+: accuracy/);
     type Results = { complete: boolean; runs: Array<Record<string, unknown>> };
     const results = (dir: string): Results => JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as Results;
     const untimedRuns = (r: Results): unknown[] => r.runs.map(({ trainSeconds: _t, evalSeconds: _e, ...x }) => x);
@@ -238,6 +245,38 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
     expect(b.complete).toBe(true);
     expect(untimedRuns(b)).toEqual(untimedRuns(a)); // same rungs, same order, same numbers
     expect(logs()).toMatch(/\(ladder \S+ladder-queue, level 1 grassmann seed 1\)/); // a worker took it
+  }, 240_000);
+
+  it('a worker stopped by SIGTERM: its run checkpoints, goes back to the queue and is resumed by the next worker', async () => {
+    for (const w of workers) await stop(w); // none of the earlier workers may take the run
+    const one = join(root, 'one.json');
+    const longRun = { model: 'transformer-ea', seed: 2, steps: 40, 'checkpoint-every': 1 };
+    writeFileSync(one, JSON.stringify({ name: 'one', base, runs: [longRun] }));
+    const out = join(root, 'one');
+    const first = startWorker();
+    const c = watch(cliAsync(['study', 'run', one, ...sitting(out), '--queue', url]));
+    coordinators.push(c);
+    const runsDir = join(out, 'runs');
+    await until(
+      'the run to checkpoint a few steps',
+      () =>
+        existsSync(runsDir) &&
+        readdirSync(runsDir).some(
+          (k) =>
+            existsSync(join(runsDir, k, 'checkpoints', 'latest', 'config.json')) &&
+            metrics(join(runsDir, k)).some((m) => m['type'] === 'train' && (m['step'] as number) >= 3),
+        ),
+      150_000,
+      logs,
+    );
+    first.child.kill('SIGTERM');
+    expect(await first.exited, first.out()).toBe(0);
+    expect(first.out()).toMatch(/stopped \(SIGTERM\); back in the queue/);
+    startWorker();
+    expect(await c.exited, logs()).toBe(0);
+    const [rec] = ledger(out);
+    expect(rec?.timing['resumed'], logs()).toBe(true);
+    expect(rec?.totalSteps).toBe(40);
   }, 240_000);
 
   it('clear errors: Redis not answering, a bad URL', async () => {

@@ -138,10 +138,12 @@ export async function workerCommand(argv: readonly string[]): Promise<number> {
     const retry = job.attemptsMade + job.stalledCounter > 0 ? ' (a retry)' : '';
     say(`${key} (${label})${runDir === undefined ? '' : ` → ${runDir}`}${retry}`);
     // the child is "supervised" by this process: it runs the command itself and stops (checkpoint after its step)
-    // when this process dies (its parent changes), or on the SIGTERM passed on below
+    // when this process dies (its parent changes), or on the SIGTERM passed on below. In its own process group, so
+    // that a terminal's Ctrl-C reaches it once, through this process (a second signal would stop it at once).
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'inherit', 'pipe'],
       env: { ...process.env, [SUPERVISED_ENV]: '1' },
+      detached: true,
     });
     children.add(child);
     let stderr = '';

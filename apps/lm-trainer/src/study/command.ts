@@ -190,7 +190,7 @@ export async function studyStatusCommand(argv: readonly string[]): Promise<numbe
           word = { resumable: 'interrupted', partial: 'not started', new: 'not started' }[state];
         }
       }
-      const head = word.split(/[ :]/)[0] as string;
+      const head = word.startsWith('not started') ? 'not started' : (word.split(/[ :]/)[0] as string);
       counts.set(head, (counts.get(head) ?? 0) + 1);
       const [shown, error] = word.startsWith('failed: ') ? ['failed', word.slice(8)] : [word, undefined];
       process.stdout.write(`${p.key}  ${shown.padEnd(11)}  ${p.entry.where}: ${p.argv.join(' ')}\n`);
