@@ -51,7 +51,9 @@ export default defineConfig({
   base: './',
   plugins: [runtimeFiles()],
   resolve: { conditions: ['browser'] },
-  build: { outDir: 'dist', target: 'es2022', chunkSizeWarningLimit: 4096 },
+  // minify: false — tfjs-backend-wasm starts its pthread workers from the source text of its threaded factory
+  // (factory.toString()); minified, that text names variables of the bundle the worker lacks ("e is not defined").
+  build: { outDir: 'dist', target: 'es2022', chunkSizeWarningLimit: 4096, minify: false },
   server: { headers: ISOLATION_HEADERS },
   preview: { headers: ISOLATION_HEADERS },
 });

@@ -79,7 +79,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       console.error('playground: --mount takes /prefix/=FOLDER, e.g. --mount /runs/=runs');
       process.exit(2);
     }
-    mounts[prefix] = dir;
+    mounts[prefix] = resolve(process.env.INIT_CWD ?? process.cwd(), dir); // pnpm runs this from apps/playground
   });
   const { url } = await serve({
     root,
