@@ -145,6 +145,32 @@ describe.skipIf(skipBrowser || dataDir === undefined)('the playground in Chromiu
     expect(errors).toEqual([]);
   });
 
+  it('opens a run folder from the file picker (its checkpoints/best) and generates the same tokens', async () => {
+    browser ??= await openBrowser();
+    const page = await browser.newPage();
+    const errors = consoleErrors(page);
+    const q = new URLSearchParams({ prompt: SETTINGS.prompt, maxTokens: String(SETTINGS.maxTokens), seed: '5' });
+    q.set('temperature', String(SETTINGS.temperature));
+    q.set('topK', String(SETTINGS.topK));
+    await page.goto(`${server?.url ?? ''}?${q.toString()}`);
+    const checkpoint = join(root, 'runs', 'grassmann-run', 'checkpoints', 'best');
+    // Chromium fills a webkitdirectory input from a folder: the run folder, whose checkpoints/best the page takes.
+    const picker = await page.$('input#folder');
+    await picker?.uploadFile(join(root, 'runs', 'grassmann-run'));
+    await page.waitForFunction(
+      () => ['ready', 'error'].includes(document.querySelector('#model')?.getAttribute('data-state') ?? ''),
+      { timeout: 60_000 },
+    );
+    expect(await page.$eval('#model', (e) => e.textContent)).toMatch(/^grassmann-run\/checkpoints\/best: Grassmann/);
+    await page.click('#run');
+    await page.waitForFunction(() => document.querySelector('#charts')?.getAttribute('data-state') === 'drawn', {
+      timeout: 60_000,
+    });
+    expect(await attr(page, '#output', 'data-ids')).toBe((await nodeIds(checkpoint)).out.join(','));
+    await page.close();
+    expect(errors).toEqual([]);
+  });
+
   it('draws the attention maps of a Transformer checkpoint, with the tokens Node samples', async () => {
     const { page, errors } = await generateInPage('transformer-run');
     const want = await nodeIds(join(root, 'runs', 'transformer-run', 'checkpoints', 'best'));
