@@ -14,14 +14,17 @@ if (skipBrowser)
 const fromEnv = process.env['GRASSFLOW_DATA_DIR'];
 export const dataDir = fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
 
-export async function openBrowser(): Promise<Browser> {
+/** Chromium's WebGPU on SwiftShader (a software, fallback adapter): what a page sees on a machine without a GPU. */
+export const SOFTWARE_WEBGPU_ARGS = ['--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-vulkan=native'];
+
+export async function openBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM))
     throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium, or set GRASSFLOW_CHROMIUM`);
   return puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
     // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--window-size=1200,900'],
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--window-size=1200,900', ...extraArgs],
     defaultViewport: { width: 1200, height: 900 },
   });
 }

@@ -14,7 +14,14 @@ import { initBackend, loadCheckpoint, sampleIds } from '@grassflow/gpu-layers';
 import { Prng } from '@grassflow/datasets/prng';
 import { wikitextForWordPiece, WordPieceTokenizer } from '@grassflow/tokenizers';
 import { serve } from '../scripts/serve.mjs';
-import { consoleErrors, dataDir, openBrowser, skipBrowser, writeTinyCheckpoint } from './chromium.js';
+import {
+  consoleErrors,
+  dataDir,
+  openBrowser,
+  skipBrowser,
+  SOFTWARE_WEBGPU_ARGS,
+  writeTinyCheckpoint,
+} from './chromium.js';
 
 const app = resolve(import.meta.dirname, '..');
 const CLI = resolve(app, '..', 'lm-trainer', 'dist', 'cli.js');
@@ -180,5 +187,37 @@ describe.skipIf(skipBrowser || dataDir === undefined)('the playground in Chromiu
     expect(await colours(page, 0)).toBeGreaterThan(20);
     await page.close();
     expect(errors).toEqual([]);
+  });
+  it('WebGPU: a software adapter is skipped automatically (and why), and runs the page when asked for by name', async () => {
+    const gpuBrowser = await openBrowser(SOFTWARE_WEBGPU_ARGS);
+    try {
+      const auto = await gpuBrowser.newPage();
+      await auto.goto(server?.url ?? '');
+      await auto.waitForFunction(() => document.querySelector('#backend')?.getAttribute('data-state') === 'ready');
+      expect(await attr(auto, '#backend', 'data-backend')).toBe('wasm');
+      expect(await auto.$eval('#backend', (e) => e.textContent)).toMatch(/skipped webgpu \(.*software fallback/);
+      const page = await gpuBrowser.newPage();
+      const errors = consoleErrors(page);
+      const q = new URLSearchParams({
+        backend: 'webgpu',
+        checkpoint: '/runs/grassmann-run/',
+        maxTokens: '4',
+        autorun: '1',
+      });
+      await page.goto(`${server?.url ?? ''}?${q.toString()}`);
+      await page.waitForFunction(
+        () =>
+          document.querySelector('#charts')?.getAttribute('data-state') === 'drawn' ||
+          document.querySelector('[data-state="error"]') !== null,
+        { timeout: 120_000 },
+      );
+      expect(await page.$$eval('[data-state="error"]', (els) => els.map((e) => e.textContent))).toEqual([]);
+      expect(await attr(page, '#backend', 'data-backend')).toBe('webgpu');
+      expect((await attr(page, '#output', 'data-ids'))?.split(',')).toHaveLength(4);
+      expect(await page.$eval('#speed', (e) => e.textContent)).toMatch(/tokens\/s on webgpu/);
+      expect(errors).toEqual([]);
+    } finally {
+      await gpuBrowser.close();
+    }
   });
 });
