@@ -228,12 +228,16 @@ async function showGeometry(view: GeometryView, tokens: string[]): Promise<void>
     ui.geometryNote.textContent =
       'Gate α (mean over channels; 1 keeps the token state, 0 takes the geometric path), the angle of each Plücker ' +
       'pair (z_{t−Δ}, z_t), and the principal-angle step of the pair-plane on Gr(2, r) from t−1 to t, per layer.';
+    // Colours over the range α takes here (it is in (0, 1); trained gates often stay within a few tenths).
+    const alphas = view.layers.flatMap((l) => l.alpha);
+    const lo = Math.floor(Math.min(...alphas) * 100) / 100;
+    const hi = Math.max(lo + 0.01, Math.ceil(Math.max(...alphas) * 100) / 100);
     drawHeatmap(canvas(), {
       title: 'α by layer and position',
       values: view.layers.map((l) => l.alpha),
       rowLabels: view.layers.map((l) => `layer ${l.layer}`),
       tokens,
-      domain: [0, 1],
+      domain: [lo, hi],
     });
     for (const l of view.layers) {
       drawLines(canvas(), {
