@@ -53,7 +53,7 @@ export function clipByGlobalNorm(
   if (!(maxNorm > 0)) throw new RangeError(`maxNorm must be > 0 (Infinity disables clipping), got ${maxNorm}`);
   return tf.tidy(() => {
     const names = Object.keys(grads);
-    const norm = tf.sqrt(squaredNorm(names.map((n) => grads[n] as tf.Tensor))) as tf.Scalar;
+    const norm = tf.sqrt<tf.Scalar>(squaredNorm(names.map((n) => grads[n] as tf.Tensor)));
     if (!Number.isFinite(maxNorm))
       return { grads: Object.fromEntries(names.map((n) => [n, tf.clone(grads[n] as tf.Tensor)])), norm };
     const scale = tf.minimum(1, tf.div(maxNorm, tf.add(norm, CLIP_EPS)));
