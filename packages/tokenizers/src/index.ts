@@ -11,5 +11,6 @@ export type {
 } from './wordpiece-options';
 export { packBatch, type PackedBatch } from './pack-batch';
 export { WordLevelTokenizer, EOS, UNK } from './word-level-tokenizer';
+export { PureWordLevelTokenizer, type WordLevelVocabFile } from './word-level-pure';
 export { PureWordPieceTokenizer, type PureWordPieceEncoding, type PureWordPieceOptions } from './wordpiece-pure';
 export { wikitextForWordPiece, wordPieceLines } from './wikitext-wordpiece';

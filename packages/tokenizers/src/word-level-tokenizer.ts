@@ -1,158 +1,30 @@
-// Word-level tokenizer for Wikitext `.tokens` files: whitespace-split words plus <eos> per line, exact round trip.
-import { TokenizerError } from './errors';
+// Word-level tokenizer for Wikitext `.tokens` files (Node): the pure tokenizer's rules, plus files and a
+// synchronous SHA-256 (node:crypto) for the id.
+import { messageOf, TokenizerError } from './errors';
 import { readFileOrThrow, sha256Hex, writeFileAtomic } from './files';
-import { WordIndex } from './word-index';
+import {
+  badWordLevelVocabFile,
+  parseWordLevelVocabFile,
+  PureWordLevelTokenizer,
+  wordLevelVocabFile,
+  wordLevelVocabulary,
+} from './word-level-pure';
 
-/** End-of-line token appended to every line. */
-export const EOS = '<eos>';
-/** Token for words not in the vocabulary (Wikitext already writes rare words as `<unk>`). */
-export const UNK = '<unk>';
-
-const FORMAT = 'grassflow-word-level-vocab';
-const VERSION = 1;
-
-/** Byte classes: 1 = word separator (space, \t, \v, \f, \r), 2 = line end (\n), 0 = part of a word. */
-const CLASS = new Uint8Array(256);
-for (const b of [0x20, 0x09, 0x0b, 0x0c, 0x0d]) CLASS[b] = 1;
-CLASS[0x0a] = 2;
-
-const utf8 = new TextEncoder();
-// ignoreBOM: keep a U+FEFF that begins a word (Wikitext-2 train has such a word) instead of dropping it.
-const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-
-function bytesOf(text: string | Uint8Array, name: string): Uint8Array {
-  if (typeof text === 'string') return utf8.encode(text);
-  // A plain Uint8Array view (no copy): a Buffer subclass would make the scanning loops polymorphic and slower.
-  if (text instanceof Uint8Array)
-    return text.constructor === Uint8Array ? text : new Uint8Array(text.buffer, text.byteOffset, text.byteLength);
-  throw new TokenizerError(
-    'INVALID_ARGUMENT',
-    `${name} must be a string or a Uint8Array of UTF-8, got ${typeof text}.`,
-  );
-}
-
-/** Saved vocabulary (JSON). `sha256` covers `words.join("\n")` and guards against edits and truncation. */
-interface VocabFile {
-  format: typeof FORMAT;
-  version: typeof VERSION;
-  order: string;
-  eos: string;
-  unk: string;
-  size: number;
-  sha256: string;
-  words: string[];
-}
+export { EOS, UNK } from './word-level-pure';
 
 /**
- * Word-level tokenizer of the Wikitext `.tokens` format.
- *
- * Line convention (how the files are written): a line is " " + words.join(" ") + " \n", a blank line is
- * " \n". Encoding: the text is cut at "\n" (a final "\n" ends the last line, it does not start a new one);
- * each line gives its words — maximal runs of bytes other than ASCII whitespace (space, \t, \v, \f, \r) —
- * then one `<eos>`; a word outside the vocabulary gives `<unk>`. Decoding writes " " + word for each word
- * and " \n" for each `<eos>`, so `decode(encode(text)) === text` for any file in that convention without
- * out-of-vocabulary words (all three Wikitext-2 splits). Unlike Python's `str.split()`, non-ASCII
- * whitespace (e.g. U+00A0) stays inside a word; Wikitext holds none.
- *
- * Vocabulary order (deterministic): order of first appearance in the corpus, reading lines top to bottom
- * and each line's words left to right followed by its `<eos>` — the `Dictionary` of PyTorch's
- * word_language_model example. On Wikitext-2 train `<eos>` gets id 0 (the file starts with a blank line),
- * then "=" 1, "Valkyria" 2, …; `<unk>` is wherever it first occurs (a corpus without it gets `<unk>` last).
+ * Word-level tokenizer of the Wikitext `.tokens` format: the encoding rules and vocabulary order of
+ * {@link PureWordLevelTokenizer} (one implementation, shared with browsers), built from a corpus file, loaded from
+ * and saved to a vocabulary file.
  */
-export class WordLevelTokenizer {
-  /** Stable identity for caches: `wordlevel:<sha256 of the words joined by "\n">`. */
-  readonly id: string;
-  /** Number of word types, `<eos>` and `<unk>` included (33,278 for Wikitext-2 train). */
-  readonly vocabSize: number;
-  /** Id of `<eos>`. */
-  readonly eosId: number;
-  /** Id of `<unk>`. */
-  readonly unkId: number;
-
-  private readonly wordList: readonly string[];
-  private readonly index: WordIndex;
-  /**
-   * Decoding table: the UTF-8 of " " + word for each id (" \n" for `<eos>`), back to back; id's bytes start at
-   * spacedStart[id].
-   */
-  private readonly spaced: Uint8Array;
-  private readonly spacedStart: Int32Array;
-  private readonly ids: ReadonlyMap<string, number>;
-
+export class WordLevelTokenizer extends PureWordLevelTokenizer {
   private constructor(words: readonly string[], source: string) {
-    const index = new WordIndex();
-    const ids = new Map<string, number>();
-    words.forEach((word, i) => {
-      if (typeof word !== 'string' || word.length === 0 || /[ \t\n\v\f\r]/.test(word)) {
-        throw new TokenizerError(
-          'BAD_VOCAB',
-          `Word-level vocabulary ${source}: word ${i} (${JSON.stringify(word)}) is empty or contains ASCII whitespace; ` +
-            'a word is a maximal run of non-whitespace bytes.',
-        );
-      }
-      if (ids.has(word)) {
-        throw new TokenizerError(
-          'BAD_VOCAB',
-          `Word-level vocabulary ${source}: ${JSON.stringify(word)} appears twice (ids ${ids.get(word)} and ${i}).`,
-        );
-      }
-      ids.set(word, i);
-      const b = utf8.encode(word);
-      index.add(b, 0, b.length);
-    });
-    const eos = ids.get(EOS);
-    const unk = ids.get(UNK);
-    if (eos === undefined || unk === undefined) {
-      throw new TokenizerError(
-        'BAD_VOCAB',
-        `Word-level vocabulary ${source} lacks ${eos === undefined ? EOS : UNK}; it needs both ${EOS} and ${UNK}.`,
-      );
-    }
-    this.wordList = words;
-    this.index = index;
-    const pieces = words.map((w, i) => utf8.encode(i === eos ? ' \n' : ' ' + w));
-    this.spacedStart = new Int32Array(words.length + 1);
-    pieces.forEach((p, i) => (this.spacedStart[i + 1] = this.spacedStart[i]! + p.length));
-    this.spaced = new Uint8Array(this.spacedStart[words.length]!);
-    pieces.forEach((p, i) => this.spaced.set(p, this.spacedStart[i]));
-    this.ids = ids;
-    this.vocabSize = words.length;
-    this.eosId = eos;
-    this.unkId = unk;
-    this.id = `wordlevel:${sha256Hex(words.join('\n'))}`;
+    super(words, source, sha256Hex(words.join('\n')));
   }
 
   /** Build the vocabulary of a corpus (text or UTF-8 bytes) in order of first appearance (see class doc). */
   static fromCorpus(corpus: string | Uint8Array): WordLevelTokenizer {
-    const bytes = bytesOf(corpus, 'corpus');
-    const index = new WordIndex();
-    const words: string[] = [];
-    const add = (start: number, end: number): void => {
-      if (index.add(bytes, start, end) === words.length) words.push(utf8Decoder.decode(bytes.subarray(start, end)));
-    };
-    const eos = utf8.encode(EOS);
-    const n = bytes.length;
-    let lines = 0;
-    for (let i = 0; i < n;) {
-      let j = i;
-      while (j < n && CLASS[bytes[j]!] !== 2) {
-        while (j < n && CLASS[bytes[j]!] === 1) j++;
-        const start = j;
-        while (j < n && CLASS[bytes[j]!] === 0) j++;
-        if (j > start) add(start, j);
-      }
-      if (index.add(eos, 0, eos.length) === words.length) words.push(EOS);
-      lines++;
-      i = j + 1;
-    }
-    if (lines === 0) {
-      throw new TokenizerError(
-        'INVALID_ARGUMENT',
-        'Cannot build a word-level vocabulary from an empty corpus; pass the text of the training split.',
-      );
-    }
-    if (!words.includes(UNK)) words.push(UNK);
-    return new WordLevelTokenizer(words, 'built from corpus');
+    return new WordLevelTokenizer(wordLevelVocabulary(corpus), 'built from corpus');
   }
 
   /** Build the vocabulary of a corpus file (e.g. wiki.train.tokens); `FILE_NOT_FOUND` names a missing path. */
@@ -173,131 +45,28 @@ export class WordLevelTokenizer {
   static load(path: string): WordLevelTokenizer {
     const hint = 'Build one with WordLevelTokenizer.fromCorpusFile(trainPath).save(path).';
     const text = readFileOrThrow(path, 'Word-level vocabulary file', hint).toString('utf8');
-    const bad = (what: string): never => {
-      throw new TokenizerError(
-        'BAD_VOCAB_FILE',
-        `${path} is not a usable word-level vocabulary: ${what}. Rebuild it with fromCorpusFile(...).save(path).`,
-        { file: path },
-      );
-    };
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      return bad(`it is not valid JSON (${err instanceof Error ? err.message : String(err)})`);
-    }
-    const f = parsed as Partial<VocabFile> | null;
-    if (typeof f !== 'object' || f === null || f.format !== FORMAT) return bad(`"format" is not "${FORMAT}"`);
-    if (f.version !== VERSION) return bad(`version ${String(f.version)} is not supported (expected ${VERSION})`);
-    if (f.eos !== EOS || f.unk !== UNK) return bad(`"eos"/"unk" must be "${EOS}"/"${UNK}"`);
-    const words = f.words;
-    if (!Array.isArray(words) || !words.every((w): w is string => typeof w === 'string'))
-      return bad('"words" is not an array of strings');
-    if (f.size !== words.length) return bad(`"size" is ${String(f.size)} but "words" has ${words.length} entries`);
-    if (f.sha256 !== sha256Hex(words.join('\n')))
-      return bad('the SHA-256 of "words" does not match "sha256" (file edited or damaged)');
+    const { words, sha256 } = parseWordLevelVocabFile(text, path);
+    if (sha256 !== sha256Hex(words.join('\n')))
+      throw badWordLevelVocabFile(path, 'the SHA-256 of "words" does not match "sha256" (file edited or damaged)');
     try {
       return new WordLevelTokenizer(words, path);
     } catch (err) {
-      return bad(err instanceof Error ? err.message : String(err));
+      throw badWordLevelVocabFile(path, messageOf(err));
     }
+  }
+
+  /** The vocabulary file's text (JSON, one line): what {@link save} writes and `PureWordLevelTokenizer` reads. */
+  vocabFileText(): string {
+    return JSON.stringify(wordLevelVocabFile(this.words(), sha256Hex(this.words().join('\n')))) + '\n';
   }
 
   /** Save the vocabulary as JSON (atomic: temp file + rename). */
   save(path: string): void {
-    const file: VocabFile = {
-      format: FORMAT,
-      version: VERSION,
-      order: 'first appearance in the corpus: lines top to bottom, words left to right, then <eos>',
-      eos: EOS,
-      unk: UNK,
-      size: this.vocabSize,
-      sha256: sha256Hex(this.wordList.join('\n')),
-      words: [...this.wordList],
-    };
-    writeFileAtomic(path, JSON.stringify(file) + '\n');
-  }
-
-  /** The words in id order. */
-  words(): readonly string[] {
-    return this.wordList;
-  }
-
-  /** Id of a word, or undefined. */
-  tokenToId(word: string): number | undefined {
-    return this.ids.get(word);
-  }
-
-  /** Word of an id, or undefined when out of range. */
-  idToToken(id: number): string | undefined {
-    return this.wordList[id];
-  }
-
-  /** Ids of a text (string or UTF-8 bytes): per line its words (`<unk>` when unknown), then `<eos>`. */
-  encode(text: string | Uint8Array): Int32Array {
-    const bytes = bytesOf(text, 'text');
-    const index = this.index;
-    const unk = this.unkId;
-    const eos = this.eosId;
-    const n = bytes.length;
-    let out = new Int32Array(Math.max(256, n >> 2));
-    let k = 0;
-    for (let i = 0; i < n;) {
-      let j = i;
-      while (j < n && CLASS[bytes[j]!] !== 2) {
-        while (j < n && CLASS[bytes[j]!] === 1) j++;
-        const start = j;
-        while (j < n && CLASS[bytes[j]!] === 0) j++;
-        if (j > start) {
-          if (k === out.length) out = grow(out);
-          const id = index.find(bytes, start, j);
-          out[k++] = id < 0 ? unk : id;
-        }
-      }
-      if (k === out.length) out = grow(out);
-      out[k++] = eos;
-      i = j + 1;
-    }
-    return out.slice(0, k);
+    writeFileAtomic(path, this.vocabFileText());
   }
 
   /** Ids of a file's contents, read as bytes (no intermediate string). */
   encodeFile(path: string): Int32Array {
     return this.encode(readFileOrThrow(path, 'Text file', 'Pass the path of a Wikitext .tokens file.'));
   }
-
-  /**
-   * Text of ids in the `.tokens` convention: " " + word per word, " \n" per `<eos>`. Built as UTF-8 bytes in
-   * one buffer and decoded once (no string per token).
-   */
-  decode(ids: ArrayLike<number>): string {
-    const starts = this.spacedStart;
-    const V = this.vocabSize;
-    let total = 0;
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i]!;
-      if (!(id >= 0 && id < V && Number.isInteger(id))) {
-        throw new TokenizerError(
-          'INVALID_ARGUMENT',
-          `decode: ids[${i}] = ${String(id)} is not a word id (0 … ${V - 1}).`,
-        );
-      }
-      total += starts[id + 1]! - starts[id]!;
-    }
-    const out = new Uint8Array(total);
-    const spaced = this.spaced;
-    let k = 0;
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i]!;
-      const end = starts[id + 1]!;
-      for (let j = starts[id]!; j < end; j++) out[k++] = spaced[j]!;
-    }
-    return utf8Decoder.decode(out);
-  }
-}
-
-function grow(a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
-  const b = new Int32Array(a.length * 2);
-  b.set(a);
-  return b;
 }
