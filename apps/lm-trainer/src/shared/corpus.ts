@@ -22,7 +22,15 @@ export interface CorpusTokenizer {
   /** Ids of a prompt (no special tokens, no line end). */
   encodePrompt(text: string): Promise<Int32Array>;
   decode(ids: ArrayLike<number>): string;
+  /**
+   * The word-level tokenizer only: write its vocabulary file (train puts it in the run folder as
+   * {@link WORD_VOCAB_FILE}, where the playground reads it).
+   */
+  saveVocab?: (path: string) => void;
 }
+
+/** A word-level run's vocabulary in its folder: WordLevelTokenizer.save's JSON, read by PureWordLevelTokenizer. */
+export const WORD_VOCAB_FILE = 'word-vocab.json';
 
 export { DataDirError } from '@grassflow/datasets';
 
@@ -61,11 +69,9 @@ export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promi
     id: wl.id,
     vocabSize: wl.vocabSize,
     encodeCorpus: (text) => Promise.resolve(wl.encode(text)),
-    encodePrompt: (text) => {
-      const ids = wl.encode(text.trim()); // one line: words, then <eos>
-      return Promise.resolve(ids.subarray(0, Math.max(0, ids.length - 1)));
-    },
+    encodePrompt: (text) => Promise.resolve(wl.encodePrompt(text)), // one line's words, without its <eos>
     decode: (ids) => wl.decode(ids),
+    saveVocab: (path) => wl.save(path),
   };
 }
 

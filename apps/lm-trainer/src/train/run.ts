@@ -1,5 +1,6 @@
 // One training run of a language model: fresh or resumed, in a run folder, with its report
 // (on @grassflow/training's run lifecycle).
+import { join } from 'node:path';
 import {
   countParams,
   createModel,
@@ -19,7 +20,7 @@ import type {
   RunOutcome as GenericRunOutcome,
   RunStart,
 } from '@grassflow/training';
-import type { RunData } from '../shared/corpus.js';
+import { WORD_VOCAB_FILE, type RunData } from '../shared/corpus.js';
 import { LmTrainTask } from '../shared/lm-task.js';
 import { readTrainingConfig, storedTrainingConfig, totalStepsOf } from '../shared/model-options.js';
 import type { ModelKind, StoredTrainingConfig, TrainingConfig } from '../shared/model-options.js';
@@ -174,6 +175,8 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
     ...runProvenance(backend),
   };
   const run = await createRun(plan.out, { ...config, training: storedTrainingConfig(config.training) });
+  // a word-level run carries its vocabulary, so that a browser (apps/playground) rebuilds the same ids without the data
+  data.tok.saveVocab?.(join(run.dir, WORD_VOCAB_FILE));
   const model = createModel(plan.model, { seed: plan.training.seed });
   // an adaptive head's clusters are frequency ranks: rank the vocabulary by the training split (stored in checkpoints)
   model.adaptiveHead?.setVocabOrder(frequencyOrder(data.train, plan.model.vocabSize));
