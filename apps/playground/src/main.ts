@@ -1,7 +1,7 @@
 // The playground page: a backend, a checkpoint (folder picker or URL), a prompt, streaming generation with the
 // constant-memory decoder, and the geometry of the text as `grassflow-lm inspect` computes it.
 //
-// Query parameters (all optional): checkpoint=URL, vocab=URL, prompt, maxTokens, temperature, topK, seed,
+// Query parameters (all optional): checkpoint=URL, vocab=URL, wordVocab=URL, prompt, maxTokens, temperature, topK, seed,
 // backend=webgpu|wasm|cpu, autorun=1 (load and generate at once). State for tests is kept in data-* attributes.
 import {
   checkpointBytesFromFiles,
@@ -15,7 +15,12 @@ import {
   type LoadedCheckpointBytes,
 } from '@grassflow/gpu-layers';
 import { Prng } from '@grassflow/datasets/prng';
-import { PureWordPieceTokenizer, wikitextForWordPiece, wordPieceLines } from '@grassflow/tokenizers';
+import {
+  PureWordLevelTokenizer,
+  PureWordPieceTokenizer,
+  wikitextForWordPiece,
+  wordPieceLines,
+} from '@grassflow/tokenizers';
 import { drawHeatmap, drawLines } from './draw.js';
 import { sequenceGeometry, type GeometryView } from './geometry.js';
 
@@ -33,6 +38,7 @@ const ui = {
   url: el<HTMLInputElement>('url'),
   loadUrl: el<HTMLButtonElement>('load-url'),
   vocabFile: el<HTMLInputElement>('vocab-file'),
+  wordVocabFile: el<HTMLInputElement>('word-vocab-file'),
   model: el<HTMLParagraphElement>('model'),
   prompt: el<HTMLTextAreaElement>('prompt'),
   maxTokens: el<HTMLInputElement>('max-tokens'),
@@ -65,10 +71,23 @@ function fail(where: HTMLElement, err: unknown): void {
   console.error(message);
 }
 
+/** A checkpoint's tokenizer as `grassflow-lm generate` uses it: prompt → ids, ids → text. */
+interface PageTokenizer {
+  encodePrompt(text: string): Int32Array;
+  decode(ids: Int32Array): string;
+  idToToken(id: number): string | undefined;
+}
+
 interface Session {
   loaded: LoadedCheckpointBytes;
-  tok: PureWordPieceTokenizer;
+  tok: PageTokenizer;
 }
+
+/** Where a checkpoint came from: a URL (its folder's URL) or picked files. */
+type Origin = { url: string } | { files: readonly File[] };
+
+/** The file `grassflow-lm train --tokenizer word` writes in a run folder (next to its config.json). */
+const WORD_VOCAB_FILE = 'word-vocab.json';
 
 const backend: Promise<BrowserBackendInfo> = startBackend();
 let session: Session | undefined;
@@ -106,36 +125,90 @@ async function vocabulary(): Promise<string> {
   return vocabText;
 }
 
+/**
+ * A word-level run's vocabulary, as text, and where it came from: the picked word-vocab.json, else ?wordVocab=, else
+ * the run folder's word-vocab.json (among the picked files, or beside the URL's checkpoints/ folder).
+ */
+async function wordVocabulary(origin: Origin, source: string): Promise<{ text: string; from: string }> {
+  const picked = ui.wordVocabFile.files?.[0];
+  if (picked !== undefined) return { text: await picked.text(), from: picked.name };
+  const missing = (where: string): Error =>
+    new Error(
+      `this checkpoint was trained with the word-level tokenizer and ${where} has no ${WORD_VOCAB_FILE} ` +
+        `(grassflow-lm train writes it in word-level run folders; older ones lack it): pick the run's ` +
+        `${WORD_VOCAB_FILE}, or write it from the data folder the run trained on — see the playground README`,
+    );
+  if ('files' in origin) {
+    // the shallowest word-vocab.json among the picked files: the run folder's
+    const found = origin.files
+      .filter((f) => f.name === WORD_VOCAB_FILE)
+      .sort((a, b) => a.webkitRelativePath.split('/').length - b.webkitRelativePath.split('/').length)[0];
+    if (found === undefined) throw missing('the picked folder');
+    return { text: await found.text(), from: found.webkitRelativePath || found.name };
+  }
+  const given = params.get('wordVocab');
+  // A checkpoint under a run folder's checkpoints/ has the vocabulary two folders up; one fetch, no 404s to guess.
+  const folder = source.replace(/\/+$/, '');
+  const runFolder = /\/checkpoints\/(best|latest)$/.test(folder) ? folder.replace(/\/checkpoints\/[^/]+$/, '') : folder;
+  const url = new URL(given ?? `${runFolder}/${WORD_VOCAB_FILE}`, document.baseURI).href;
+  const res = await fetch(url);
+  if (!res.ok) throw missing(`the run folder (${url}: HTTP ${res.status})`);
+  return { text: await res.text(), from: url };
+}
+
 /** The tokenizer the checkpoint was trained with (grassflow-lm records it in config.json's extra.run). */
-async function tokenizerFor(loaded: LoadedCheckpointBytes): Promise<PureWordPieceTokenizer> {
+async function tokenizerFor(loaded: LoadedCheckpointBytes, origin: Origin): Promise<PageTokenizer> {
   const run = loaded.extra['run'] as { tokenizer?: string; tokenizerId?: string } | undefined;
   const kind = run?.tokenizer ?? 'wordpiece';
+  const V = loaded.config.vocabSize;
+  if (kind === 'word') {
+    const { text, from } = await wordVocabulary(origin, loaded.source);
+    const tok = await PureWordLevelTokenizer.fromVocabFileText(text, from);
+    if (run?.tokenizerId !== undefined && tok.id !== run.tokenizerId)
+      throw new Error(
+        `${from} is the vocabulary ${tok.id}, but the checkpoint was trained with ${run.tokenizerId}: ` +
+          `pick the ${WORD_VOCAB_FILE} of its run folder`,
+      );
+    if (tok.vocabSize !== V)
+      throw new Error(`${from} has ${tok.vocabSize} words but the model has vocabSize ${V}: pick the run's vocabulary`);
+    // As grassflow-lm generate: the prompt's words as one line without its <eos>; text in the .tokens convention.
+    return tok;
+  }
   if (kind !== 'wordpiece') {
     throw new Error(
-      `this checkpoint was trained with the '${kind}' tokenizer; the playground reads WordPiece checkpoints ` +
-        '(grassflow-lm train --tokenizer wordpiece, the default)',
+      `this checkpoint was trained with the '${kind}' tokenizer; the playground reads WordPiece and word-level ` +
+        'checkpoints (grassflow-lm train --tokenizer wordpiece|word)',
     );
   }
   const tok = PureWordPieceTokenizer.fromVocabText(await vocabulary());
-  if (tok.vocabSize !== loaded.config.vocabSize) {
+  if (tok.vocabSize !== V) {
     throw new Error(
-      `the vocabulary has ${tok.vocabSize} tokens but the model has vocabSize ${loaded.config.vocabSize}: ` +
+      `the vocabulary has ${tok.vocabSize} tokens but the model has vocabSize ${V}: ` +
         'pick the vocab.txt the model was trained with',
     );
   }
-  return tok;
+  // As grassflow-lm generate: the prompt as WikiText for WordPiece, no special tokens; [SEP] ends a line.
+  return {
+    encodePrompt: (text) => tok.encode(wikitextForWordPiece(text), { addSpecialTokens: false }).ids,
+    decode: (ids) => wordPieceLines(tok.decode(ids, { skipSpecialTokens: false })),
+    idToToken: (id) => tok.idToToken(id),
+  };
 }
 
-async function open(bytes: Promise<CheckpointBytes>): Promise<void> {
+/** The last checkpoint opened, to open again when a vocabulary is picked after it failed for want of one. */
+let reopen: (() => void) | undefined;
+
+async function open(bytes: Promise<CheckpointBytes>, origin: Origin): Promise<void> {
+  reopen = () => void open(bytes, origin);
   ui.model.dataset['state'] = 'loading';
   ui.model.textContent = 'Loading the checkpoint…';
   ui.run.disabled = true;
   try {
     await backend;
     const loaded = await loadCheckpointFromBytes(await bytes);
-    let tok: PureWordPieceTokenizer;
+    let tok: PageTokenizer;
     try {
-      tok = await tokenizerFor(loaded);
+      tok = await tokenizerFor(loaded, origin);
     } catch (err) {
       loaded.model.dispose();
       throw err;
@@ -176,14 +249,14 @@ async function generate(): Promise<void> {
       topK: numberOf(ui.topK, 'top-k', true),
     };
     const seed = numberOf(ui.seed, 'seed', true);
-    // As grassflow-lm generate: the prompt as WikiText for WordPiece, no special tokens; the seed's Prng stream.
-    const prompt = tok.encode(wikitextForWordPiece(ui.prompt.value), { addSpecialTokens: false }).ids;
+    // As grassflow-lm generate: the prompt's ids (see tokenizerFor), then the seed's Prng stream.
+    const prompt = tok.encodePrompt(ui.prompt.value);
     if (prompt.length === 0) throw new RangeError('the prompt encodes to no tokens: type some text');
     ui.output.dataset['promptIds'] = Array.from(prompt).join(',');
-    const promptText = wordPieceLines(tok.decode(prompt, { skipSpecialTokens: false }));
+    const promptText = tok.decode(prompt);
     const out: number[] = [];
     const show = (): void => {
-      const text = wordPieceLines(tok.decode(Int32Array.from([...prompt, ...out]), { skipSpecialTokens: false }));
+      const text = tok.decode(Int32Array.from([...prompt, ...out]));
       ui.output.replaceChildren();
       const head = document.createElement('span');
       head.className = 'prompt';
@@ -200,9 +273,7 @@ async function generate(): Promise<void> {
       ui.speed.textContent = `${out.length} tokens in ${seconds.toFixed(2)} s: ${(out.length / seconds).toFixed(1)} tokens/s on ${info.name}`;
     }
     ui.output.dataset['ids'] = out.join(',');
-    ui.output.dataset['text'] = wordPieceLines(
-      tok.decode(Int32Array.from([...prompt, ...out]), { skipSpecialTokens: false }),
-    );
+    ui.output.dataset['text'] = tok.decode(Int32Array.from([...prompt, ...out]));
     ui.output.dataset['state'] = 'done';
     const all = Int32Array.from([...prompt, ...out]).slice(-loaded.config.maxLen);
     await showGeometry(
@@ -278,20 +349,25 @@ async function showGeometry(view: GeometryView, tokens: string[]): Promise<void>
 }
 
 ui.folder.addEventListener('change', () => {
-  if (ui.folder.files !== null && ui.folder.files.length > 0) void open(checkpointBytesFromFiles(ui.folder.files));
+  const files = ui.folder.files;
+  if (files !== null && files.length > 0) void open(checkpointBytesFromFiles(files), { files: Array.from(files) });
 });
+const openUrl = (url: string): Promise<void> => open(fetchCheckpointBytes(url), { url });
 ui.loadUrl.addEventListener('click', () => {
-  if (ui.url.value.trim() !== '') void open(fetchCheckpointBytes(new URL(ui.url.value.trim(), document.baseURI).href));
+  if (ui.url.value.trim() !== '') void openUrl(new URL(ui.url.value.trim(), document.baseURI).href);
 });
-ui.vocabFile.addEventListener('change', () => {
-  vocabText = undefined;
-});
+for (const input of [ui.vocabFile, ui.wordVocabFile]) {
+  input.addEventListener('change', () => {
+    vocabText = undefined;
+    if (ui.model.dataset['state'] === 'error') reopen?.();
+  });
+}
 ui.run.addEventListener('click', () => void generate());
 
 backend.catch((err: unknown) => fail(ui.backend, err));
 const fromUrl = params.get('checkpoint');
 if (fromUrl !== null) {
   ui.url.value = fromUrl;
-  const opened = open(fetchCheckpointBytes(new URL(fromUrl, document.baseURI).href));
+  const opened = openUrl(new URL(fromUrl, document.baseURI).href);
   if (params.get('autorun') === '1') void opened.then(() => generate());
 }

@@ -1,7 +1,8 @@
 // The playground in Chromium: built by Vite to static files, served on 127.0.0.1 (cross-origin isolated), it opens a
 // grassflow-lm run folder by URL, generates with the constant-memory decoder the ids and the text that Node's
 // `grassflow-lm generate` gives for the same seed and settings, draws the α heatmap and the geometry (Grassmann) or the
-// attention maps (Transformer), shows the backend and tokens/s, and logs no console error.
+// attention maps (Transformer), shows the backend and tokens/s, and logs no console error. A word-level run that
+// `grassflow-lm train --tokenizer word` trains here opens too, with the vocabulary its folder carries.
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, loadCheckpoint, sampleIds } from '@grassflow/gpu-layers';
 import { Prng } from '@grassflow/datasets/prng';
-import { wikitextForWordPiece, WordPieceTokenizer } from '@grassflow/tokenizers';
+import { wikitextForWordPiece, WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 import { serve } from '../scripts/serve.mjs';
 import {
   consoleErrors,
@@ -26,6 +27,9 @@ import {
 const app = resolve(import.meta.dirname, '..');
 const CLI = resolve(app, '..', 'lm-trainer', 'dist', 'cli.js');
 const SETTINGS = { prompt: 'the history of the city', maxTokens: 14, temperature: 0.9, topK: 20, seed: 5 };
+/** The word-level run's settings: a prompt with a word wiki.train lacks (<unk>), top-k over its 33,278 words. */
+const WORD_SETTINGS = { ...SETTINGS, prompt: 'the history of the zorblax city', topK: 50, seed: 3 };
+const run = promisify(execFile);
 
 let root: string;
 let browser: Browser | undefined;
@@ -49,6 +53,16 @@ beforeAll(async () => {
     await writeFile(join(root, 'runs', name, 'config.json'), JSON.stringify({ format: 'grassflow-lm-run' }));
     await writeTinyCheckpoint(join(root, 'runs', name, 'checkpoints', 'best'), { kind });
   }
+  // A word-level run as a user trains it (tiny: 2 steps of 2 × 16 tokens); its token ids cached under root.
+  await run(
+    process.execPath,
+    [
+      ...[CLI, 'train', '--model', 'grassmann', '--preset', 'tiny', '--tokenizer', 'word', '--steps', '2'],
+      ...['--batch', '2', '--seq-len', '16', '--eval-tokens', '64', '--backend', 'wasm', '--quiet'],
+      ...['--data-dir', dataDir, '--out', join(root, 'runs', 'word-run')],
+    ],
+    { env: { ...process.env, GRASSFLOW_CACHE_DIR: join(root, 'cache'), NO_COLOR: '1' } },
+  );
   server = await serve({ root: join(root, 'dist'), mounts: { '/runs/': join(root, 'runs') } });
 });
 
@@ -59,17 +73,17 @@ afterAll(async () => {
 });
 
 /** Opens the playground on a run folder with the settings, waits for generation and charts, returns the page. */
-async function generateInPage(run: string): Promise<{ page: Page; errors: string[] }> {
+async function generateInPage(folder: string, settings = SETTINGS): Promise<{ page: Page; errors: string[] }> {
   browser ??= await openBrowser();
   const page = await browser.newPage();
   const errors = consoleErrors(page);
   const q = new URLSearchParams({
-    checkpoint: `/runs/${run}/`,
-    prompt: SETTINGS.prompt,
-    maxTokens: String(SETTINGS.maxTokens),
-    temperature: String(SETTINGS.temperature),
-    topK: String(SETTINGS.topK),
-    seed: String(SETTINGS.seed),
+    checkpoint: `/runs/${folder}/`,
+    prompt: settings.prompt,
+    maxTokens: String(settings.maxTokens),
+    temperature: String(settings.temperature),
+    topK: String(settings.topK),
+    seed: String(settings.seed),
     autorun: '1',
   });
   await page.goto(`${server?.url ?? ''}?${q.toString()}`);
@@ -117,6 +131,37 @@ async function nodeIds(checkpoint: string): Promise<{ prompt: number[]; out: num
   return { prompt: Array.from(prompt), out };
 }
 
+/** The text `grassflow-lm generate` prints for the checkpoint and settings, on the wasm backend (its final newline cut). */
+async function cliGenerate(checkpoint: string, settings = SETTINGS): Promise<string> {
+  const { stdout } = await run(
+    process.execPath,
+    [
+      CLI,
+      'generate',
+      ...['--checkpoint', checkpoint, '--prompt', settings.prompt, '--max-tokens', String(settings.maxTokens)],
+      ...['--temperature', String(settings.temperature), '--top-k', String(settings.topK)],
+      ...['--seed', String(settings.seed), '--backend', 'wasm', '--data-dir', dataDir as string],
+    ],
+    { env: { ...process.env, NO_COLOR: '1', GRASSFLOW_CACHE_DIR: join(root, 'cache') } },
+  );
+  return stdout.replace(/\n$/, '');
+}
+
+/** Node: the word-level ids of the prompt (the tokenizer built from wiki.train) and the ids the sampler gives. */
+async function nodeWordIds(checkpoint: string): Promise<{ prompt: number[]; out: number[] }> {
+  await initBackend({ backend: 'wasm' });
+  const tok = WordLevelTokenizer.fromCorpusFile(join(dataDir as string, 'wikitext-2', 'wiki.train.tokens'));
+  const prompt = tok.encodePrompt(WORD_SETTINGS.prompt);
+  const { model } = await loadCheckpoint(checkpoint);
+  const out: number[] = [];
+  try {
+    for await (const id of sampleIds(model, prompt, WORD_SETTINGS, new Prng(WORD_SETTINGS.seed))) out.push(id);
+  } finally {
+    model.dispose();
+  }
+  return { prompt: Array.from(prompt), out };
+}
+
 describe.skipIf(skipBrowser || dataDir === undefined)('the playground in Chromium', () => {
   it("opens a run folder and generates grassflow-lm generate's tokens, then draws the α heatmap and the flow", async () => {
     const { page, errors } = await generateInPage('grassmann-run');
@@ -125,18 +170,7 @@ describe.skipIf(skipBrowser || dataDir === undefined)('the playground in Chromiu
     expect(await attr(page, '#output', 'data-prompt-ids')).toBe(want.prompt.join(','));
     expect(await attr(page, '#output', 'data-ids')).toBe(want.out.join(','));
     // The command itself, as a user runs it, on the same backend.
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [
-        CLI,
-        'generate',
-        ...['--checkpoint', checkpoint, '--prompt', SETTINGS.prompt, '--max-tokens', String(SETTINGS.maxTokens)],
-        ...['--temperature', String(SETTINGS.temperature), '--top-k', String(SETTINGS.topK)],
-        ...['--seed', String(SETTINGS.seed), '--backend', 'wasm', '--data-dir', dataDir as string],
-      ],
-      { env: { ...process.env, NO_COLOR: '1' } },
-    );
-    expect(await attr(page, '#output', 'data-text')).toBe(stdout.replace(/\n$/, ''));
+    expect(await attr(page, '#output', 'data-text')).toBe(await cliGenerate(checkpoint));
 
     expect(await attr(page, '#backend', 'data-backend')).toBe('wasm');
     expect(await page.$eval('#backend', (e) => e.textContent)).toMatch(/wasm, SIMD, \d+ threads?: /);
@@ -176,6 +210,43 @@ describe.skipIf(skipBrowser || dataDir === undefined)('the playground in Chromiu
     expect(await attr(page, '#output', 'data-ids')).toBe((await nodeIds(checkpoint)).out.join(','));
     await page.close();
     expect(errors).toEqual([]);
+  });
+
+  it("opens a word-level run folder (its word-vocab.json) and generates grassflow-lm generate's tokens and text", async () => {
+    const { page, errors } = await generateInPage('word-run', WORD_SETTINGS);
+    const checkpoint = join(root, 'runs', 'word-run', 'checkpoints', 'best');
+    const want = await nodeWordIds(checkpoint);
+    expect(want.prompt).toContain(9); // "zorblax" is <unk> (id 9 in wiki.train's order)
+    expect(await attr(page, '#output', 'data-prompt-ids')).toBe(want.prompt.join(','));
+    expect(await attr(page, '#output', 'data-ids')).toBe(want.out.join(','));
+    expect(await attr(page, '#output', 'data-text')).toBe(await cliGenerate(checkpoint, WORD_SETTINGS));
+    expect(await page.$eval('#model', (e) => e.textContent)).toMatch(/vocabulary 33278/);
+    expect(await attr(page, '#charts', 'data-state')).toBe('drawn');
+    await page.close();
+    expect(errors).toEqual([]);
+  });
+
+  it("asks for word-vocab.json when a word-level checkpoint folder lacks it, and opens once it's picked", async () => {
+    browser ??= await openBrowser();
+    const page = await browser.newPage();
+    const errors = consoleErrors(page);
+    await page.goto(server?.url ?? '');
+    // The checkpoint folder alone, as an older run folder's checkpoint (no word-vocab.json beside it).
+    await (await page.$('input#folder'))?.uploadFile(join(root, 'runs', 'word-run', 'checkpoints', 'best'));
+    await page.waitForFunction(() => document.querySelector('#model')?.getAttribute('data-state') === 'error', {
+      timeout: 60_000,
+    });
+    expect(await page.$eval('#model', (e) => e.textContent)).toMatch(
+      /word-level tokenizer and the picked folder has no word-vocab\.json .*pick the run's word-vocab\.json/,
+    );
+    await (await page.$('input#word-vocab-file'))?.uploadFile(join(root, 'runs', 'word-run', 'word-vocab.json'));
+    await page.waitForFunction(() => document.querySelector('#model')?.getAttribute('data-state') === 'ready', {
+      timeout: 60_000,
+    });
+    expect(await page.$eval('#model', (e) => e.textContent)).toMatch(/^best: Grassmann.*vocabulary 33278/);
+    await page.close();
+    // the one console error is the page's own message for the missing vocabulary
+    expect(errors).toEqual([expect.stringMatching(/^console\.error: this checkpoint was trained with the word-level/)]);
   });
 
   it('draws the attention maps of a Transformer checkpoint, with the tokens Node samples', async () => {
