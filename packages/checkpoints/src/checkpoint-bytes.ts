@@ -45,7 +45,8 @@ export interface LoadedCheckpointBytes<M = CheckpointJson> {
   readonly config: CheckpointConfigFile<M>;
 }
 
-const EXTRA_DTYPES: readonly SafetensorsDType[] = ['F32', 'I32', 'BOOL'];
+/** The dtypes extra.safetensors may hold (model.safetensors: F32 only). */
+export const EXTRA_DTYPES: readonly SafetensorsDType[] = ['F32', 'I32', 'BOOL'];
 
 /** What this file needs of Web Crypto's SubtleCrypto (lib ES2022 has no DOM types). */
 interface WebCryptoDigest {

@@ -24,6 +24,7 @@ import {
   type CheckpointJson,
 } from './checkpoint-config.js';
 import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
+import { EXTRA_DTYPES, type LoadedCheckpointBytes } from './checkpoint-bytes.js';
 import { checkModelTensors } from './checkpoint-tensors.js';
 import {
   encodeSafetensors,
@@ -88,26 +89,14 @@ export interface LoadCheckpointFolderOptions<M = CheckpointJson> {
   readonly reader?: string;
 }
 
-/** A loaded checkpoint folder. */
-export interface LoadedCheckpointFolder<M = CheckpointJson> {
-  /** config.json's `model`, as `parseModel` returned it. */
-  readonly model: M;
-  /** The tensors of model.safetensors, in file order. */
-  readonly tensors: Map<string, CheckpointTensor>;
-  /** The tensors of extra.safetensors (empty if none). */
-  readonly extraTensors: Map<string, CheckpointTensor>;
-  /** The `extra` JSON given at save time ({} if none). */
-  readonly extra: { readonly [key: string]: CheckpointJson };
+/** A loaded checkpoint folder: what {@link loadCheckpointBytes} gives, and where it was read. */
+export interface LoadedCheckpointFolder<M = CheckpointJson> extends LoadedCheckpointBytes<M> {
   /** The folder actually read: `<dir>.old-*` when a crashed save left `dir` missing (then `recovered`). */
   readonly dir: string;
   readonly recovered: boolean;
-  readonly formatVersion: number;
-  /** config.json as read. */
-  readonly config: CheckpointConfigFile<M>;
 }
 
 const MODEL_DTYPES: readonly SafetensorsDType[] = ['F32'];
-const EXTRA_DTYPES: readonly SafetensorsDType[] = ['F32', 'I32', 'BOOL'];
 
 function checkDTypes(tensors: SafetensorsTensorInputs, what: string, allowed: readonly SafetensorsDType[]): void {
   for (const [name, t] of safetensorsInputEntries(tensors)) {

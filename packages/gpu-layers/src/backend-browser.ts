@@ -4,11 +4,11 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import {
+  firstLoadable,
   BackendUnavailableError,
   WASM_FILES,
   wasmThreadsNote,
   type BackendInfo,
-  type BackendName,
   type WasmFileName,
 } from './backend-info.js';
 import type { WebgpuAdapterInfo } from './webgpu-node.js';
@@ -190,32 +190,22 @@ export async function initBackend(options: BrowserInitBackendOptions = {}): Prom
     );
   }
   const candidates = forced !== undefined ? [forced] : [...BROWSER_BACKEND_NAMES];
-  const skipped: Array<{ name: BackendName; reason: string }> = [];
-  for (const name of candidates) {
-    try {
-      let extra: Partial<BackendInfo> & { why?: string } = {};
-      if (name === 'webgpu') extra = await loadWebgpu(forced === undefined, options);
-      else if (name === 'wasm') extra = await loadWasm(options);
-      else if (!(await tf.setBackend('cpu')))
-        throw new BackendUnavailableError('cpu', "backend 'cpu' failed to initialise");
-      await tf.ready();
-      const { why: _why, ...info } = extra;
-      const skippedText = skipped.map((s) => `${s.name} (${s.reason})`).join(', ');
-      return {
-        ...info,
-        name,
-        tfBackend: tf.getBackend(),
-        tfjsCore: tf.version_core,
-        skipped,
-        reason: reasonOf(name, extra, skippedText),
-      };
-    } catch (err) {
-      if (forced !== undefined || !(err instanceof BackendUnavailableError)) throw err;
-      skipped.push({ name, reason: err.message });
-    }
-  }
-  throw new BackendUnavailableError(
-    'cpu',
-    `no backend could be loaded: ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`,
-  );
+  return firstLoadable(candidates, forced !== undefined, async (name, skipped) => {
+    let extra: Partial<BackendInfo> & { why?: string } = {};
+    if (name === 'webgpu') extra = await loadWebgpu(forced === undefined, options);
+    else if (name === 'wasm') extra = await loadWasm(options);
+    else if (!(await tf.setBackend('cpu')))
+      throw new BackendUnavailableError('cpu', "backend 'cpu' failed to initialise");
+    await tf.ready();
+    const { why: _why, ...info } = extra;
+    const skippedText = skipped.map((s) => `${s.name} (${s.reason})`).join(', ');
+    return {
+      ...info,
+      name,
+      tfBackend: tf.getBackend(),
+      tfjsCore: tf.version_core,
+      skipped,
+      reason: reasonOf(name, extra, skippedText),
+    };
+  });
 }

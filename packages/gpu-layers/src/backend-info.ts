@@ -60,3 +60,27 @@ export const WASM_FILES = [
   'tfjs-backend-wasm-threaded-simd.wasm',
 ] as const;
 export type WasmFileName = (typeof WASM_FILES)[number];
+
+/**
+ * The first candidate `load` initialises, with the reasons of those it skipped. `forced` (one candidate, asked for by
+ * name): its failure is thrown as it is. Errors other than {@link BackendUnavailableError} are always thrown.
+ */
+export async function firstLoadable<N extends BackendName, T>(
+  candidates: readonly N[],
+  forced: boolean,
+  load: (name: N, skipped: Array<{ name: N; reason: string }>) => Promise<T>,
+): Promise<T> {
+  const skipped: Array<{ name: N; reason: string }> = [];
+  for (const name of candidates) {
+    try {
+      return await load(name, skipped);
+    } catch (err) {
+      if (forced || !(err instanceof BackendUnavailableError)) throw err;
+      skipped.push({ name, reason: err.message });
+    }
+  }
+  throw new BackendUnavailableError(
+    'cpu',
+    `no backend could be loaded: ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`,
+  );
+}

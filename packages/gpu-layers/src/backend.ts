@@ -14,6 +14,7 @@ import {
   type WebgpuAdapterInfo,
 } from './webgpu-node.js';
 import {
+  firstLoadable,
   BACKEND_NAMES,
   BackendUnavailableError,
   wasmThreadsNote,
@@ -229,19 +230,9 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
     );
   }
   const candidates = forced !== undefined ? [forced as BackendName] : [...BACKEND_NAMES];
-  const skipped: BackendInfo['skipped'] = [];
-  for (const name of candidates) {
-    try {
-      const extra = await load(name, options.threads, forced === undefined);
-      await tf.ready();
-      return { name, tfBackend: tf.getBackend(), tfjsCore: tf.version_core, skipped, ...extra };
-    } catch (err) {
-      if (forced !== undefined || !(err instanceof BackendUnavailableError)) throw err;
-      skipped.push({ name, reason: err.message });
-    }
-  }
-  throw new BackendUnavailableError(
-    'cpu',
-    `no backend could be loaded: ${skipped.map((s) => `${s.name}: ${s.reason}`).join('; ')}`,
-  );
+  return firstLoadable(candidates, forced !== undefined, async (name, skipped) => {
+    const extra = await load(name, options.threads, forced === undefined);
+    await tf.ready();
+    return { name, tfBackend: tf.getBackend(), tfjsCore: tf.version_core, skipped, ...extra };
+  });
 }
