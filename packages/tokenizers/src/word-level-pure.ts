@@ -20,6 +20,28 @@ const utf8 = new TextEncoder();
 // ignoreBOM: keep a U+FEFF that begins a word (Wikitext-2 train has such a word) instead of dropping it.
 const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
+/**
+ * The one scanner of the encoding rules: `word(start, end)` for each word of `bytes` (a maximal run of bytes of class
+ * 0), then `lineEnd()` after each line's words; a last line without "\n" is a line too. Returns the number of lines.
+ */
+function forEachWord(bytes: Uint8Array, word: (start: number, end: number) => void, lineEnd: () => void): number {
+  const n = bytes.length;
+  let lines = 0;
+  for (let i = 0; i < n; ) {
+    let j = i;
+    while (j < n && CLASS[bytes[j]!] !== 2) {
+      while (j < n && CLASS[bytes[j]!] === 1) j++;
+      const start = j;
+      while (j < n && CLASS[bytes[j]!] === 0) j++;
+      if (j > start) word(start, j);
+    }
+    lineEnd();
+    lines++;
+    i = j + 1;
+  }
+  return lines;
+}
+
 function bytesOf(text: string | Uint8Array, name: string): Uint8Array {
   if (typeof text === 'string') return utf8.encode(text);
   // A plain Uint8Array view (no copy): a Buffer subclass would make the scanning loops polymorphic and slower.
@@ -55,20 +77,9 @@ export function wordLevelVocabulary(corpus: string | Uint8Array): string[] {
     if (index.add(bytes, start, end) === words.length) words.push(utf8Decoder.decode(bytes.subarray(start, end)));
   };
   const eos = utf8.encode(EOS);
-  const n = bytes.length;
-  let lines = 0;
-  for (let i = 0; i < n;) {
-    let j = i;
-    while (j < n && CLASS[bytes[j]!] !== 2) {
-      while (j < n && CLASS[bytes[j]!] === 1) j++;
-      const start = j;
-      while (j < n && CLASS[bytes[j]!] === 0) j++;
-      if (j > start) add(start, j);
-    }
+  const lines = forEachWord(bytes, add, () => {
     if (index.add(eos, 0, eos.length) === words.length) words.push(EOS);
-    lines++;
-    i = j + 1;
-  }
+  });
   if (lines === 0) {
     throw new TokenizerError(
       'INVALID_ARGUMENT',
@@ -263,25 +274,20 @@ export class PureWordLevelTokenizer {
     const index = this.index;
     const unk = this.unkId;
     const eos = this.eosId;
-    const n = bytes.length;
-    let out = new Int32Array(Math.max(256, n >> 2));
+    let out = new Int32Array(Math.max(256, bytes.length >> 2));
     let k = 0;
-    for (let i = 0; i < n;) {
-      let j = i;
-      while (j < n && CLASS[bytes[j]!] !== 2) {
-        while (j < n && CLASS[bytes[j]!] === 1) j++;
-        const start = j;
-        while (j < n && CLASS[bytes[j]!] === 0) j++;
-        if (j > start) {
-          if (k === out.length) out = grow(out);
-          const id = index.find(bytes, start, j);
-          out[k++] = id < 0 ? unk : id;
-        }
-      }
-      if (k === out.length) out = grow(out);
-      out[k++] = eos;
-      i = j + 1;
-    }
+    forEachWord(
+      bytes,
+      (start, end) => {
+        if (k === out.length) out = grow(out);
+        const id = index.find(bytes, start, end);
+        out[k++] = id < 0 ? unk : id;
+      },
+      () => {
+        if (k === out.length) out = grow(out);
+        out[k++] = eos;
+      },
+    );
     return out.slice(0, k);
   }
 
