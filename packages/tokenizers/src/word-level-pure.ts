@@ -27,7 +27,7 @@ const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 function forEachWord(bytes: Uint8Array, word: (start: number, end: number) => void, lineEnd: () => void): number {
   const n = bytes.length;
   let lines = 0;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     let j = i;
     while (j < n && CLASS[bytes[j]!] !== 2) {
       while (j < n && CLASS[bytes[j]!] === 1) j++;
