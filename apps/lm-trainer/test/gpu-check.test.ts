@@ -8,31 +8,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BackendUnavailableError, initBackend } from '@grassflow/gpu-layers';
+import { webgpuSuiteGate } from '@grassflow/gpu-layers';
 import type { TrainBenchResult } from '../src/bench/train';
 import { APP_DIR, DATA_DIR, env, metrics, tmp } from './helpers';
 
-const required = (process.env['GRASSFLOW_REQUIRE_WEBGPU'] ?? '') !== '';
 const SCRIPT = join(APP_DIR, '../../scripts/gpu-check.sh');
 const LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.json';
 
-/** The webgpu adapter's fallback flag, or why the backend is missing (a package or an adapter). */
-async function probe(): Promise<{ fallback?: boolean; missing?: string }> {
-  try {
-    const info = await initBackend({ backend: 'webgpu' });
-    return { fallback: info.adapter?.fallback === true };
-  } catch (err) {
-    if (err instanceof BackendUnavailableError && /not installed|found no adapter/.test(err.message))
-      return { missing: err.message };
-    throw err;
-  } finally {
-    await initBackend({ backend: 'cpu' });
-  }
-}
-
-const { fallback, missing } = await probe();
-if (missing !== undefined && !required)
-  console.warn(`webgpu gpu-check tests skipped: ${missing} (set GRASSFLOW_REQUIRE_WEBGPU=1 to fail instead)`);
+const { info, missing, skip } = await webgpuSuiteGate('webgpu gpu-check tests');
+const fallback = info?.adapter?.fallback === true;
 
 /** Run the script with `args`; `extra` over the test environment (GRASSFLOW_BACKEND is dropped, as a user has none). */
 function gpuCheck(args: readonly string[], extra: NodeJS.ProcessEnv = {}) {
@@ -49,7 +33,7 @@ function gpuCheck(args: readonly string[], extra: NodeJS.ProcessEnv = {}) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe.skipIf(missing !== undefined && !required)('scripts/gpu-check.sh', () => {
+describe.skipIf(skip)('scripts/gpu-check.sh', () => {
   it('--quick: device, bench of the three kinds, a training run and summary.md in one folder', () => {
     expect(missing).toBeUndefined();
     const out = join(tmp(), 'gpu-check');

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { BackendUnavailableError, createModel, initBackend, preset, saveCheckpoint } from '@grassflow/gpu-layers';
+import { createModel, initBackend, preset, saveCheckpoint, webgpuSuiteGate } from '@grassflow/gpu-layers';
 import type { GenerateBenchRow } from '../src/bench/generate';
 import { formatTrainBench, type TrainBenchResult } from '../src/bench/train';
 import { inspectCommand } from '../src/inspect/command';
@@ -17,26 +17,8 @@ import type { ScalingResult } from '../src/bench/scaling-report';
 import type { LadderResults } from '../src/ladder/report';
 import { cli, DATA_DIR, tmp } from './helpers';
 
-const required = (process.env['GRASSFLOW_REQUIRE_WEBGPU'] ?? '') !== '';
-
-/** The webgpu adapter's fallback flag, or why the backend is missing (a package or an adapter). */
-async function probe(): Promise<{ fallback?: boolean; missing?: string }> {
-  try {
-    const info = await initBackend({ backend: 'webgpu' });
-    return { fallback: info.adapter?.fallback === true };
-  } catch (err) {
-    if (err instanceof BackendUnavailableError && /not installed|found no adapter/.test(err.message))
-      return { missing: err.message };
-    throw err;
-  } finally {
-    await initBackend({ backend: 'cpu' });
-  }
-}
-
-const { fallback, missing } = await probe();
-if (missing !== undefined && !required)
-  console.warn(`webgpu command tests skipped: ${missing} (set GRASSFLOW_REQUIRE_WEBGPU=1 to fail instead)`);
-const skip = missing !== undefined && !required;
+const { info, missing, skip } = await webgpuSuiteGate('webgpu command tests');
+const fallback = info?.adapter?.fallback === true;
 
 /**
  * Every number of `got` against the same place in `want` (same structure, same non-numbers):

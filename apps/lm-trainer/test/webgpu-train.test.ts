@@ -6,30 +6,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { BackendUnavailableError, initBackend, loadCheckpoint } from '@grassflow/gpu-layers';
+import { initBackend, loadCheckpoint, webgpuSuiteGate } from '@grassflow/gpu-layers';
 import { cli, DATA_DIR, metrics, TINY, tmp } from './helpers';
 
-const required = (process.env['GRASSFLOW_REQUIRE_WEBGPU'] ?? '') !== '';
+const { missing, skip } = await webgpuSuiteGate('webgpu train test');
 
-/** Why the webgpu backend is missing (a package or an adapter), else undefined; other failures throw. */
-async function missingWebgpu(): Promise<string | undefined> {
-  try {
-    await initBackend({ backend: 'webgpu' });
-    return undefined;
-  } catch (err) {
-    if (err instanceof BackendUnavailableError && /not installed|found no adapter/.test(err.message))
-      return err.message;
-    throw err;
-  } finally {
-    await initBackend({ backend: 'cpu' });
-  }
-}
-
-const missing = await missingWebgpu();
-if (missing !== undefined && !required)
-  console.warn(`webgpu train test skipped: ${missing} (set GRASSFLOW_REQUIRE_WEBGPU=1 to fail instead)`);
-
-describe.skipIf(DATA_DIR === undefined || (missing !== undefined && !required))(
+describe.skipIf(DATA_DIR === undefined || skip)(
   'train --backend webgpu (tiny, WikiText-2; needs GRASSFLOW_DATA_DIR)',
   () => {
     it('trains a few steps and writes a checkpoint that loads on cpu and webgpu with the same logits', async () => {

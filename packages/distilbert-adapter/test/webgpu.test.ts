@@ -6,31 +6,13 @@
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BackendUnavailableError, initBackend } from '@grassflow/gpu-layers';
+import { initBackend, webgpuSuiteGate } from '@grassflow/gpu-layers';
 import { loadDistilBert } from '@grassflow/distilbert-adapter';
 import { maxAbsDiff, referenceForward } from './helpers/reference.js';
 import { flat, makeTemp, removeTemp } from './helpers/setup.js';
 import { writeTinyModel, type TinyModel } from './helpers/tiny-model.js';
 
-const required = (process.env['GRASSFLOW_REQUIRE_WEBGPU'] ?? '') !== '';
-
-/** Why the webgpu backend is missing (a package or an adapter), else undefined; other failures throw. */
-async function missingWebgpu(): Promise<string | undefined> {
-  try {
-    await initBackend({ backend: 'webgpu' });
-    return undefined;
-  } catch (err) {
-    if (err instanceof BackendUnavailableError && /not installed|found no adapter/.test(err.message))
-      return err.message;
-    throw err;
-  } finally {
-    await initBackend({ backend: 'cpu' });
-  }
-}
-
-const missing = await missingWebgpu();
-if (missing !== undefined && !required)
-  console.warn(`webgpu distilbert tests skipped: ${missing} (set GRASSFLOW_REQUIRE_WEBGPU=1 to fail instead)`);
+const { missing, skip } = await webgpuSuiteGate('webgpu distilbert tests');
 
 const IDS = [
   [2, 6, 8, 9, 5, 11, 3, 12, 13],
@@ -81,7 +63,7 @@ async function run(backend: 'cpu' | 'webgpu'): Promise<{ out: Float32Array; grad
   }
 }
 
-describe.skipIf(missing !== undefined && !required)('distilbert encoder on webgpu', () => {
+describe.skipIf(skip)('distilbert encoder on webgpu', () => {
   it('forward and a gradient equal cpu to 1e-4 relative (and the float64 reference)', async () => {
     expect(missing).toBeUndefined();
     const cpu = await run('cpu');

@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import {
-  BackendUnavailableError,
   createModel,
   initBackend,
   lmLoss,
@@ -23,30 +22,13 @@ import {
   saveWeights,
   preset,
   sumTensors,
-  type BackendInfo,
+  webgpuSuiteGate,
   type ModelConfig,
 } from '@grassflow/gpu-layers';
 import { decodeInChunks, relErr, tokenIds } from './helpers.js';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
-const required = (process.env['GRASSFLOW_REQUIRE_WEBGPU'] ?? '') !== '';
-
-/** The webgpu backend's info, or why it is missing (a package or an adapter; anything else is a failure). */
-async function probe(): Promise<{ info?: BackendInfo; missing?: string }> {
-  try {
-    const info = await initBackend({ backend: 'webgpu' });
-    await initBackend({ backend: 'cpu' });
-    return { info };
-  } catch (err) {
-    if (err instanceof BackendUnavailableError && /not installed|found no adapter/.test(err.message))
-      return { missing: err.message };
-    throw err;
-  }
-}
-
-const { info, missing } = await probe();
-if (missing !== undefined && !required)
-  console.warn(`webgpu tests skipped: ${missing} (set GRASSFLOW_REQUIRE_WEBGPU=1 to fail instead)`);
+const { info, missing, required } = await webgpuSuiteGate('webgpu tests');
 
 describe('webgpu is available where it is required', () => {
   it.runIf(required)('GRASSFLOW_REQUIRE_WEBGPU is set: the backend loads', () => {

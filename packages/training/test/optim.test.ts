@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { BackendUnavailableError, createModel, initBackend, preset } from '@grassflow/gpu-layers';
+import { createModel, initBackend, preset, webgpuSuiteGate } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   AdamW,
@@ -18,19 +18,7 @@ beforeAll(async () => {
   await initBackend({ backend: 'cpu' });
 });
 
-const webgpuRequired = (process.env['GRASSFLOW_REQUIRE_WEBGPU'] ?? '') !== '';
-/** Why webgpu cannot start here (no package or no adapter), else undefined. */
-const webgpuMissing = await (async (): Promise<string | undefined> => {
-  try {
-    await initBackend({ backend: 'webgpu' });
-    return undefined;
-  } catch (err) {
-    if (err instanceof BackendUnavailableError) return err.message;
-    throw err;
-  } finally {
-    await initBackend({ backend: 'cpu' });
-  }
-})();
+const { missing: webgpuMissing, skip: skipWebgpu } = await webgpuSuiteGate('webgpu AdamW test');
 
 describe('AdamW', () => {
   it('matches a hand-computed update on a 2-element example (two steps, decay on)', () => {
@@ -179,7 +167,7 @@ describe('AdamW one pass over storage (cpu, wasm) against tf ops', () => {
     }
   });
 
-  it.skipIf(webgpuMissing !== undefined && !webgpuRequired)(
+  it.skipIf(skipWebgpu)(
     'on webgpu (no JS-writable storage) the tf-op path runs and gives the cpu update; globalNorm by tf ops',
     async () => {
       expect(webgpuMissing).toBeUndefined();
