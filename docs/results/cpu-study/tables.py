@@ -61,3 +61,14 @@ for size in sorted({k[0] for k in head}):
             print('|---|---|---|' + '---:|'*len(pts))
         for seed,vals in rows:
             print(f"| {'S (d 64)' if size==64 else 'M (d 128)'} | {other} | {seed} | " + ' | '.join(f'{v:+.1f}%' for _,v in vals) + ' |')
+print()
+# every ablation run's validation PPL along training (whether and when it left the unigram plateau)
+abl=[(k,r) for k,rs in groups.items() if k[1]!=() for r in rs]
+if abl:
+    pts=[p[0] for p in abl[0][1]['curve']]
+    print('| size | variant | model | seed | ' + ' | '.join(f'{p/1000:.0f}k tokens' for p in pts) + ' |')
+    print('|---|---|---|---|' + '---:|'*len(pts))
+    for k,r in sorted(abl, key=lambda kr:(kr[0][0],kr[0][1],kr[0][2],kr[1]['flags']['seed'])):
+        var=', '.join(f'{a} {b}' for a,b in k[1])
+        size='S (d 64)' if k[0]==64 else 'M (d 128)'
+        print(f"| {size} | {var} | {k[2]} | {r['flags']['seed']} | " + ' | '.join(f'{v:.1f}' for _,v in r['curve']) + ' |')
