@@ -186,6 +186,15 @@ describe('n-gram baselines on a hand-checked corpus', () => {
     expect(standingAgainst(500, rows)).toBe('between unigram (827.0) and bigram (KN) (245.0)');
     expect(standingAgainst(230, rows)).toBe('between bigram (KN) (245.0) and trigram (KN) (202.0)');
     expect(standingAgainst(150, rows)).toBe('below trigram (KN) (202.0)');
+    // within 5% of a baseline (either side) a model stands at its level: 827 · 0.95 = 785.65, 245 · 1.05 = 257.25
+    expect(standingAgainst(786, rows)).toBe(
+      'at the level of unigram (827.0), within 5%: it has learnt little beyond what that baseline knows',
+    );
+    expect(standingAgainst(868, rows)).toMatch(/^at the level of unigram \(827\.0\)/);
+    expect(standingAgainst(869, rows)).toBe('above unigram (827.0)');
+    expect(standingAgainst(785, rows)).toBe('between unigram (827.0) and bigram (KN) (245.0)');
+    expect(standingAgainst(257, rows)).toBe('at the level of bigram (KN) (245.0), within 5%');
+    expect(standingAgainst(193, rows)).toBe('at the level of trigram (KN) (202.0), within 5%');
     expect(standingLines([{ name: 'grassmann', ppl: 1007.24 }], rows)).toBe(
       '- grassmann: validation PPL 1007.2, above unigram (827.0).',
     );
