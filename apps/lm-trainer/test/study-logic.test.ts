@@ -246,6 +246,26 @@ describe('report.md', () => {
     expect(md).toContain('![Validation PPL](curves-1.png)');
     expect(md).not.toContain('curves-2');
   });
+
+  it('one chart per cell: the title names the cell, the legend only the model kind (no name to cut short)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-study-charts-'));
+    const runs = [3e-3, 1e-3].flatMap((lr) => [
+      record(config({ seed: 1, lr }), 100),
+      record(config({ seed: 1, lr }, 'transformer-dpa'), 95),
+    ]);
+    const path = await writeStudyReport(dir, 's', runs, 'ledger.jsonl');
+    const md = readFileSync(path, 'utf8');
+    expect(md).toContain('![Validation PPL: lr 0.003](curves-1.png)');
+    expect(md).toContain('![Validation PPL: lr 0.001](curves-2.png)');
+    const labels = (file: string): string[] =>
+      [...readFileSync(join(dir, file), 'utf8').matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1] as string);
+    for (const file of ['curves-1.svg', 'curves-2.svg']) {
+      expect(labels(file)).toEqual(expect.arrayContaining(['grassmann (n 1)', 'transformer-dpa (n 1)']));
+      expect(labels(file).filter((t) => t.includes('…'))).toEqual([]);
+    }
+    // the report's text still names every field that tells the groups apart
+    expect(md).toContain('| grassmann | 0.003 | 1 | 1 | 100 |');
+  });
 });
 
 describe('ledger file', () => {

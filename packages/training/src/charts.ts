@@ -82,7 +82,8 @@ export function lineChartSpec(chart: LineChart): Record<string, unknown> {
           ...(yDomain === undefined ? {} : { domain: yDomain }),
         },
       },
-      color: { field: 'series', type: 'nominal', title: null },
+      // labelLimit: Vega-Lite cuts legend labels at 160 px, shorter than the name of a study's group
+      color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 600 } },
     },
   };
 }

@@ -57,6 +57,13 @@ describe('lineChartSpec axis scales', () => {
     expect(svg).toContain('time per token');
     expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   });
+
+  it("shows a study group's whole name in the legend (Vega-Lite's default cuts it at 160 px)", async () => {
+    const name = 'transformer-dpa, dModel 64, dFF 256, norm post, lr 0.0005 (n 2)';
+    const { svg } = await renderLineChart(chart({ series: [{ name, points: [[1, 2] as const, [2, 1] as const] }] }));
+    expect(svg).toContain(`>${name}</text>`);
+    expect(svg).not.toContain('…');
+  });
 });
 
 /** The tick labels of the axis titled `title` in a rendered SVG (vega puts each axis in a role-axis group). */
