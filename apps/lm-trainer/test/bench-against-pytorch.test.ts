@@ -163,8 +163,9 @@ describe('bench --against pytorch without torch', () => {
   });
 });
 
-const torchPython = findTorchPython().python;
-const why = `no Python interpreter here imports torch (${findTorchPython().tried.join('; ')}): apt-get install python3-torch`;
+const found = findTorchPython(); // once: a second search could find what the first did not (an import timed out)
+const torchPython = found.python;
+const why = `no Python interpreter here imports torch (${found.tried.join('; ')}): apt-get install python3-torch`;
 if (torchPython === null) console.log(`skipping the PyTorch runs of bench --against pytorch: ${why}`);
 
 describe.skipIf(torchPython === null)('bench --against pytorch with torch', () => {

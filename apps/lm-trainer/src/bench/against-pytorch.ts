@@ -159,10 +159,22 @@ export function formatComparison(c: BenchComparison): string {
   return lines.join('\n');
 }
 
-/** Whether `python` can import torch; the error text when not (ENOENT: no such interpreter). */
+/**
+ * How long `import torch` may take. A first import loads ~200 MB of Python and shared libraries; in one CI run on 2
+ * cores busy with other jobs (load 10) the search found no torch where the same search a moment later did.
+ */
+const TORCH_IMPORT_MS = 300_000;
+
+/** Whether `python` can import torch; the error text when not (ENOENT: no such interpreter; a timeout). */
 function importsTorch(python: string): { ok: boolean; why: string } {
-  const r = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8', timeout: 60_000 });
-  if (r.error !== undefined) return { ok: false, why: `${python}: ${r.error.message}` };
+  const r = spawnSync(python, ['-c', 'import torch'], { encoding: 'utf8', timeout: TORCH_IMPORT_MS });
+  if (r.error !== undefined) {
+    const timedOut = (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
+    return {
+      ok: false,
+      why: `${python}: ${timedOut ? `import torch took over ${TORCH_IMPORT_MS / 1000} s` : r.error.message}`,
+    };
+  }
   if (r.status !== 0) {
     const last = r.stderr.trim().split('\n').pop() ?? '';
     return { ok: false, why: `${python}: ${last}` };
