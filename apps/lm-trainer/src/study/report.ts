@@ -234,7 +234,7 @@ export async function writeStudyReport(
   const standing: string[] = [];
   for (const gs of cells.values()) {
     const first = gs[0] as StudyGroup;
-    // the title names the cell's fields; the legend only what tells the cell's groups apart (a long name is cut)
+    // the title names the cell's fields; the legend only what tells the cell's groups apart
     const seriesFields = fields.filter((f) => !cellFields.includes(f));
     const series: ChartSeries[] = gs.map((g) => ({
       name: `${label(g, seriesFields)} (n ${g.final.n})`,
