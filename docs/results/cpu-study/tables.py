@@ -72,3 +72,28 @@ if abl:
         var=', '.join(f'{a} {b}' for a,b in k[1])
         size='S (d 64)' if k[0]==64 else 'M (d 128)'
         print(f"| {size} | {var} | {k[2]} | {r['flags']['seed']} | " + ' | '.join(f'{v:.1f}' for _,v in r['curve']) + ' |')
+print()
+# each ablation against the setting it changes (its flags above removed; same size, paired by seed): the option's
+# effect on its own kind, and the Grassmann − Transformer gap in the changed setting (a Grassmann option against
+# that setting's DPA; an EA option against that setting's Grassmann)
+OPTIONS=('dropout-at','gate','ea-eps','mixer-norm','preset')
+def finals(k): return {r['flags']['seed']:r['finalValPpl'] for r in groups.get(k,[])}
+rows=[]
+for k in sorted(groups, key=lambda k:(k[0],k[1],k[2])):
+    if not any(a in OPTIONS for a,_ in k[1]): continue
+    ref=(k[0],tuple(ab for ab in k[1] if ab[0] not in OPTIONS),k[2])
+    var=', '.join(f'{a} {b}' for a,b in k[1] if a in OPTIONS)
+    refvar=', '.join(f'{a} {b}' for a,b in ref[1]) or 'headline (pre-LN)'
+    pairs=[(f'effect: this − {k[2]} of {refvar}', finals(k), finals(ref))]
+    if k[2]=='grassmann': pairs.append((f'gap: this − transformer-dpa of {refvar}', finals(k), finals((k[0],ref[1],'transformer-dpa'))))
+    else: pairs.append((f'gap: grassmann of {refvar} − this', finals((k[0],ref[1],'grassmann')), finals(k)))
+    for label,a,b in pairs:
+        seeds=sorted(set(a)&set(b))
+        if not seeds: continue
+        d=[a[s]-b[s] for s in seeds]; m,sd,h=stats(d); rel=m/(sum(b[s] for s in seeds)/len(seeds))*100
+        size='S (d 64)' if k[0]==64 else 'M (d 128)'
+        rows.append(f"| {size} | {var} | {k[2]} | {label} | {','.join(map(str,seeds))} | {' / '.join(f'{x:+.1f}' for x in d)} | {m:+.1f} | {rel:+.1f}% |")
+if rows:
+    print('| size | option | model | difference | seeds | Δ PPL each seed | mean Δ | mean Δ / subtrahend |')
+    print('|---|---|---|---|---|---|---:|---:|')
+    print('\n'.join(rows))
