@@ -85,6 +85,13 @@ for k in sorted(groups, key=lambda k:(k[0],k[1],k[2])):
     var=', '.join(f'{a} {b}' for a,b in k[1] if a in OPTIONS)
     refvar=', '.join(f'{a} {b}' for a,b in ref[1]) or 'headline (pre-LN)'
     pairs=[(f'effect: this − {k[2]} of {refvar}', finals(k), finals(ref))]
+    opts=[ab for ab in k[1] if ab[0] in OPTIONS]
+    if len(opts)>1:  # a combined option also against each setting with one of its options less
+        for o in opts:
+            sub=(k[0],tuple(ab for ab in k[1] if ab!=o),k[2])
+            if sub in groups:
+                subvar=', '.join(f'{a} {b}' for a,b in sub[1] if a in OPTIONS)
+                pairs.append((f'effect of {o[0]} {o[1]}: this − {k[2]} with {subvar}', finals(k), finals(sub)))
     if k[2]=='grassmann': pairs.append((f'gap: this − transformer-dpa of {refvar}', finals(k), finals((k[0],ref[1],'transformer-dpa'))))
     else: pairs.append((f'gap: grassmann of {refvar} − this', finals((k[0],ref[1],'grassmann')), finals(k)))
     for label,a,b in pairs:
