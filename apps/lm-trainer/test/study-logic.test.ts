@@ -266,6 +266,24 @@ describe('report.md', () => {
     // the report's text still names every field that tells the groups apart
     expect(md).toContain('| grassmann | 0.003 | 1 | 1 | 100 |');
   });
+
+  it('an option one kind has only when it is set (dropoutAt) tells its groups apart, in legend and table', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-study-option-'));
+    const base = config({ seed: 1 });
+    const branch = { ...base, model: { ...base.model, dropoutAt: 'branch' } } as ResolvedRunConfig;
+    const runs = [record(base, 100), record(branch, 90), record(config({ seed: 1 }, 'transformer-dpa'), 95)];
+    const md = readFileSync(await writeStudyReport(dir, 's', runs, 'ledger.jsonl'), 'utf8');
+    const labels = [...readFileSync(join(dir, 'curves-1.svg'), 'utf8').matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map(
+      (m) => m[1] as string,
+    );
+    expect(labels).toEqual(
+      expect.arrayContaining(['grassmann (n 1)', 'grassmann, dropoutAt branch (n 1)', 'transformer-dpa (n 1)']),
+    );
+    expect(md).not.toContain('curves-2'); // one cell: both Grassmann groups pair with the same Transformer
+    expect(md).toContain('| grassmann | branch | 1 | 1 | 90 |');
+    expect(md).toContain('| grassmann | – | 1 | 1 | 100 |');
+    expect(md).toContain('| grassmann, dropoutAt branch | transformer-dpa | 1 | -5 |');
+  });
 });
 
 describe('ledger file', () => {

@@ -120,17 +120,19 @@ function leaves(v: unknown, path: string[] = [], out: Map<string, string> = new 
 
 /**
  * Fields whose values differ between the groups (modelKind first): the columns that tell the groups apart. A field of
- * one kind only (`kindOnly`, e.g. r) counts when it differs among the groups that have it.
+ * one kind only (`kindOnly`, e.g. r) counts when it differs among the groups of that kind; a group of that kind
+ * without it (an option left at its default, e.g. dropoutAt) has the value '–'.
  */
 function varyingFields(
   groups: readonly StudyGroup[],
   kindOnly: ReadonlySet<string>,
   skip: ReadonlySet<string> = new Set(),
 ): string[] {
-  const all = groups.map((g) => leaves(g.config));
-  const names = [...new Set(all.flatMap((m) => [...m.keys()]))].filter((k) => !skip.has(k));
+  const all = groups.map((g) => ({ kind: g.config.model.kind, m: leaves(g.config) }));
+  const names = [...new Set(all.flatMap(({ m }) => [...m.keys()]))].filter((k) => !skip.has(k));
   const varying = names.filter((k) => {
-    const values = kindOnly.has(k) ? all.flatMap((m) => m.get(k) ?? []) : all.map((m) => m.get(k) ?? '–');
+    const kinds = new Set(all.filter(({ m }) => m.has(k)).map(({ kind }) => kind));
+    const values = (kindOnly.has(k) ? all.filter(({ kind }) => kinds.has(kind)) : all).map(({ m }) => m.get(k) ?? '–');
     return new Set(values).size > 1;
   });
   return ['modelKind', ...varying.filter((k) => !['modelKind', 'kind', 'attention'].includes(k))];
