@@ -131,8 +131,8 @@ function varyingFields(
   const all = groups.map((g) => ({ kind: g.config.model.kind, m: leaves(g.config) }));
   const names = [...new Set(all.flatMap(({ m }) => [...m.keys()]))].filter((k) => !skip.has(k));
   const varying = names.filter((k) => {
-    const kinds = new Set(all.filter(({ m }) => m.has(k)).map(({ kind }) => kind));
-    const values = (kindOnly.has(k) ? all.filter(({ kind }) => kinds.has(kind)) : all).map(({ m }) => m.get(k) ?? '–');
+    const kinds = kindOnly.has(k) ? new Set(all.filter(({ m }) => m.has(k)).map(({ kind }) => kind)) : null;
+    const values = all.filter(({ kind }) => kinds?.has(kind) ?? true).map(({ m }) => m.get(k) ?? '–');
     return new Set(values).size > 1;
   });
   return ['modelKind', ...varying.filter((k) => !['modelKind', 'kind', 'attention'].includes(k))];
