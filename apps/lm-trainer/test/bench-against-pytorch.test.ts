@@ -53,6 +53,7 @@ function result(tokensPerS: number, cpuPerStep: number): TrainBenchResult {
     backend: 'wasm',
     threads: 2,
     simd: true,
+    blas: 'openblas 0.3.21, 2 threads',
     adapter: null,
     software_rendering: false,
     peak_rss_mb: 900,
@@ -99,7 +100,8 @@ describe('bench --against pytorch: ratio and table', () => {
     const text = formatComparison(c);
     const lines = text.split('\n');
     expect(lines[0]).toContain(
-      'wasm SIMD, 2 threads, chunked loss; PyTorch 1.13.1 (libblas.so.3, libopenblasp-r0.3.21.so), 2 threads, float32',
+      'wasm SIMD, 2 threads (products: openblas 0.3.21, 2 threads), chunked loss, tied head; ' +
+        'PyTorch 1.13.1 (libblas.so.3, libopenblasp-r0.3.21.so), 2 threads, float32',
     );
     expect(lines[0]).toContain('12,606,656 params');
     expect(lines[2]).toMatch(/^\| configuration \| grassflow tokens\/s \| PyTorch tokens\/s \| ratio \|/);

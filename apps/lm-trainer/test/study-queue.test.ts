@@ -163,6 +163,9 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
       150_000,
       logs,
     );
+    // The worker sends a run's progress every 2 s (PROGRESS_MS): with native products the tiny run reaches step 5
+    // sooner than that, so give it one interval to be in Redis before status reads it.
+    await sleep(2500);
     const killed = w1.out().includes(`: ${victim} (study tiny`) ? w1 : w2;
     const survivor = killed === w1 ? w2 : w1;
     expect(killed.out()).toContain(`: ${victim} (study tiny`);

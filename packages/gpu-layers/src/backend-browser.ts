@@ -12,7 +12,7 @@ import {
   type WasmFileName,
 } from './backend-info.js';
 import type { WebgpuAdapterInfo } from './webgpu-node.js';
-import { registerWasmTrainingKernels } from './wasm-kernels.js';
+import { registerWasmKernelOverrides, registerWasmTrainingKernels } from './wasm-kernels.js';
 
 /** Backends a browser can select, in automatic order. */
 export const BROWSER_BACKEND_NAMES = ['webgpu', 'wasm', 'cpu'] as const;
@@ -156,6 +156,7 @@ async function loadWasm(options: BrowserInitBackendOptions): Promise<Partial<Bac
         'them from node_modules/@tensorflow/tfjs-backend-wasm/dist/ into the site and pass their folder as wasmPaths',
     );
   }
+  registerWasmKernelOverrides();
   const simd = (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) === true;
   const got = wasm.getThreadsCount();
   const unavailable = isolated ? undefined : `the page is not cross-origin isolated; ${ISOLATION_FIX}`;

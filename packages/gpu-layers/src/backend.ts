@@ -1,8 +1,9 @@
 // Backend selection: tfjs-node-gpu (CUDA) → webgpu (a real GPU) → tfjs-node → wasm (SIMD) → cpu, or one by name.
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { registerWasmTrainingKernels } from './wasm-kernels.js';
+import { registerWasmKernelOverrides, registerWasmTrainingKernels } from './wasm-kernels.js';
 import { nodeWasmThreadsUnavailable, setUpNodeWasmThreads } from './wasm-node-threads.js';
+import { setUpWasmBlas } from './wasm-blas.js';
 import {
   isModuleNotFound,
   describeAdapter,
@@ -97,7 +98,7 @@ let warnedThreads = false;
 
 async function loadWasm(
   threads: number | undefined,
-): Promise<{ simd: boolean; threads: number; threadsNote?: string }> {
+): Promise<{ simd: boolean; threads: number; threadsNote?: string; blas: string }> {
   let wasm: typeof import('@tensorflow/tfjs-backend-wasm');
   try {
     wasm = await import('@tensorflow/tfjs-backend-wasm');
@@ -122,13 +123,15 @@ async function loadWasm(
   }
   if (!(await tf.setBackend('wasm')))
     throw new BackendUnavailableError('wasm', "backend 'wasm' failed to initialise (see the warning above)");
+  registerWasmKernelOverrides();
   const simd = (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) === true;
   const got = wasm.getThreadsCount();
+  const { summary: blas } = await setUpWasmBlas(got);
   const threadsNote = wasmThreadsNote(threads, got, nodeWasmThreadsUnavailable());
-  if (threadsNote === undefined) return { simd, threads: got };
+  if (threadsNote === undefined) return { simd, threads: got, blas };
   if (!warnedThreads) console.warn(threadsNote); // once per process: initBackend may be called again
   warnedThreads = true;
-  return { simd, threads: got, threadsNote };
+  return { simd, threads: got, threadsNote, blas };
 }
 
 const WEBGPU_BACKEND = '@tensorflow/tfjs-backend-webgpu';

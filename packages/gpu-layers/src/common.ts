@@ -10,6 +10,7 @@ export {
   matmulConst,
   tiedHead,
   transposeLast,
+  matMulT,
   linear,
   layerNorm,
   gelu,

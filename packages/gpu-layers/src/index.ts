@@ -3,6 +3,7 @@
 export * from './common.js';
 export { initBackend, BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } from './backend.js';
 export type { BackendName, BackendInfo, InitBackendOptions } from './backend.js';
+export { blasInfo, useNativeProducts, BLAS_INSTALL, type BlasInfo } from './wasm-blas.js';
 export { describeAdapter, DAWN_LIMIT_WARNING, probeWebgpuAdapter, type WebgpuAdapterInfo } from './webgpu-node.js';
 export { webgpuAvailability, webgpuSuiteGate } from './webgpu-availability.js';
 export type { WebgpuAvailability, WebgpuSuiteGate } from './webgpu-availability.js';

@@ -37,6 +37,82 @@ function unsortedSegmentSum(args: {
   return { dataId: backend.write(out, shape, x.dtype), shape, dtype: x.dtype };
 }
 
+/** What is used here of tfjs-backend-wasm's BackendWasm. */
+interface WasmHeapBackend {
+  wasm: { HEAPU8: Uint8Array };
+  dataIdMap: { get(dataId: object): { memoryOffset: number } | undefined };
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+}
+
+let stockSlice: tf.KernelConfig | undefined;
+
+/**
+ * y = x[begin : begin + size] on views of the wasm heap: one copyWithin per contiguous run (the innermost axes that
+ * the slice takes whole, and the part of the next one it takes). tfjs-backend-wasm 4.22's Slice first copies all of x
+ * out of the heap (readSync), then copies the slice back: ≈ 8× slower on the mixer's [B, L, C] slices.
+ */
+function sliceOnHeap(args: {
+  inputs: tf.NamedTensorInfoMap;
+  backend: unknown;
+  attrs?: tf.NamedAttrMap;
+}): tf.TensorInfo {
+  const x = args.inputs['x'] as tf.TensorInfo;
+  if (x.dtype === 'string' || x.dtype === 'complex64')
+    return (stockSlice as tf.KernelConfig).kernelFunc(args as never) as tf.TensorInfo;
+  const backend = args.backend as WasmHeapBackend;
+  const [begin, size] = tf.slice_util.parseSliceParams(
+    x,
+    args.attrs?.['begin'] as number | number[],
+    args.attrs?.['size'] as number | number[] | undefined,
+  ) as [number[], number[]];
+  const out = backend.makeOutput(size, x.dtype);
+  const total = size.reduce((p, c) => p * c, 1);
+  if (total === 0) return out;
+  const bytes = x.dtype === 'bool' ? 1 : 4;
+  const buffer = backend.wasm.HEAPU8.buffer; // after makeOutput, whose malloc may have grown the heap
+  const heap = bytes === 1 ? new Uint8Array(buffer) : new Int32Array(buffer); // bit copies: the dtype does not matter
+  const src = (backend.dataIdMap.get(x.dataId)?.memoryOffset as number) / bytes;
+  const dst = (backend.dataIdMap.get(out.dataId)?.memoryOffset as number) / bytes;
+  const rank = x.shape.length;
+  const strides = new Array<number>(rank);
+  for (let k = rank - 1, s = 1; k >= 0; k--) {
+    strides[k] = s;
+    s *= x.shape[k] as number;
+  }
+  // The run: axes from the innermost outward that are taken whole, then the first one that is not.
+  let axis = rank - 1;
+  let run = 1;
+  while (axis >= 0 && size[axis] === x.shape[axis]) run *= size[axis--] as number;
+  if (axis >= 0) run *= size[axis--] as number;
+  let start = src;
+  for (let k = 0; k < rank; k++) start += (begin[k] as number) * (strides[k] as number);
+  const outer = axis + 1; // axes 0 … axis are walked one index at a time
+  const index = new Array<number>(outer).fill(0);
+  for (let o = dst; o < dst + total; o += run) {
+    let from = start;
+    for (let k = 0; k < outer; k++) from += (index[k] as number) * (strides[k] as number);
+    heap.copyWithin(o, from, from + run);
+    for (let k = outer - 1; k >= 0; k--) {
+      index[k] = (index[k] as number) + 1;
+      if ((index[k] as number) < (size[k] as number)) break;
+      index[k] = 0;
+    }
+  }
+  return out;
+}
+
+/**
+ * Replace tfjs-backend-wasm's Slice by {@link sliceOnHeap}: after the backend is initialised (its own Slice stays
+ * set up for the string tensors it falls back to, and for the wasm kernels that call it directly). Idempotent.
+ */
+export function registerWasmKernelOverrides(): void {
+  const current = tf.getKernel('Slice', 'wasm');
+  if (current === undefined || current.kernelFunc === sliceOnHeap) return;
+  stockSlice = current;
+  tf.unregisterKernel('Slice', 'wasm');
+  tf.registerKernel({ kernelName: 'Slice', backendName: 'wasm', kernelFunc: sliceOnHeap });
+}
+
 /** Register the kernels above for the 'wasm' backend (idempotent; safe before wasm is loaded). */
 export function registerWasmTrainingKernels(): void {
   if (tf.getKernel('UnsortedSegmentSum', 'wasm') === undefined) {

@@ -100,7 +100,8 @@ export async function startBackend(name: string | undefined): Promise<BackendInf
   const info = await initBackend(name === undefined ? {} : { backend: name as BackendName });
   const detail =
     info.name === 'wasm'
-      ? ` (${info.simd === true ? 'SIMD' : 'no SIMD'}, ${info.threads ?? 1} thread${info.threads === 1 ? '' : 's'})`
+      ? ` (${info.simd === true ? 'SIMD' : 'no SIMD'}, ${info.threads ?? 1} thread${info.threads === 1 ? '' : 's'}; ` +
+        `products: ${info.blas ?? 'XNNPACK'})`
       : info.adapter !== undefined
         ? ` on ${describeAdapter(info.adapter)}`
         : '';

@@ -147,6 +147,8 @@ export interface TrainBenchResult {
   backend: string;
   threads: number;
   simd: boolean | null;
+  /** wasm: what its matrix products ran on ('openblas 0.3.21, 2 threads', or why XNNPACK's); null elsewhere. */
+  blas: string | null;
   /** webgpu: the adapter, one line (a software fallback such as lavapipe says so); null elsewhere. */
   adapter: string | null;
   /** A software (fallback) WebGPU adapter, e.g. lavapipe: CPU speed, not GPU numbers. */
@@ -290,6 +292,7 @@ export async function runTrainBench(f: TrainBenchFlags): Promise<TrainBenchResul
     backend: backend.name,
     threads: backend.threads ?? 1,
     simd: backend.simd ?? null,
+    blas: backend.blas ?? null,
     ...deviceLabel(backend),
     peak_rss_mb: process.resourceUsage().maxRSS / 1024,
     wasm_heap_peak_mb: heap === null ? null : heap / MB,
@@ -309,7 +312,8 @@ export function formatTrainBench(r: TrainBenchResult): string {
     [
       'backend',
       r.adapter === null
-        ? `${r.backend}${r.simd === null ? '' : r.simd ? ' SIMD' : ' no SIMD'}, ${r.threads} thread${r.threads === 1 ? '' : 's'}`
+        ? `${r.backend}${r.simd === null ? '' : r.simd ? ' SIMD' : ' no SIMD'}, ${r.threads} thread${r.threads === 1 ? '' : 's'}` +
+          (r.blas === null ? '' : `; products: ${r.blas}`)
         : `${r.backend} on ${r.adapter}`,
     ],
     ['steps', `${r.steps} timed after ${r.warmup_steps} warm-up, ${r.loss} loss, ${r.head} head, ${r.ids} ids`],

@@ -38,7 +38,7 @@ export interface LadderRunConfig {
   formatVersion: 1;
   command: string;
   ladder: LadderConfig;
-  backend: { name: string; simd?: boolean; threads?: number; tfjsCore: string };
+  backend: { name: string; simd?: boolean; threads?: number; blas?: string; tfjsCore: string };
   git: string | null;
   node: string;
   created: string;
@@ -97,7 +97,13 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
     formatVersion: 1,
     command,
     ladder: cfg,
-    backend: { name: backend.name, simd: backend.simd, threads: backend.threads, tfjsCore: backend.tfjsCore },
+    backend: {
+      name: backend.name,
+      simd: backend.simd,
+      threads: backend.threads,
+      ...(backend.blas === undefined ? {} : { blas: backend.blas }),
+      tfjsCore: backend.tfjsCore,
+    },
     git: gitCommit(),
     node: process.version,
     created: new Date().toISOString(),

@@ -27,7 +27,7 @@ export interface LedgerRecord {
   command: string;
   /** Code commit that started the run (config.json's git; `-dirty` with uncommitted changes), null without git. */
   code: string | null;
-  backend: { name: string; simd?: boolean; threads?: number; tfjsCore: string };
+  backend: { name: string; simd?: boolean; threads?: number; blas?: string; tfjsCore: string };
   machine: Machine;
   params: number;
   totalSteps: number;

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { pluckerDim } from '../shared/config.js';
 import { LN_EPS } from '../shared/block-parts.js';
-import { dropout, layerNorm, matmul, matmulConst, sumTensors } from '../shared/ops.js';
+import { dropout, layerNorm, matmul, matMulT, matmulConst, sumTensors } from '../shared/ops.js';
 
 /** Weights of one mixing layer, in the internal [in, out] layout. */
 export interface GrassmannMixingWeights {
@@ -405,7 +405,7 @@ function fusedPairSum(
         const dI = tf.sub(unshiftSum(tf.mul(dp, as4(b.j)), live), overO(tf.mul(dp, a.j)));
         const dJ = tf.sub(overO(tf.mul(dp, a.i)), unshiftSum(tf.mul(dp, as4(b.i)), live));
         const sel = pluckerSelection(r); // [r, 2C] = [S_i | S_j]
-        const dz = tf.matMul(tf.concat([tf.reshape(dI, [B * L, C]), tf.reshape(dJ, [B * L, C])], 1), tf.transpose(sel));
+        const dz = matMulT(tf.concat([tf.reshape(dI, [B * L, C]), tf.reshape(dJ, [B * L, C])], 1), sel, false, true);
         return [tf.reshape<tf.Rank.R3>(dz, [B, L, r])];
       },
     };

@@ -1,6 +1,8 @@
 // Tied LM head + softmax cross-entropy in row chunks: the [B·L, V] logits are never held at once.
 import * as tf from '@tensorflow/tfjs-core';
+import { transposeFlagsAreFree } from '../products.js';
 import { nllRows } from './loss.js';
+import { matMulT } from './ops.js';
 
 /** Options of {@link chunkedLmLoss}. */
 export interface ChunkedLmLossOptions {
@@ -33,8 +35,8 @@ interface LossParts {
 /**
  * Forward (and, when asked, backward) over row chunks c of h [N, d] with the table E [V, d], Eᵀ [d, V]:
  *   logits_c = h_c·Eᵀ,  lse_c = m + log Σ_v exp(logits_c − m),  nll_c = lse_c − logits_c[t];
- *   P_c = softmax(logits_c),  dh_c = (P_c·E − E[t_c]) / N,  dEᵀ += (h_c/N)ᵀ·P_c;
- * and after the loop dE = (dEᵀ)ᵀ − Σ_n onehot(t_n) h_nᵀ / N (a segment sum of h's rows by target).
+ *   P_c = softmax(logits_c),  dh_c = (P_c·E − E[t_c]) / N,  dE += P_cᵀ·(h_c/N);
+ * and after the loop dE −= Σ_n onehot(t_n) h_nᵀ / N (a segment sum of h's rows by target).
  */
 function lossParts(
   h: tf.Tensor2D,
@@ -45,44 +47,50 @@ function lossParts(
 ): LossParts {
   const [N, d] = h.shape;
   const V = table.shape[0];
-  const tableT = tf.transpose<tf.Tensor2D>(table); // [d, V], once
+  // With free transpose flags the products take E as it is and the gradient accumulates as dE [V, d]; otherwise
+  // Eᵀ is formed once and the gradient accumulates as dEᵀ [d, V] (two [d, V] transposes in all, not one per chunk).
+  const flags = transposeFlagsAreFree();
+  const tableT = flags ? null : tf.transpose<tf.Tensor2D>(table); // [d, V], once
   const invN = 1 / N;
   let sum = tf.scalar(0);
-  let dTableT: tf.Tensor2D | null = withGrad ? tf.zeros([d, V]) : null; // [d, V]
+  let dAcc: tf.Tensor2D | null = withGrad ? tf.zeros(flags ? [V, d] : [d, V]) : null; // dE or dEᵀ
   const dhChunks: tf.Tensor2D[] = [];
   for (let start = 0; start < N; start += rows) {
     const c = Math.min(rows, N - start);
-    const acc = dTableT;
+    const acc = dAcc;
     const step = tf.tidy(() => {
       const hc = tf.slice(h, [start, 0], [c, d]); // [c, d]
       const tc = tf.slice(targets, [start], [c]); // [c]
-      const logits = tf.matMul<tf.Tensor2D>(hc, tableT); // [c, V]
+      const logits =
+        tableT === null ? matMulT<tf.Tensor2D>(hc, table, false, true) : tf.matMul<tf.Tensor2D>(hc, tableT); // [c, V]
       const { nll, probs } = nllRows(logits, tc, acc !== null); // [c], softmax [c, V]
       const chunkSum = tf.add<tf.Scalar>(sum, tf.sum(nll));
       if (acc === null) return { chunkSum };
       const p = probs as tf.Tensor2D; // [c, V] softmax
       const dhc = tf.mul<tf.Tensor2D>(tf.sub(tf.matMul(p, table), tf.gather(table, tc)), invN); // [c, d]
-      const next = tf.add<tf.Tensor2D>(acc, tf.matMul(tf.transpose(tf.mul(hc, invN)), p)); // [d, c]·[c, V]
-      return { chunkSum, dhc, next };
+      const hs = tf.mul(hc, invN); // [c, d]
+      const update = flags ? matMulT(p, hs, true, false) : matMulT(hs, p, true, false); // [V, d] or [d, V]
+      return { chunkSum, dhc, next: tf.add<tf.Tensor2D>(acc, update) };
     }) as { chunkSum: tf.Scalar; dhc?: tf.Tensor2D; next?: tf.Tensor2D };
     sum.dispose();
     sum = step.chunkSum;
     if (step.dhc !== undefined && step.next !== undefined) {
       dhChunks.push(step.dhc);
       acc?.dispose();
-      dTableT = step.next;
+      dAcc = step.next;
     }
   }
-  tableT.dispose();
-  if (dTableT === null) return { sum };
+  tableT?.dispose();
+  if (dAcc === null) return { sum };
   const dh = dhChunks.length === 1 ? (dhChunks[0] as tf.Tensor2D) : tf.concat<tf.Tensor2D>(dhChunks, 0); // [N, d]
   if (dhChunks.length > 1) tf.dispose(dhChunks);
+  const accumulated = dAcc;
   const dTable = tf.tidy(() => {
     // −Σ_n onehot(t_n)·h_n/N: rows of h summed by target id (the embedding gradient's segment sum).
     const picked = tf.unsortedSegmentSum(tf.mul(h, invN), targets, V); // [V, d]
-    return tf.sub<tf.Tensor2D>(tf.transpose(dTableT), picked); // [V, d]
+    return tf.sub<tf.Tensor2D>(flags ? accumulated : tf.transpose(accumulated), picked); // [V, d]
   });
-  dTableT.dispose();
+  dAcc.dispose();
   return { sum, dh, dE: dTable };
 }
 

@@ -7,6 +7,7 @@ import { AdaptiveSoftmaxHead } from './adaptive-head.js';
 import { chunkedLmLoss } from './chunked-loss.js';
 import { tokenNll } from './loss.js';
 import { INIT_STD, tfjsSeed, type NamedParam, type ParamLayer } from './param-layer.js';
+import { transposeFlagsAreFree } from '../products.js';
 
 /** Options of a forward pass. */
 export interface ForwardOptions {
@@ -244,6 +245,7 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
     return tf.tidy(() => {
       const last = tf.reshape<tf.Rank.R2>(tf.slice(x, [0, L - 1, 0], [B, 1, d]), [B, d]); // [B, d]
       if (head !== null) return head.logProbs(last); // [B, V]
+      if (transposeFlagsAreFree()) return tf.matMul<tf.Tensor2D>(last, this.tokEmb, false, true); // [B, V]
       return tf.transpose(tf.matMul(this.tokEmb, tf.transpose(last))) as tf.Tensor2D; // [V, d]·[d, B] = [V, B] → [B, V]
     });
   }

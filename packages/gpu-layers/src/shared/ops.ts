@@ -1,6 +1,7 @@
-// Differentiable building blocks with hand-written gradients: explicit-transpose matmul, linear,
-// LayerNorm, exact GELU, embedding lookup. Every gradient here runs on the cpu and wasm backends.
+// Differentiable building blocks with hand-written gradients: matmul, linear, LayerNorm, exact GELU, embedding
+// lookup. Every gradient here runs on the cpu and wasm backends.
 import * as tf from '@tensorflow/tfjs-core';
+import { transposeFlagsAreFree } from '../products.js';
 
 /** Swap the last two axes of a rank ≥ 2 tensor, as an explicit `tf.transpose` (never a matMul flag). */
 export function transposeLast(x: tf.Tensor): tf.Tensor {
@@ -12,6 +13,16 @@ export function transposeLast(x: tf.Tensor): tf.Tensor {
   return tf.transpose(x, perm);
 }
 
+/**
+ * op(A)·op(B) with op = ᵀ where asked (no gradient of its own: for forward and backward passes of the ops here).
+ * The transposes are matMul flags where they cost nothing (cblas_sgemm on wasm, see products.ts), and explicit
+ * `tf.transpose` calls where a flagged product is slower than a transpose and a plain one (XNNPACK on wasm).
+ */
+export function matMulT<T extends tf.Tensor>(a: tf.Tensor, b: tf.Tensor, transposeA = false, transposeB = false): T {
+  if (transposeFlagsAreFree()) return tf.matMul<T>(a, b, transposeA, transposeB);
+  return tf.tidy(() => tf.matMul<T>(transposeA ? transposeLast(a) : a, transposeB ? transposeLast(b) : b));
+}
+
 const matmulWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   const a = args[0] as tf.Tensor;
   const b = args[1] as tf.Tensor;
@@ -21,7 +32,7 @@ const matmulWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) 
     value: tf.matMul(a, b),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sa, sb] = saved as [tf.Tensor, tf.Tensor];
-      return [tf.matMul(dy, transposeLast(sb)), tf.matMul(transposeLast(sa), dy)];
+      return [matMulT(dy, sb, false, true), matMulT(sa, dy, true, false)]; // dA = dy·Bᵀ, dB = Aᵀ·dy
     },
   };
 });
@@ -36,7 +47,7 @@ const matmulConstBWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFun
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sb] = saved as [tf.Tensor];
       // b is a constant (e.g. a 0/1 selection matrix): its gradient is never used, skip the product.
-      return [tf.matMul(dy, transposeLast(sb)), tf.zerosLike(sb)];
+      return [matMulT(dy, sb, false, true), tf.zerosLike(sb)];
     },
   };
 });
@@ -53,9 +64,8 @@ function checkMatmulShapes(a: tf.Tensor, b: tf.Tensor): void {
 }
 
 /**
- * C = A·B for operands of equal rank (batched over leading axes), with gradient
- * dA = dy·Bᵀ, dB = Aᵀ·dy computed on explicitly transposed operands: on wasm a matMul with
- * transposeA/transposeB flags is about 11× slower than one on pre-transposed operands.
+ * C = A·B for operands of equal rank (batched over leading axes), with gradient dA = dy·Bᵀ, dB = Aᵀ·dy (through
+ * {@link matMulT}: flags or explicit transposes, whichever is faster on the backend).
  */
 export function matmul<T extends tf.Tensor>(a: T, b: tf.Tensor): T {
   checkMatmulShapes(a, b);
@@ -74,19 +84,17 @@ const tiedHeadWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]
   const save = args[2] as tf.GradSaveFunc;
   save([x, table]);
   return {
-    value: tf.matMul(x, tf.transpose(table)), // [N, d]·[d, V] = [N, V]
+    value: matMulT(x, table, false, true), // [N, d]·[d, V] = [N, V]
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sx, st] = saved as [tf.Tensor2D, tf.Tensor2D];
-      // dx = dy·E needs no transpose; dE = (xᵀ·dy)ᵀ: one [d, V] transpose instead of two.
-      return [tf.matMul(dy, st), tf.transpose(tf.matMul(tf.transpose(sx), dy))];
+      // dx = dy·E needs no transpose. dE = dyᵀ·x; without free flags (xᵀ·dy)ᵀ: one [d, V] transpose, not two.
+      const dE = transposeFlagsAreFree() ? tf.matMul(dy, sx, true, false) : tf.transpose(matMulT(sx, dy, true));
+      return [tf.matMul(dy, st), dE];
     },
   };
 });
 
-/**
- * Tied output head: logits = x·Eᵀ for x [N, d] and an embedding table E [V, d], with
- * dx = dy·E and dE = (xᵀ·dy)ᵀ — all on explicitly transposed operands.
- */
+/** Tied output head: logits = x·Eᵀ for x [N, d] and an embedding table E [V, d], with dx = dy·E and dE = dyᵀ·x. */
 export function tiedHead(x: tf.Tensor2D, table: tf.Tensor2D): tf.Tensor2D {
   if (x.rank !== 2 || table.rank !== 2 || x.shape[1] !== table.shape[1]) {
     throw new RangeError(

@@ -135,6 +135,8 @@ export interface RunProvenance {
     name: string;
     simd?: boolean;
     threads?: number;
+    /** wasm: what the matrix products ran on ('openblas 0.3.21, 2 threads', or why XNNPACK's). */
+    blas?: string;
     tfjsCore: string;
     /** webgpu: the adapter, one line (describeAdapter). */
     adapter?: string;
@@ -150,11 +152,11 @@ export interface RunProvenance {
 
 /** The provenance of a run started now on `backend`. */
 export function runProvenance(backend: BackendInfo): RunProvenance {
-  const { name, simd, threads, tfjsCore, adapter } = backend;
+  const { name, simd, threads, blas, tfjsCore, adapter } = backend;
   const device =
     adapter === undefined ? {} : { adapter: describeAdapter(adapter), softwareRendering: adapter.fallback };
   return {
-    backend: { name, simd, threads, tfjsCore, ...device },
+    backend: { name, simd, threads, ...(blas === undefined ? {} : { blas }), tfjsCore, ...device },
     git: gitCommit(),
     node: process.version,
     created: new Date().toISOString(),
