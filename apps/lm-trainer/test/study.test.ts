@@ -1,5 +1,5 @@
 // `study run` end to end on a tiny study: a killed sitting resumes and leaves the ledger a straight run leaves.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, cliAsync, DATA_DIR, metrics, tmp } from './helpers';
@@ -55,6 +55,21 @@ describe.skipIf(DATA_DIR === undefined)(
       expect(second['bestValPpl']).toBe(Math.min(...evals.map((m) => m['val_ppl'] as number)));
       expect(second.timing['resumed']).toBe(false);
       expect(second['code']).toMatch(/^[0-9a-f]{40}(-dirty)?$/);
+      // the final checkpoint on every target of wiki.valid and wiki.test, with the NLL at each window position
+      for (const rec of recs) {
+        const held = rec['heldOut'] as Record<
+          'valid' | 'test',
+          { tokens: number; ppl: number; nll: number; nllByPosition: number[] }
+        >;
+        for (const split of ['valid', 'test'] as const) {
+          expect(held[split].tokens).toBeGreaterThan(200_000); // all of the split, not the 256 validation tokens
+          expect(held[split].ppl).toBeCloseTo(Math.exp(held[split].nll), 6);
+          expect(held[split].nllByPosition).toHaveLength(16);
+          expect(held[split].nllByPosition.every((v) => Number.isFinite(v) && v > 0)).toBe(true);
+        }
+      }
+      const tv = recs.map((x) => (x['heldOut'] as { test: { tokens: number } }).test.tokens);
+      expect(new Set(tv).size).toBe(1); // every run scores the same targets
     });
 
     it('a sitting killed mid-run continues from the checkpoint and ends with the same ledger', async () => {
@@ -110,9 +125,21 @@ describe.skipIf(DATA_DIR === undefined)(
       expect(md).toMatch(/\| transformer-dpa \| 30 \| 1 \| 1 \|/);
       expect(md).toMatch(/\| unigram \| 255 \| [\d,.]+ \|/); // baselines on the runs' 255 validation targets
       expect(md).toMatch(/- grassmann, length.steps 4: mean final validation PPL [\d.]+, above unigram/);
-      for (const f of ['curves-1.svg', 'curves-1.png', 'curves-2.svg', 'curves-2.png']) {
+      for (const f of ['curves-1.svg', 'curves-1.png', 'curves-2.svg', 'curves-2.png', 'by-position-3.svg']) {
         expect(existsSync(join(straight, f)), f).toBe(true);
       }
+      expect(md).toContain('| valid PPL (all) | test PPL |');
+      expect(md).toContain('Test PPL by position in the window');
+
+      // rescore: a ledger from before held-out scoring gets the same scores from the runs' checkpoints
+      const old = ledger(straight).map(({ heldOut: _h, ...rest }) => rest);
+      const rescored = join(root, 'rescored');
+      mkdirSync(rescored);
+      writeFileSync(join(rescored, 'ledger.jsonl'), old.map((x) => `${JSON.stringify(x)}\n`).join(''));
+      const rs = cli(['study', 'rescore', study, '--out', rescored, '--runs', join(straight, 'runs')]);
+      expect(rs.code, rs.stderr).toBe(0);
+      expect(rs.stderr).toContain('3 rescored, 0 without a checkpoint');
+      expect(ledger(rescored).map((x) => x['heldOut'])).toEqual(ledger(straight).map((x) => x['heldOut']));
       const bad = cli(['study', 'run', join(root, 'missing.json')]);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('missing.json does not exist');

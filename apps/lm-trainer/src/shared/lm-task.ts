@@ -12,6 +12,8 @@ export interface Perplexity {
   nll: number;
   /** exp(nll). */
   ppl: number;
+  /** Mean NLL of the targets at each position of their window, 1 … seqLen (nats): does the model use its context? */
+  nllByPosition: number[];
 }
 
 /**
@@ -26,6 +28,8 @@ export async function evaluatePerplexity(
 ): Promise<Perplexity> {
   let sum = 0;
   let count = 0;
+  const posSum = new Float64Array(opts.seqLen);
+  const posCount = new Float64Array(opts.seqLen);
   const total = Math.max(0, ids.length - 1);
   for (const b of lmEvalBatches(ids, { seqLen: opts.seqLen, batchSize: opts.batch })) {
     const [B, L] = b.shape;
@@ -37,15 +41,19 @@ export async function evaluatePerplexity(
     nll.dispose();
     for (let i = 0; i < values.length; i++) {
       if (b.mask[i] === 1) {
-        sum += values[i] as number;
+        const v = values[i] as number;
+        sum += v;
         count += 1;
+        posSum[i % L] = (posSum[i % L] as number) + v; // row b·L + t: position t of its window
+        posCount[i % L] = (posCount[i % L] as number) + 1;
       }
     }
     opts.onProgress?.(count, total);
   }
   if (count === 0) throw new Error(`nothing to evaluate: ${ids.length} ids hold no target`);
   const nll = sum / count;
-  return { tokens: count, nll, ppl: Math.exp(nll) };
+  const nllByPosition = Array.from(posSum, (s, t) => ((posCount[t] as number) > 0 ? s / (posCount[t] as number) : NaN));
+  return { tokens: count, nll, ppl: Math.exp(nll), nllByPosition };
 }
 
 /** TrainTask for next-token prediction: shuffled contiguous chunks of the train ids (resumable order). */

@@ -3,14 +3,22 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { lockRunFolder, parseFlags, RunFolder, UsageError, wantsHelp, writeJsonAtomic } from '@grassflow/training';
+import {
+  lockRunFolder,
+  parseFlags,
+  RunFolder,
+  startBackend,
+  UsageError,
+  wantsHelp,
+  writeJsonAtomic,
+} from '@grassflow/training';
 import type { CliCommand, FlagSpecs } from '@grassflow/training';
 import { dataDirOrThrow } from '../shared/corpus.js';
 import { appendLedger, readLedger, type LedgerRecord } from './ledger.js';
 import { validationBaselines } from '../baselines/report.js';
 import { writeStudyReport, type BaselinesOf } from './report.js';
 import { expandStudy, parseStudy, type StudySpec } from './spec.js';
-import { folderState, planRun, trainStudyRun, type PlannedRun } from './run.js';
+import { folderState, planRun, scoreHeldOut, trainStudyRun, type PlannedRun } from './run.js';
 import { InProcessQueue, type RunQueue } from './queue.js';
 import { describeJob, RedisRunQueue } from '../queue/coordinator.js';
 import type { StudyJobData } from '../queue/jobs.js';
@@ -134,11 +142,10 @@ export async function studyRunCommand(argv: readonly string[]): Promise<number> 
     process.stderr.write(
       `study ${s.spec.name}: ${planned.length} runs, ${planned.length - todo.length} in ${s.ledger}, ${todo.length} to run (folders ${s.runs}; queue ${queue.where})\n`,
     );
-    if (queue instanceof RedisRunQueue) {
-      // one coordinator per ledger: it alone writes it (in process, each run folder's lock does the same)
-      lockRunFolder(dirname(s.ledger), 'out');
-      await queue.forget(done);
-    }
+    // one sitting per ledger, in process or queued: it alone writes the ledger and touches the run folders of its
+    // study (a second sitting would take a live run without a checkpoint yet for a partial one and start it again)
+    lockRunFolder(dirname(s.ledger), 'out');
+    if (queue instanceof RedisRunQueue) await queue.forget(done);
     const sitting = { study: s.spec.name, runs: s.runs, trainArgv: s.trainArgv };
     const outcome = await queue.run(sitting, todo, async (record) => {
       if (done.has(record.key)) return; // never recorded twice
@@ -272,12 +279,52 @@ export async function studyReportCommand(argv: readonly string[]): Promise<numbe
   return 0;
 }
 
+/**
+ * `study rescore <study.json> [--runs DIR] [--data-dir DIR]`: score every ledger run without held-out scores whose
+ * checkpoint still exists (runs/<key>/checkpoints/latest) on all of wiki.valid and wiki.test, and write the ledger back
+ * (atomically, after each run). Runs whose folder is gone are listed and left as they are.
+ */
+export async function studyRescoreCommand(argv: readonly string[]): Promise<number> {
+  const s = await sittingOf(argv);
+  const dataDir = dataDirOrThrow(
+    s.trainArgv.includes('--data-dir') ? s.trainArgv[s.trainArgv.indexOf('--data-dir') + 1] : undefined,
+  );
+  lockRunFolder(dirname(s.ledger), 'out'); // it rewrites the ledger: not beside a sitting that appends to it
+  const records = await studyLedger(s.ledger, s.spec.name);
+  const todo = records.filter((r) => r.heldOut === undefined);
+  if (todo.length === 0) {
+    process.stderr.write(`study ${s.spec.name}: every run of ${s.ledger} has held-out scores\n`);
+    return 0;
+  }
+  await startBackend(s.trainArgv.includes('--backend') ? s.trainArgv[s.trainArgv.indexOf('--backend') + 1] : undefined);
+  let missing = 0;
+  for (const [i, r] of todo.entries()) {
+    const run = new RunFolder(join(s.runs, r.key));
+    if (!existsSync(join(run.latestCheckpoint, 'config.json'))) {
+      process.stderr.write(
+        `[${i + 1}/${todo.length}] ${r.key}: no checkpoint in ${run.dir}; left without held-out scores\n`,
+      );
+      missing += 1;
+      continue;
+    }
+    const heldOut = await scoreHeldOut(run, dataDir);
+    await appendLedger(s.ledger, { ...r, heldOut });
+    process.stderr.write(
+      `[${i + 1}/${todo.length}] ${r.key}: valid PPL ${heldOut.valid.ppl.toFixed(2)}, test PPL ${heldOut.test.ppl.toFixed(2)}\n`,
+    );
+  }
+  process.stderr.write(`study ${s.spec.name}: ${todo.length - missing} rescored, ${missing} without a checkpoint\n`);
+  return 0;
+}
+
 const USAGE =
-  'grassflow-lm study run|status|report <study.json> [--out DIR] [--runs DIR] [--queue redis://host:port/db]';
+  'grassflow-lm study run|status|report|rescore <study.json> [--out DIR] [--runs DIR] [--queue redis://host:port/db]';
 const DESCRIPTION =
   'A study file lists train runs ({ "name", "base": {flags}, "grid": {flag: [values]} or a list of grids, "runs": ' +
   '[{flags}] }). `run` trains each run not yet in ledger.jsonl (a run is keyed by the hash of its resolved config; an ' +
-  'interrupted one resumes from its checkpoint), `status` lists them, `report` aggregates the ledger over seeds. ' +
+  'interrupted one resumes from its checkpoint) and scores its final checkpoint on all of wiki.valid and wiki.test, ' +
+  '`status` lists them, `report` aggregates the ledger over seeds, `rescore` adds the held-out scores to ledger runs ' +
+  'from before them whose checkpoints still exist. ' +
   'With --queue (or GRASSFLOW_QUEUE), `run` queues the runs in Redis for `grassflow-lm worker` processes on any ' +
   'machine and records their results; `status` shows queued, running (worker, step) and failed runs.';
 
@@ -293,7 +340,8 @@ export const studyCli: CliCommand = {
     if (sub === 'run') return studyRunCommand(rest);
     if (sub === 'status') return studyStatusCommand(rest);
     if (sub === 'report') return studyReportCommand(rest);
+    if (sub === 'rescore') return studyRescoreCommand(rest);
     if (sub === 'job') return studyJobCommand(rest);
-    throw new UsageError(`unknown study command '${sub}': run, status or report`);
+    throw new UsageError(`unknown study command '${sub}': run, status, report or rescore`);
   },
 };

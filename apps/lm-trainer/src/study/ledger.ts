@@ -14,6 +14,15 @@ export interface Machine {
   memoryGiB: number;
 }
 
+/** A split scored whole by the final checkpoint: every target once, in windows of the model's seqLen. */
+export interface HeldOutScore {
+  tokens: number;
+  nll: number;
+  ppl: number;
+  /** Mean NLL (nats) of the targets at window positions 1 … seqLen, rounded to 1e-4. */
+  nllByPosition: number[];
+}
+
 /** One finished run. `timing` is the only part that differs between an interrupted-and-resumed and a straight run. */
 export interface LedgerRecord {
   format: 'grassflow-lm-study-run';
@@ -38,6 +47,11 @@ export interface LedgerRecord {
   /** Lowest validation PPL of the run (that of checkpoints/best) and its step. */
   bestValPpl: number;
   bestStep: number;
+  /**
+   * The final checkpoint on all of wiki.valid and wiki.test (absent in records from before held-out scoring; `study
+   * rescore` adds it where the run's checkpoint still exists). Selection uses valid; headline numbers are test.
+   */
+  heldOut?: { valid: HeldOutScore; test: HeldOutScore };
   /** Validation PPL against training tokens: [tokens, ppl] of every evaluation. */
   curve: Array<[number, number]>;
   timing: {

@@ -16,6 +16,9 @@ export interface StudyGroup {
   records: LedgerRecord[];
   final: Spread;
   best: Spread;
+  /** The final checkpoint on all of wiki.valid and wiki.test, where every run of the group was scored so. */
+  heldOutValid: Spread | null;
+  heldOutTest: Spread | null;
 }
 
 /** Grassmann group − Transformer group on the same seeds (every other shared field equal). */
@@ -25,6 +28,8 @@ export interface PairedComparison {
   seeds: number[];
   final: Spread | null;
   best: Spread | null;
+  /** Per-seed differences of test PPL (all of wiki.test, final checkpoint), where both groups were scored so. */
+  test: Spread | null;
   /** Per-seed final-PPL differences, in seed order. */
   finalDiffs: number[];
 }
@@ -48,12 +53,17 @@ export function groupRuns(records: readonly LedgerRecord[]): StudyGroup[] {
   }
   return [...groups].map(([key, g]) => {
     const rs = [...g.records].sort((a, b) => seedOf(a) - seedOf(b));
+    const scored = rs.every((r) => r.heldOut !== undefined);
     return {
       key,
       config: g.config,
       records: rs,
       final: spread(rs.map((r) => r.finalValPpl)),
       best: spread(rs.map((r) => r.bestValPpl)),
+      heldOutValid: scored
+        ? spread(rs.map((r) => (r.heldOut as NonNullable<LedgerRecord['heldOut']>).valid.ppl))
+        : null,
+      heldOutTest: scored ? spread(rs.map((r) => (r.heldOut as NonNullable<LedgerRecord['heldOut']>).test.ppl)) : null,
     };
   });
 }
@@ -95,12 +105,16 @@ export function pairedComparisons(groups: readonly StudyGroup[]): PairedComparis
         bySeed(g, (r) => r.bestValPpl),
         bySeed(t, (r) => r.bestValPpl),
       );
+      const scored = (x: StudyGroup) =>
+        new Map(x.records.flatMap((r) => (r.heldOut ? [[seedOf(r), r.heldOut.test.ppl]] : [])));
+      const test = pairedDifferences(scored(g), scored(t));
       out.push({
         grassmann: g,
         transformer: t,
         seeds: fin.seeds,
         final: fin.spread,
         best: best.spread,
+        test: test.seeds.length === 0 ? null : test.spread,
         finalDiffs: fin.diffs,
       });
     }
@@ -155,6 +169,16 @@ function meanCurve(g: StudyGroup): Array<[number, number]> {
   return tokens.map((t) => [t, maps.reduce((s, m) => s + (m.get(t) as number), 0) / maps.length]);
 }
 
+/** exp of the mean over seeds of each window position's mean test NLL: [position 1 … L, PPL]. */
+function pplByPosition(g: StudyGroup): Array<[number, number]> {
+  const rows = g.records.map((r) => (r.heldOut as NonNullable<LedgerRecord['heldOut']>).test.nllByPosition);
+  const L = Math.min(...rows.map((x) => x.length));
+  return Array.from({ length: L }, (_, t) => [
+    t + 1,
+    Math.exp(rows.reduce((s, x) => s + (x[t] as number), 0) / rows.length),
+  ]);
+}
+
 /**
  * The n-gram baselines of a tokenizer scored on the first `evalTokens` of wiki.valid (null: all), as the runs
  * validate; undefined when they cannot be had (no data folder).
@@ -176,8 +200,20 @@ export async function writeStudyReport(
   const kindOnly = kindFields(groups);
   const fields = varyingFields(groups, kindOnly);
   const pairs = pairedComparisons(groups);
+  const anyHeldOut = groups.some((g) => g.heldOutTest !== null);
   const groupTable = markdownTable({
-    columns: [...fields, 'n', 'seeds', 'final val PPL', 'sd', '95% interval', 'best val PPL', 'sd', '95% interval'],
+    columns: [
+      ...fields,
+      'n',
+      'seeds',
+      'final val PPL',
+      'sd',
+      '95% interval',
+      'best val PPL',
+      'sd',
+      '95% interval',
+      ...(anyHeldOut ? ['valid PPL (all)', 'test PPL', 'sd', '95% interval'] : []),
+    ],
     rows: groups.map((g) => {
       const m = leaves(g.config);
       return [
@@ -190,6 +226,14 @@ export async function writeStudyReport(
         g.best.mean,
         g.best.sd,
         interval(g.best),
+        ...(anyHeldOut
+          ? [
+              g.heldOutValid?.mean ?? '–',
+              g.heldOutTest?.mean ?? '–',
+              g.heldOutTest?.sd ?? null,
+              interval(g.heldOutTest),
+            ]
+          : []),
       ];
     }),
   });
@@ -208,6 +252,7 @@ export async function writeStudyReport(
             'sd',
             '95% interval',
             'Δ/T',
+            ...(anyHeldOut ? ['Δ test PPL', 'sd', '95% interval'] : []),
           ],
           rows: pairs.map((p) => [
             label(p.grassmann, fields),
@@ -220,6 +265,7 @@ export async function writeStudyReport(
             p.best?.sd ?? null,
             interval(p.best),
             p.final === null ? '–' : `${((100 * p.final.mean) / p.transformer.final.mean).toFixed(1)}%`,
+            ...(anyHeldOut ? [p.test?.mean ?? '–', p.test?.sd ?? null, interval(p.test)] : []),
           ]),
         });
   // one chart per cell: the groups that differ only in kind fields (e.g. the three models of one size)
@@ -260,6 +306,25 @@ export async function writeStudyReport(
       standing.push(standingLines(models, ref, 'mean final validation PPL'));
     }
   }
+  // test NLL by position in the window, one chart per cell, for the groups scored on held-out data
+  for (const gs of cells.values()) {
+    const scored = gs.filter((g) => g.heldOutTest !== null);
+    if (scored.length === 0) continue;
+    const first = scored[0] as StudyGroup;
+    const seriesFields = fields.filter((f) => !cellFields.includes(f));
+    const what =
+      cellFields.length === 0 ? '' : `: ${cellFields.map((f) => `${f} ${leaves(first.config).get(f)}`).join(', ')}`;
+    charts.push({
+      file: `by-position-${charts.length + 1}`,
+      chart: {
+        title: `Test PPL by position in the window${what}`,
+        xLabel: 'position of the target in its window (tokens of context + 1)',
+        yLabel: 'PPL at that position (exp of the mean NLL over seeds)',
+        series: scored.map((g) => ({ name: `${label(g, seriesFields)} (n ${g.final.n})`, points: pplByPosition(g) })),
+        logY: true,
+      },
+    });
+  }
   const refSets = [...refs.values()].filter((r): r is BaselineResult[] => r !== undefined);
   const anyRef = refSets[0];
   const refTable = markdownTable({
@@ -286,7 +351,11 @@ export async function writeStudyReport(
         `(runs that agree in every resolved field but the seed). Code: ${codes.join(', ')}; backend ${backends.join(', ')}; ` +
         `machines: ${machines.join('; ')}.`,
       'Final val PPL: the evaluation at the last step; best: the lowest evaluation of the run. sd with n − 1; ' +
-        '95% interval: mean ± t(0.975, n − 1)·sd/√n (none for one seed).',
+        '95% interval: mean ± t(0.975, n − 1)·sd/√n (none for one seed).' +
+        (anyHeldOut
+          ? ' valid PPL (all) and test PPL: the final checkpoint on every target of wiki.valid and wiki.test once ' +
+            '(windows of the model length). Choices (lr, variants) are made on validation; test is the headline.'
+          : ''),
       '## Groups',
       groupTable,
       '## Grassmann − Transformer, paired by seed',

@@ -7,7 +7,10 @@ import { RunFolder, UsageError } from '@grassflow/training';
 import { planTrain, runTrainPlan, type TrainPlan } from '../train/command.js';
 import type { StoredRunConfig } from '../train/run.js';
 import { resolvedOfStored, resolvedRunConfig, runKey, type ResolvedRunConfig } from './key.js';
-import { thisMachine, type LedgerRecord } from './ledger.js';
+import { thisMachine, type HeldOutScore, type LedgerRecord } from './ledger.js';
+import { loadModelAndTokenizer } from '../shared/checkpoint-dir.js';
+import { loadSplitIds } from '../shared/corpus.js';
+import { evaluatePerplexity } from '../shared/lm-task.js';
 import { flagsToArgv, type StudyEntry } from './spec.js';
 
 /** One run of a study, planned: its train flags, the fresh train plan they resolve to, and its key. */
@@ -93,6 +96,29 @@ export async function ledgerRecord(
   };
 }
 
+/**
+ * The run's final checkpoint (checkpoints/latest) scored on the whole of wiki.valid and wiki.test: every target once
+ * in windows of its seqLen, with the mean NLL at each window position.
+ */
+export async function scoreHeldOut(
+  run: RunFolder,
+  dataDir: string,
+): Promise<{ valid: HeldOutScore; test: HeldOutScore }> {
+  const { model, tok } = await loadModelAndTokenizer(run.latestCheckpoint, dataDir, undefined);
+  try {
+    const score = async (split: 'valid' | 'test'): Promise<HeldOutScore> => {
+      const ids = await loadSplitIds(split, tok, dataDir);
+      // ≈ 4,096 targets a forward pass: short windows in few, large batches (a pass has a fixed cost)
+      const batch = Math.max(1, Math.floor(4096 / model.config.maxLen));
+      const r = await evaluatePerplexity(model, ids, { seqLen: model.config.maxLen, batch });
+      return { ...r, nllByPosition: r.nllByPosition.map((v) => Math.round(v * 1e4) / 1e4) };
+    };
+    return { valid: await score('valid'), test: await score('test') };
+  } finally {
+    model.dispose();
+  }
+}
+
 /** What a planned run's folder holds: nothing (or a start without a checkpoint), or a checkpoint to resume from. */
 export function folderState(run: RunFolder): 'new' | 'partial' | 'resumable' {
   if (run.exists() && run.hasCheckpoint()) return 'resumable';
@@ -136,6 +162,9 @@ export async function trainStudyRun(
     code = await runTrainPlan({ ...p.plan, run: { ...p.plan.run, out: run.dir, command } });
   }
   if (code !== 0) return { stopped: code };
+  const record = await ledgerRecord(study, p, run, { wallSeconds: 0, resumed: state === 'resumable' });
+  process.stderr.write(`${head}: scoring the final checkpoint on all of wiki.valid and wiki.test\n`);
+  const heldOut = await scoreHeldOut(run, p.plan.dataDir);
   const wallSeconds = (performance.now() - t0) / 1000;
-  return { record: await ledgerRecord(study, p, run, { wallSeconds, resumed: state === 'resumable' }) };
+  return { record: { ...record, heldOut, timing: { ...record.timing, wallSeconds } } };
 }
