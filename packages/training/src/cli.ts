@@ -96,8 +96,11 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
  * Initialise the tfjs backend (forced by `name`, else GRASSFLOW_BACKEND, else the first that loads) and print it to
  * stderr.
  */
-export async function startBackend(name: string | undefined): Promise<BackendInfo> {
-  const info = await initBackend(name === undefined ? {} : { backend: name as BackendName });
+export async function startBackend(name: string | undefined, options: { threads?: number } = {}): Promise<BackendInfo> {
+  const info = await initBackend({
+    ...(name === undefined ? {} : { backend: name as BackendName }),
+    ...(options.threads === undefined ? {} : { threads: options.threads }),
+  });
   const detail =
     info.name === 'wasm'
       ? ` (${info.simd === true ? 'SIMD' : 'no SIMD'}, ${info.threads ?? 1} thread${info.threads === 1 ? '' : 's'}; ` +

@@ -7,6 +7,7 @@ import {
   createModel,
   describeAdapter,
   initBackend,
+  sampleToken,
   type BackendName,
   type GrassmannLM,
   type TransformerLM,
@@ -14,6 +15,7 @@ import {
 import {
   markdownTable,
   parseFlags,
+  TrainingRng,
   UsageError,
   type FlagSpecs,
   type ParsedFlags,
@@ -162,6 +164,9 @@ async function timed(fn: () => Promise<void>): Promise<{ wall: number; cpu: numb
 }
 
 /** Read a tensor's values back (so that its work is done), then dispose of it. */
+/** The sampling of `generate`'s defaults, timed with each decoding step. */
+const SAMPLING = { temperature: 1, topK: 40 } as const;
+
 async function readAndDispose(t: tf.Tensor): Promise<void> {
   try {
     await t.data();
@@ -212,9 +217,20 @@ async function measure(
     await readAndDispose(decoder.prime(prompt));
     prompt.dispose();
     await readAndDispose(decoder.step(column(primeLen)));
+    // a timed step is what generate does per token: the step, its logits read back, and a token sampled from each
+    // row (top-k 40, T 1); the tokens fed are the ids' own (teacher forcing), so every run decodes the same sequence
+    const V = model.config.vocabSize;
+    const rng = new TrainingRng(1);
     for (let t = primeLen + 1; t < context; t++) {
       const tokens = column(t);
-      stepSeconds.push(await timed(() => readAndDispose(decoder.step(tokens)))); // [B, V]
+      stepSeconds.push(
+        await timed(async () => {
+          const logits = decoder.step(tokens); // [B, V]
+          const rows = (await logits.data()) as Float32Array;
+          logits.dispose();
+          for (let b = 0; b < B; b++) sampleToken(rows.subarray(b * V, (b + 1) * V), SAMPLING, rng);
+        }),
+      );
     }
     stateBytes = decoder.stateBytes();
   } finally {

@@ -20,8 +20,16 @@ const GENERATE_FLAGS = {
     type: 'int',
     min: 1,
     help:
-      "when the model's positional table (maxLen) is full, restart from the last N tokens " +
-      '(default maxLen: always the full window, one full pass per token from then on)',
+      "when the model's positional table (maxLen) is full, restart from the last N tokens (default maxLen/2: one " +
+      'full pass every maxLen/2 tokens, each token seeing maxLen/2 … maxLen − 1 of context; maxLen: always the full ' +
+      'window, as the full-forward sampler, at one full pass per token)',
+  },
+  threads: {
+    type: 'int',
+    min: 1,
+    help:
+      'wasm threads (default GRASSFLOW_WASM_THREADS, else 1: one token at a time is a chain of small kernels, ' +
+      "which a thread pool's hand-offs slow down)",
   },
   tokenizer: CHECKPOINT_FLAGS.tokenizer,
   'data-dir': CHECKPOINT_FLAGS['data-dir'],
@@ -32,7 +40,9 @@ const GENERATE_FLAGS = {
 export interface GeneratePlan {
   source: CheckpointSource;
   prompt: string;
+  /** Without --slide-keep, runGeneratePlan sets it to half the model's maxLen. */
   sampling: SampleOptions;
+  threads: number | undefined;
 }
 
 export function planGenerate(argv: readonly string[]): GeneratePlan {
@@ -48,12 +58,13 @@ export function planGenerate(argv: readonly string[]): GeneratePlan {
       seed: f.seed,
       ...(slideKeep === undefined ? {} : { slideKeep }),
     },
+    threads: f.threads ?? (process.env['GRASSFLOW_WASM_THREADS'] ? undefined : 1),
   };
 }
 
 /** Print the prompt and its continuation. */
 export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
-  await startBackend(plan.source.backend);
+  await startBackend(plan.source.backend, plan.threads === undefined ? {} : { threads: plan.threads });
   const { model, tok } = await loadModelAndTokenizer(
     plan.source.checkpoint,
     plan.source.dataDir,
@@ -62,8 +73,15 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
   try {
     const prompt = await tok.encodePrompt(plan.prompt);
     checkTokenIds(prompt, model.config.vocabSize); // where ids enter: the forward pass does not read them back
-    const out = await generateIds(model, prompt, plan.sampling);
+    const slideKeep = plan.sampling.slideKeep ?? Math.max(1, Math.floor(model.config.maxLen / 2));
+    const t0 = performance.now();
+    const out = await generateIds(model, prompt, { ...plan.sampling, slideKeep });
+    const sec = (performance.now() - t0) / 1000;
     process.stdout.write(`${tok.decode(Int32Array.from([...prompt, ...out]))}\n`);
+    process.stderr.write(
+      `generate: ${out.length} tokens in ${sec.toFixed(2)} s, ${(out.length / sec).toFixed(1)} tokens/s ` +
+        `(prompt of ${prompt.length} primed first; slide-keep ${slideKeep})\n`,
+    );
     return 0;
   } finally {
     model.dispose();

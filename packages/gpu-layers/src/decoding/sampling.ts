@@ -24,9 +24,59 @@ export interface UniformStream {
   nextFloat(): number;
 }
 
+/** Whether id a ranks before id b: the higher logit, ties broken by the lower id. */
+function ranksBefore(logits: Float32Array, a: number, b: number): boolean {
+  const la = logits[a] as number;
+  const lb = logits[b] as number;
+  return la > lb || (la === lb && a < b);
+}
+
+/**
+ * The k ids of highest logit, best first (ties by lower id): one pass over V with a heap of the k kept, worst at its
+ * root, O(V log k), instead of a comparator sort of all V ids.
+ */
+export function topKIds(logits: Float32Array, k: number): Int32Array {
+  const V = logits.length;
+  const n = Math.min(k, V);
+  const heap = new Int32Array(n); // a binary heap whose root is the worst kept id
+  const worse = (a: number, b: number) => ranksBefore(logits, b, a);
+  const siftDown = (i: number, size: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let w = i;
+      if (l < size && worse(heap[l] as number, heap[w] as number)) w = l;
+      if (r < size && worse(heap[r] as number, heap[w] as number)) w = r;
+      if (w === i) return;
+      const t = heap[i] as number;
+      heap[i] = heap[w] as number;
+      heap[w] = t;
+      i = w;
+    }
+  };
+  for (let id = 0; id < n; id++) {
+    heap[id] = id;
+    for (let i = id; i > 0;) {
+      const p = (i - 1) >> 1;
+      if (!worse(heap[i] as number, heap[p] as number)) break;
+      const t = heap[i] as number;
+      heap[i] = heap[p] as number;
+      heap[p] = t;
+      i = p;
+    }
+  }
+  for (let id = n; id < V; id++) {
+    if (!ranksBefore(logits, id, heap[0] as number)) continue;
+    heap[0] = id;
+    siftDown(0, n);
+  }
+  return heap.sort((a, b) => (ranksBefore(logits, a, b) ? -1 : ranksBefore(logits, b, a) ? 1 : 0));
+}
+
 /**
  * Picks one token from logits [V]: float64 softmax over the top k of logits / T (ties broken by lower id), one
- * draw u ~ U[0, 1) of `rng` scaled by the total weight, walked down the ids; T = 0 is argmax (no draw).
+ * draw u ~ U[0, 1) of `rng` scaled by the total weight, walked down the ids (best first for top-k, by id for all V);
+ * T = 0 is argmax (no draw).
  */
 export function sampleToken(
   logits: Float32Array,
@@ -39,20 +89,23 @@ export function sampleToken(
     for (let i = 1; i < V; i++) if ((logits[i] as number) > (logits[best] as number)) best = i;
     return best;
   }
-  let ids = Array.from({ length: V }, (_, i) => i);
-  if (opts.topK > 0 && opts.topK < V) {
-    ids.sort((a, b) => (logits[b] as number) - (logits[a] as number) || a - b);
-    ids = ids.slice(0, opts.topK);
+  const ids = opts.topK > 0 && opts.topK < V ? topKIds(logits, opts.topK) : null; // null: every id, in id order
+  const n = ids === null ? V : ids.length;
+  const idAt = (k: number): number => (ids === null ? k : (ids[k] as number));
+  let max = -Infinity;
+  for (let k = 0; k < n; k++) max = Math.max(max, logits[idAt(k)] as number);
+  const w = new Float64Array(n);
+  let total = 0;
+  for (let k = 0; k < n; k++) {
+    w[k] = Math.exp(((logits[idAt(k)] as number) - max) / opts.temperature);
+    total += w[k] as number;
   }
-  const max = Math.max(...ids.map((i) => logits[i] as number));
-  const w = ids.map((i) => Math.exp(((logits[i] as number) - max) / opts.temperature));
-  const total = w.reduce((a, b) => a + b, 0);
   let u = rng.nextFloat() * total;
-  for (let k = 0; k < ids.length; k++) {
+  for (let k = 0; k < n; k++) {
     u -= w[k] as number;
-    if (u < 0) return ids[k] as number;
+    if (u < 0) return idAt(k);
   }
-  return ids[ids.length - 1] as number;
+  return idAt(n - 1);
 }
 
 /**
