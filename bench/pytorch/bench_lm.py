@@ -112,7 +112,14 @@ def count_params(c):
     else:
         mixer = 3 * d * d + 3 * d + d * d + d
     per_layer = mixer + 2 * 2 * d + ffn
-    return c["vocabSize"] * d + c["maxLen"] * d + c["nLayers"] * per_layer + (2 * d if c["norm"] == "pre" else 0)
+    head = 0
+    if c.get("head") == "adaptive":  # AdaptiveLogSoftmaxWithLoss, div_value 4, no bias (grassflow's adaptiveHeadShapes)
+        bounds = list(c["cutoffs"]) + [c["vocabSize"]]
+        head = d * (bounds[0] + len(c["cutoffs"]))
+        for i in range(len(c["cutoffs"])):
+            di = max(1, d // 4 ** (i + 1))
+            head += d * di + di * (bounds[i + 1] - bounds[i])
+    return c["vocabSize"] * d + c["maxLen"] * d + c["nLayers"] * per_layer + (2 * d if c["norm"] == "pre" else 0) + head
 
 
 def build(torch, c):
@@ -220,10 +227,15 @@ def build(torch, c):
             self.drop = nn.Dropout(c["dropout"])
             self.blocks = nn.ModuleList([Block(i) for i in range(c["nLayers"])])
             self.ln_f = nn.LayerNorm(c["dModel"], eps=LN_EPS) if c["norm"] == "pre" else None
+            self.adaptive = (
+                nn.AdaptiveLogSoftmaxWithLoss(c["dModel"], c["vocabSize"], list(c["cutoffs"]), div_value=4.0, head_bias=False)
+                if c.get("head") == "adaptive"
+                else None
+            )
             for mod in self.modules():
                 if isinstance(mod, (nn.Linear, nn.Embedding)):
                     nn.init.normal_(mod.weight, 0.0, INIT_STD)
-                if isinstance(mod, nn.Linear):
+                if isinstance(mod, nn.Linear) and mod.bias is not None:
                     nn.init.zeros_(mod.bias)
 
         def forward(self, ids, targets):
@@ -233,6 +245,8 @@ def build(torch, c):
                 x = block(x)
             if self.ln_f is not None:
                 x = self.ln_f(x)
+            if self.adaptive is not None:  # targets are frequency ranks here (the clusters are rank ranges)
+                return self.adaptive(x.reshape(B * L, -1), targets.reshape(B * L)).loss
             logits = x.reshape(B * L, -1) @ self.tok_emb.weight.t()  # tied head [B*L, V]
             return F.cross_entropy(logits, targets.reshape(B * L))
 
@@ -310,6 +324,14 @@ def main(argv):
     ap.add_argument("--label", default=None, help="the preset name reported in the JSON line")
     ap.add_argument("--state-dict", help="with --loss-of: a safetensors state dict (grassflow's stateDict) to load")
     ap.add_argument("--loss-of", help="with --state-dict: JSON {x, y} token ids; print the loss, do not time")
+    ap.add_argument(
+        "--ids-file",
+        help="int32 little-endian token ids to train on (consecutive B x (L + 1) windows), default uniform random ids",
+    )
+    ap.add_argument(
+        "--order-file",
+        help="with --ids-file and an adaptive head: int32 rank -> token id (the targets become frequency ranks)",
+    )
     ap.add_argument("--json", action="store_true", help="accepted for symmetry with grassflow-lm bench (always JSON)")
     a = ap.parse_args(argv)
 
@@ -346,12 +368,30 @@ def main(argv):
     )
     B, L, V = a.batch, c["maxLen"], c["vocabSize"]
     gen = torch.Generator().manual_seed(a.seed)
+    ids = rank_of = None
+    if a.ids_file is not None:
+        import numpy as np
+
+        ids = torch.from_numpy(np.fromfile(a.ids_file, dtype="<i4").astype("int64"))
+        if ids.numel() < (a.warmup + a.steps) * B * (L + 1):
+            print(f"bench_lm.py: {a.ids_file} holds {ids.numel()} ids, fewer than the steps need", file=sys.stderr)
+            return 2
+        if a.order_file is not None:
+            order = torch.from_numpy(np.fromfile(a.order_file, dtype="<i4").astype("int64"))
+            rank_of = torch.empty_like(order)
+            rank_of[order] = torch.arange(order.numel())
     times, cpu, last_loss, load0 = [], 0.0, float("nan"), 0.0
     for s in range(a.warmup + a.steps):
         if s == a.warmup:
             load0 = loadavg1()
-        rows = torch.randint(0, V, (B, L + 1), generator=gen)
+        if ids is None:
+            rows = torch.randint(0, V, (B, L + 1), generator=gen)
+        else:
+            n = B * (L + 1)
+            rows = ids[s * n : (s + 1) * n].reshape(B, L + 1)
         x, y = rows[:, :L], rows[:, 1:]
+        if rank_of is not None:
+            y = rank_of[y]
         c0, t0 = time.process_time(), time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss = model(x, y)
@@ -375,7 +415,9 @@ def main(argv):
         "params": params,
         "steps": a.steps,
         "warmup_steps": a.warmup,
-        "loss": "full",
+        "loss": "adaptive" if c.get("head") == "adaptive" else "full",
+        "head": c.get("head", "tied"),
+        "ids": "wiki" if ids is not None else "synthetic",
         "train_tokens_per_s": a.steps * B * L / total,
         "sec_per_step": total / a.steps,
         "sec_per_step_min": min(times),

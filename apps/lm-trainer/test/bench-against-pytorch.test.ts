@@ -27,7 +27,7 @@ import {
   type PytorchBenchResult,
 } from '../src/bench/against-pytorch';
 import { BENCH_FLAGS, benchModelConfig, type TrainBenchResult } from '../src/bench/train';
-import { cli, tmp } from './helpers';
+import { cli, DATA_DIR, tmp } from './helpers';
 
 /** A result of either benchmark with the given throughput and CPU time (the other fields fixed). */
 function result(tokensPerS: number, cpuPerStep: number): TrainBenchResult {
@@ -205,6 +205,24 @@ describe.skipIf(torchPython === null)('bench --against pytorch with torch', () =
     expect(Math.abs(j.pytorch.last_loss - Math.log(101))).toBeLessThan(0.5);
     expect(r.stdout).toContain('| grassmann tiny (d 16, 2 layers, V 101), B 2, L 16 |');
   });
+
+  it.skipIf(DATA_DIR === undefined)(
+    'the adaptive head on both sides: the same parameter count, WikiText-2 ids, a loss near ln V at initialisation',
+    () => {
+      const flags = ['--preset', 'tiny', '--vocab', '30522', '--head', 'adaptive', '--batch', '2', '--steps', '2'];
+      const r = cli(['bench', '--against', 'pytorch', ...flags, '--ids', 'wiki', '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout.trim()) as { grassflow: TrainBenchResult; pytorch: PytorchBenchResult };
+      const params = countParams(preset('tiny', { vocabSize: 30522, head: 'adaptive', cutoffs: [2000, 10000] }));
+      expect(j.grassflow.params).toBe(params);
+      expect(j.pytorch.params).toBe(params);
+      expect(j.pytorch).toMatchObject({ head: 'adaptive', ids: 'wiki' });
+      for (const side of [j.grassflow, j.pytorch]) expect(Math.abs(side.last_loss - Math.log(30522))).toBeLessThan(1);
+      const refused = cli(['bench', '--against', 'pytorch', ...flags]); // synthetic ids with an adaptive head
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('give both --head adaptive and --ids wiki');
+    },
+  );
 
   /** PyTorch's loss (eval mode) on grassflow's weights and token ids, from grassflow's state dict. */
   async function pytorchLossOf(model: LanguageModel, x: number[][], y: number[][]): Promise<number> {

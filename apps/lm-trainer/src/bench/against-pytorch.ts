@@ -1,14 +1,21 @@
 // `grassflow-lm bench --against pytorch`: the training-step benchmark and its PyTorch reference
 // (bench/pytorch/bench_lm.py) back to back on one configuration, and the ratio of their throughputs.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { countParams, type ModelConfig } from '@grassflow/gpu-layers';
 import { parseFlags, wantsHelp, type FlagSpecs, UsageError } from '@grassflow/training';
 import { microBatchOf } from '../shared/model-options.js';
-import { BENCH_FLAGS, benchModelConfig, runTrainBench, type TrainBenchFlags, type TrainBenchResult } from './train.js';
+import {
+  BENCH_FLAGS,
+  benchModelConfig,
+  runTrainBench,
+  wikiIds,
+  type TrainBenchFlags,
+  type TrainBenchResult,
+} from './train.js';
 
 /** Where the reference script lives, relative to the repository root. */
 export const PYTORCH_SCRIPT = 'bench/pytorch/bench_lm.py';
@@ -232,6 +239,17 @@ export function pytorchArgs(f: TrainBenchFlags, config: ModelConfig, threads: nu
   ];
 }
 
+/** The first ids of wiki.train that the steps use and the frequency order (rank → id), as int32 files in a temp folder. */
+async function writeIdFiles(config: ModelConfig, f: TrainBenchFlags): Promise<{ ids: string; order: string }> {
+  const n = (f.warmup + f.steps) * f.batch * (config.maxLen + 1);
+  const { ids, order } = await wikiIds(n, config.vocabSize, f['data-dir']);
+  const dir = mkdtempSync(join(tmpdir(), 'grassflow-bench-ids-'));
+  const bytes = (a: Int32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength); // little-endian on x86/ARM
+  writeFileSync(join(dir, 'ids.i32'), bytes(ids));
+  writeFileSync(join(dir, 'order.i32'), bytes(Int32Array.from(order)));
+  return { ids: join(dir, 'ids.i32'), order: join(dir, 'order.i32') };
+}
+
 /** Run the reference script; its stderr passes through, its stdout's last line is the JSON result. */
 function runPytorch(python: string, script: string, args: readonly string[]): Promise<PytorchBenchResult> {
   return new Promise((resolvePromise, reject) => {
@@ -269,10 +287,11 @@ export async function againstPytorchCommand(argv: readonly string[]): Promise<nu
   const f = parseFlags(argv, AGAINST_FLAGS);
   microBatchOf(f.batch, f['micro-batch']);
   const config = benchModelConfig(f); // refuses bad flags before anything slow
-  if (config.head === 'adaptive' || f.ids !== 'synthetic') {
+  if ((config.head === 'adaptive') !== (f.ids === 'wiki')) {
     throw new UsageError(
-      '--against pytorch times the tied head on synthetic ids (the reference script has no adaptive head): drop --head and --ids',
-      config.head === 'adaptive' ? 'head' : 'ids',
+      '--against pytorch times the tied head on synthetic ids, or the adaptive head (PyTorch: ' +
+        'nn.AdaptiveLogSoftmaxWithLoss) on WikiText-2 ids: give both --head adaptive and --ids wiki, or neither',
+      config.head === 'adaptive' ? 'ids' : 'head',
     );
   }
   const { python, tried } = findTorchPython(f.python);
@@ -287,7 +306,11 @@ export async function againstPytorchCommand(argv: readonly string[]): Promise<nu
     );
     return 2;
   }
-  const configuration = describeConfiguration(config, f.model, f.preset, f.batch);
+  const configuration =
+    describeConfiguration(config, f.model, f.preset, f.batch) + (config.head === 'adaptive' ? ', adaptive head' : '');
+  // the adaptive head on real ids: PyTorch trains on the same first ids of wiki.train, its targets as frequency ranks
+  const idFiles = f.ids === 'wiki' ? await writeIdFiles(config, f) : null;
+  const extra = idFiles === null ? [] : ['--ids-file', idFiles.ids, '--order-file', idFiles.order];
   const before = loadavg()[0] ?? 0;
   const ours: TrainBenchResult[] = [];
   const theirs: PytorchBenchResult[] = [];
@@ -301,9 +324,9 @@ export async function againstPytorchCommand(argv: readonly string[]): Promise<nu
     let p: PytorchBenchResult;
     if (first === 'grassflow') {
       g = await runTrainBench(f);
-      p = await runPytorch(python, script, pytorchArgs(f, config, g.threads));
+      p = await runPytorch(python, script, [...pytorchArgs(f, config, g.threads), ...extra]);
     } else {
-      p = await runPytorch(python, script, pytorchArgs(f, config, threads));
+      p = await runPytorch(python, script, [...pytorchArgs(f, config, threads), ...extra]);
       g = await runTrainBench(f);
     }
     ours.push(g);
@@ -320,6 +343,7 @@ export async function againstPytorchCommand(argv: readonly string[]): Promise<nu
       loadavg_after: r.loadavg_after,
     });
   }
+  if (idFiles !== null) rmSync(dirname(idFiles.ids), { recursive: true, force: true });
   const after = loadavg()[0] ?? 0;
   const c: BenchComparison = {
     ...compareResults(configuration, bestRun(ours), bestRun(theirs), { before, after }, python),

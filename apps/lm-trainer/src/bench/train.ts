@@ -188,7 +188,7 @@ const MB = 1024 * 1024;
  * The first n ids of WikiText-2's train split in WordPiece (repeated if it is shorter): real, Zipfian targets; and
  * the split's frequency order, as train gives an adaptive head.
  */
-async function wikiIds(n: number, V: number, dataDir: string | undefined) {
+export async function wikiIds(n: number, V: number, dataDir: string | undefined) {
   if (V !== WORDPIECE_V) throw new UsageError(`--ids wiki needs --vocab ${WORDPIECE_V} (WordPiece), got ${V}`, 'vocab');
   const dir = dataDirOrThrow(dataDir);
   const train = await loadSplitIds('train', await loadTokenizer('wordpiece', dir), dir);
