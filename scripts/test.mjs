@@ -11,6 +11,12 @@ const dataDir = env['GRASSFLOW_DATA_DIR'];
 if (dataDir !== undefined && dataDir !== '' && !isAbsolute(dataDir))
   env['GRASSFLOW_DATA_DIR'] = resolve(env['INIT_CWD'] ?? process.cwd(), dataDir);
 
+// the package suites check the resolution through this switch (packages/datasets/test/readme-commands.test.ts)
+if (env['GRASSFLOW_TEST_RESOLVE_ONLY'] === '1') {
+  console.log(env['GRASSFLOW_DATA_DIR']);
+  process.exit(0);
+}
+
 const steps = [
   ['prettier', ['--check', '.']],
   ['turbo', ['run', 'build', 'typecheck', 'lint', 'test', 'test:xnnpack', '--concurrency=2']],
