@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
@@ -97,6 +97,21 @@ describe('trainRun', () => {
     );
     await expect(openRunToResume(dir, 'other-run')).rejects.toThrow(/config.json is not a other run/);
     await expect(openRunToResume(join(dir, 'nothing'), 'toy-run')).rejects.toThrow(/no config.json there/);
+  });
+
+  it("refuses a non-empty folder that is not a run (a user's files are not overwritten), takes an empty one", async () => {
+    const base = mkdtempSync(join(tmpdir(), 'grassflow-lifecycle-'));
+    const mine = join(base, 'my-files');
+    mkdirSync(mine);
+    writeFileSync(join(mine, 'report.md'), 'my notes');
+    writeFileSync(join(mine, 'metrics.jsonl'), '{"mine":1}\n');
+    await expect(createRun(mine, { format: 'toy-run' })).rejects.toThrow(
+      /is not empty \(metrics.jsonl, report.md\) and holds no run: give --out a new or empty folder/,
+    );
+    expect(readFileSync(join(mine, 'report.md'), 'utf8')).toBe('my notes');
+    const empty = join(base, 'empty');
+    mkdirSync(empty);
+    expect((await createRun(empty, { format: 'toy-run' })).exists()).toBe(true);
   });
 });
 

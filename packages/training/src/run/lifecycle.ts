@@ -10,7 +10,7 @@ import { warmupCosineLr } from '../lr-schedule.js';
 import { Progress } from '../progress.js';
 import { TrainingRng } from '../rng.js';
 import { gitCommit, RunFolder } from '../run-folder.js';
-import { lockRunFolder } from './lock.js';
+import { lockRunFolder, RUN_LOCK_FILE } from './lock.js';
 import { StopSignal } from '../stop-signal.js';
 import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
 import type { TrainerState } from '../trainer-checkpoint.js';
@@ -172,12 +172,24 @@ export function backendLine(backend: RunProvenance['backend']): string {
   return backend.softwareRendering === true ? `${on} (software rendering: its tokens/s are not GPU numbers)` : on;
 }
 
-/** Refuse `out` when it already holds a run (config.json or a checkpoint), before any slow work. */
+/**
+ * Refuse `out` when it already holds a run (config.json or a checkpoint), or when it is a folder with anything else in
+ * it (as `git clone` refuses a non-empty destination: a run writes report.md, metrics.jsonl and charts there), before
+ * any slow work. Its own lock file does not count.
+ */
 export function checkNewRunFolder(out: string): RunFolder {
   const run = new RunFolder(out);
   if (run.exists() || run.hasCheckpoint()) {
     throw new UsageError(
       `${run.dir} already holds a run: continue it with --resume ${out}, or choose another --out`,
+      'out',
+    );
+  }
+  const others = existsSync(run.dir) ? readdirSync(run.dir).filter((n) => n !== RUN_LOCK_FILE).sort() : [];
+  if (others.length > 0) {
+    throw new UsageError(
+      `${run.dir} is not empty (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}) and holds no run: ` +
+        'give --out a new or empty folder',
       'out',
     );
   }
