@@ -185,7 +185,11 @@ export function checkNewRunFolder(out: string): RunFolder {
       'out',
     );
   }
-  const others = existsSync(run.dir) ? readdirSync(run.dir).filter((n) => n !== RUN_LOCK_FILE).sort() : [];
+  const others = existsSync(run.dir)
+    ? readdirSync(run.dir)
+        .filter((n) => n !== RUN_LOCK_FILE)
+        .sort()
+    : [];
   if (others.length > 0) {
     throw new UsageError(
       `${run.dir} is not empty (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}) and holds no run: ` +
