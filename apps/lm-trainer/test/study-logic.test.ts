@@ -309,4 +309,20 @@ describe('ledger file', () => {
     writeFileSync(path, `{oops\n${whole}`);
     await expect(readLedger(path)).rejects.toThrow(/ledger\.jsonl:1: not a JSON record/);
   });
+
+  it('refuses, with its line number, a record whose PPL is null or not a number, or whose config is missing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-ledger-'));
+    const path = join(dir, 'ledger.jsonl');
+    const good = record(config({ seed: 1 }), 10);
+    const bad: Array<[Record<string, unknown>, RegExp]> = [
+      [{ ...good, finalValPpl: null }, /:2: "finalValPpl" is null, not a positive number/],
+      [{ ...good, bestValPpl: 'abc' }, /:2: "bestValPpl" is "abc", not a positive number/],
+      [{ ...good, config: undefined }, /:2: "config" lacks model.kind or training.seed/],
+      [{ ...good, curve: [[1, null]] }, /:2: "curve" is not a list/],
+    ];
+    for (const [r, message] of bad) {
+      writeFileSync(path, `${JSON.stringify(record(config({ seed: 2 }), 20))}\n${JSON.stringify(r)}\n`);
+      await expect(readLedger(path)).rejects.toThrow(message);
+    }
+  });
 });

@@ -82,9 +82,31 @@ export interface LedgerContents {
   warnings: string[];
 }
 
+const positive = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v > 0;
+
+/** What is wrong with a parsed record (the fields reports and statistics read), or null. */
+function recordProblem(r: LedgerRecord): string | null {
+  if (typeof r.study !== 'string') return '"study" is not a string';
+  const c = r.config as unknown as { model?: { kind?: unknown }; training?: { seed?: unknown } } | undefined;
+  if (typeof c !== 'object' || c === null || typeof c.model?.kind !== 'string' || !Number.isInteger(c.training?.seed))
+    return '"config" lacks model.kind or training.seed';
+  for (const f of ['finalValPpl', 'bestValPpl'] as const)
+    if (!positive(r[f])) return `"${f}" is ${JSON.stringify(r[f])}, not a positive number`;
+  if (!Array.isArray(r.curve) || !r.curve.every((p) => Array.isArray(p) && p.length === 2 && p.every(positive)))
+    return '"curve" is not a list of [tokens, ppl] pairs of positive numbers';
+  if (r.heldOut !== undefined)
+    for (const split of ['valid', 'test'] as const) {
+      const h = r.heldOut[split] as HeldOutScore | undefined;
+      if (h === undefined || !positive(h.ppl) || !positive(h.tokens) || !Array.isArray(h.nllByPosition))
+        return `"heldOut.${split}" lacks a positive ppl, tokens or its nllByPosition`;
+    }
+  return null;
+}
+
 /**
  * Read ledger.jsonl (absent: empty). A last line that is not JSON (cut by a crash or a bad merge) is skipped with a
- * warning; a bad line before the last is an error naming it. A key seen twice keeps its first record (warning).
+ * warning; a bad line before the last is an error naming it, and so is a record whose fields are not what reports
+ * read (a PPL that is null or not a number, a missing config: checked strictly, as a merge by hand can leave them). A key seen twice keeps its first record (warning).
  */
 export async function readLedger(path: string): Promise<LedgerContents> {
   if (!existsSync(path)) return { records: [], warnings: [] };
@@ -108,6 +130,8 @@ export async function readLedger(path: string): Promise<LedgerContents> {
     if (r.format !== 'grassflow-lm-study-run' || typeof r.key !== 'string') {
       throw new Error(`${path}:${i + 1}: not a grassflow-lm study record`);
     }
+    const bad = recordProblem(r);
+    if (bad !== null) throw new Error(`${path}:${i + 1}: ${bad}; fix or remove that line (record ${r.key})`);
     if (seen.has(r.key)) {
       warnings.push(`${path}:${i + 1}: key ${r.key} again (the first record kept)`);
       return;
