@@ -2,22 +2,32 @@
 // report.md.
 import { execFileSync } from 'node:child_process';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { writeFileAtomic, writeJsonAtomic } from '@grassflow/checkpoints';
 
 /** One line of metrics.jsonl. */
 export type MetricRecord = { type: string; step: number } & Record<string, number | string | null>;
 
-/** The git commit of the working tree at `cwd` (with `-dirty` when it has changes), or null without git. */
-export function gitCommit(cwd: string = process.cwd()): string | null {
+/**
+ * The git commit of the code that runs (`code`: a file or folder of it, default the main script), with `-dirty` when
+ * its working tree has changes; null when that code is not a tracked file of a git checkout (an npm install).
+ */
+export function gitCommit(code: string | undefined = process.argv[1]): string | null {
+  if (code === undefined || code === '') return null;
   try {
+    // the package folder of the running code (nearest package.json above it), not the current directory: a run
+    // started inside another repository records this installation's commit, never that repository's
+    let dir = statSync(code).isDirectory() ? realpathSync(code) : dirname(realpathSync(code));
+    while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
     const opts = {
-      cwd,
+      cwd: dir,
       encoding: 'utf8' as const,
       stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'],
       timeout: 5000,
     };
+    // installed from npm into some project, the package is not a file of that project's repository: null
+    execFileSync('git', ['ls-files', '--error-unmatch', 'package.json'], opts);
     const head = execFileSync('git', ['rev-parse', 'HEAD'], opts).trim();
     const dirty =
       execFileSync('git', ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no'], opts).trim() !== '';
