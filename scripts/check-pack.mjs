@@ -4,7 +4,8 @@
 // any @grassflow package on its own. Run after `turbo run build` (the root `pnpm test` does).
 // Then, in that install (no workspace patches apply there), @grassflow/gpu-layers' initBackend({ backend: 'wasm' })
 // from ESM and from CJS must report every core as wasm threads (at most 8), so more than one on a multi-core
-// machine, and the script (which also runs a matMul) must exit by itself.
+// machine, and the script (which also runs a matMul) must exit by itself; with GRASSFLOW_REQUIRE_BLAS=1 (CI, where
+// OpenBLAS is installed) its products must be the native ones (info.blas 'openblas …': koffi came with the install).
 // The npm install is the install line of gpu-layers' README (its peer dependencies included), the @grassflow names
 // replaced by the tarballs. For every package README with a `pnpm add` line, an empty project installs with that
 // line exactly as written (pnpm on PATH, its build-script approvals/denials included; the @grassflow tarballs
@@ -182,7 +183,8 @@ try {
     const body =
       "const info = await initBackend({ backend: 'wasm' }); const a = tf.randomNormal([256, 256]); " +
       'const sum = tf.sum(tf.matMul(a, a)).dataSync()[0]; ' +
-      'console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote, finite: Number.isFinite(sum) }));';
+      'console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote, blas: info.blas, ' +
+      'finite: Number.isFinite(sum) }));';
     const scripts = {
       ESM: [
         '--input-type=module',
@@ -214,6 +216,16 @@ try {
         continue;
       }
       const info = JSON.parse(out.trim().split('\n').pop());
+      // with OpenBLAS on the machine (CI sets GRASSFLOW_REQUIRE_BLAS=1 then), npm users get the native products too
+      const nativeWanted = process.env.GRASSFLOW_REQUIRE_BLAS === '1';
+      if (nativeWanted && !/^openblas /.test(info.blas ?? '')) {
+        console.error(
+          `check-pack: @grassflow/gpu-layers (${kind}) from its tarball: the wasm products are not native here ` +
+            `although OpenBLAS is installed (blas: ${info.blas})`,
+        );
+        failed++;
+        continue;
+      }
       if (info.threads !== want || !info.finite || (cpus().length > 1 && !(info.threads > 1))) {
         console.error(
           `check-pack: @grassflow/gpu-layers (${kind}): initBackend({ backend: 'wasm' }) reports ${info.threads} ` +
@@ -224,7 +236,7 @@ try {
       } else {
         console.log(
           `check-pack: @grassflow/gpu-layers (${kind}) from its tarball: initBackend({ backend: 'wasm' }) runs ` +
-            `${info.threads} wasm threads on ${cpus().length} cores, and the script exits by itself`,
+            `${info.threads} wasm threads on ${cpus().length} cores (products: ${info.blas}), and the script exits by itself`,
         );
       }
     }
