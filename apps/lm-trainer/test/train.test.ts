@@ -265,6 +265,23 @@ describe.skipIf(DATA_DIR === undefined)(
       const result = JSON.parse(ev.stdout.trim().split('\n').pop() as string) as { ppl: number };
       expect(result.ppl).toBeGreaterThan(1);
       expect(result.ppl).toBeLessThan(30522);
+      // --by-position: the NLL at each window position, and its chart; with windows of the model's length every
+      // position but those of the last, partial window is scored equally often, so their mean is near the whole's
+      const chart = join(tmp(), 'by-position');
+      const bp = cli(['eval', '--checkpoint', run, '--split', 'valid', '--batch', '512', '--by-position', chart]);
+      expect(bp.code, bp.stderr).toBe(0);
+      const pos = JSON.parse(bp.stdout.trim().split('\n').pop() as string) as {
+        nll: number;
+        ppl: number;
+        nll_by_position: number[];
+        ppl_by_position: number[];
+      };
+      expect(pos.ppl).toBe(result.ppl);
+      expect(pos.nll_by_position).toHaveLength(16);
+      const meanNll = pos.nll_by_position.reduce((a, b) => a + b, 0) / 16;
+      expect(Math.abs(meanNll - pos.nll)).toBeLessThan(0.01 * pos.nll);
+      expect(pos.ppl_by_position[0]).toBeCloseTo(Math.exp(pos.nll_by_position[0] as number), 1);
+      expect(existsSync(`${chart}.svg`) && existsSync(`${chart}.png`)).toBe(true);
       const args = ['generate', '--checkpoint', run, '--prompt', 'the game was', '--max-tokens', '8', '--seed', '3'];
       const a = cli(args);
       expect(a.code, a.stderr).toBe(0);

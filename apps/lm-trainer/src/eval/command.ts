@@ -1,6 +1,7 @@
 // `grassflow-lm eval`: perplexity of a checkpoint over every token of a split, as one JSON line.
 import { parseFlags, startBackend, planCommand, type FlagSpecs, type CliCommand } from '@grassflow/training';
-import { formatDuration, Progress } from '@grassflow/training';
+import { formatDuration, Progress, renderLineChart } from '@grassflow/training';
+import { writeFileAtomic } from '@grassflow/checkpoints';
 import {
   checkpointSourceOf,
   CHECKPOINT_FLAGS,
@@ -17,6 +18,13 @@ const EVAL_FLAGS = {
   tokenizer: CHECKPOINT_FLAGS.tokenizer,
   'data-dir': CHECKPOINT_FLAGS['data-dir'],
   backend: CHECKPOINT_FLAGS.backend,
+  'by-position': {
+    type: 'string',
+    metavar: 'FILE',
+    help:
+      'also the mean NLL and PPL at each position of the window (1 … maxLen) in the JSON line, and their chart as ' +
+      'FILE.svg and FILE.png: does the model keep using context past its receptive field?',
+  },
 } as const satisfies FlagSpecs;
 
 /** What `eval` does, resolved once from its flags. */
@@ -25,11 +33,19 @@ export interface EvalPlan {
   split: 'valid' | 'test';
   /** Windows of the model's maxLen per forward pass. */
   batch: number;
+  /** --by-position: the chart's path without extension (the JSON line then has the per-position figures). */
+  byPosition: string | undefined;
 }
 
 export function planEval(argv: readonly string[]): EvalPlan {
   const f = parseFlags(argv, EVAL_FLAGS);
-  return { source: checkpointSourceOf(f), split: f.split as 'valid' | 'test', batch: f.batch };
+  const byPosition = f['by-position'];
+  return {
+    source: checkpointSourceOf(f),
+    split: f.split as 'valid' | 'test',
+    batch: f.batch,
+    byPosition: byPosition?.replace(/\.(svg|png)$/, ''),
+  };
 }
 
 /**
@@ -51,7 +67,25 @@ export async function runEvalPlan(plan: EvalPlan): Promise<number> {
       onProgress: (tokens, totalTokens) => progress.updateEval({ tokens, totalTokens, elapsedSec: sec() }),
     });
     progress.log(`eval: ${r.tokens.toLocaleString('en-US')} targets of wiki.${plan.split} in ${formatDuration(sec())}`);
-    process.stdout.write(`${JSON.stringify({ split: plan.split, tokens: r.tokens, nll: r.nll, ppl: r.ppl })}\n`);
+    const line: Record<string, unknown> = { split: plan.split, tokens: r.tokens, nll: r.nll, ppl: r.ppl };
+    if (plan.byPosition !== undefined) {
+      const round = (v: number) => Math.round(v * 1e4) / 1e4;
+      line['nll_by_position'] = r.nllByPosition.map(round);
+      line['ppl_by_position'] = r.nllByPosition.map((v) => round(Math.exp(v)));
+      const { svg, png } = await renderLineChart({
+        title: `${model.config.kind === 'grassmann' ? 'Grassmann' : 'Transformer'} (${source.checkpoint}): wiki.${plan.split} PPL by position in the window`,
+        xLabel: 'position of the target in its window (tokens of context + 1)',
+        yLabel: 'PPL at that position',
+        series: [
+          { name: `wiki.${plan.split}`, points: r.nllByPosition.map((v, t): [number, number] => [t + 1, Math.exp(v)]) },
+        ],
+        logY: true,
+      });
+      await writeFileAtomic(`${plan.byPosition}.svg`, new TextEncoder().encode(svg));
+      await writeFileAtomic(`${plan.byPosition}.png`, png);
+      progress.log(`eval: PPL by position in ${plan.byPosition}.svg and .png`);
+    }
+    process.stdout.write(`${JSON.stringify(line)}\n`);
     return 0;
   } finally {
     model.dispose();
