@@ -31,6 +31,8 @@ export {
   preset,
   pluckerDim,
   countParams,
+  paramBreakdown,
+  describeParams,
   adaptiveHeadShapes,
   OPTIONAL_DEFAULTS,
   ADAPTIVE_HEAD_DEFAULTS,
@@ -42,6 +44,7 @@ export type {
   TransformerConfig,
   FullModelConfig,
   PresetName,
+  ParamBreakdown,
 } from './shared/config.js';
 export {
   grassmannMixing,

@@ -1,7 +1,7 @@
 // `compare`: the three model kinds under one token budget, seed and data order; one report side by side.
 import { join, resolve } from 'node:path';
 import { mkdir } from 'node:fs/promises';
-import { countParams, loadCheckpoint } from '@grassflow/gpu-layers';
+import { loadCheckpoint, paramBreakdown } from '@grassflow/gpu-layers';
 import {
   evalMetricChart,
   parseFlags,
@@ -129,9 +129,12 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     best.model.dispose();
     const records = await o.run.readMetrics();
     const s = summariseRun(records, 'val_ppl');
+    const sizes = paramBreakdown(model);
     rows.push([
       kind,
-      countParams(model),
+      sizes.total,
+      sizes.blocks,
+      sizes.embeddings + sizes.head,
       s.tokens,
       s.lastLoss,
       v.ppl,
@@ -149,7 +152,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
   }
   for (const b of referenceBaselines(baselines.valid)) {
     const t = baselines.test.find((r) => r.name === b.name);
-    rows.push([b.name, null, data.train.length, null, b.ppl, t?.ppl ?? null, null, null, null]);
+    rows.push([b.name, null, null, null, data.train.length, null, b.ppl, t?.ppl ?? null, null, null, null]);
   }
   const cfg = modelConfigFrom('grassmann', withSeqLen, data.tok.vocabSize);
   const heads = modelConfigFrom('transformer-dpa', withSeqLen, data.tok.vocabSize).nHeads;
@@ -179,6 +182,8 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
       columns: [
         'model',
         'params',
+        'block params',
+        'embedding + head params',
         'train tokens',
         'last train loss',
         'val PPL',

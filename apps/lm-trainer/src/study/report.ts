@@ -1,5 +1,6 @@
 // `study report`: a ledger's runs grouped over seeds (mean ± sd, 95% t-interval), per-seed paired differences
 // Grassmann − Transformer, and validation PPL against training tokens; report.md with SVG and PNG charts.
+import { paramBreakdown } from '@grassflow/gpu-layers';
 import { formatCell, markdownTable, writeReport, type ChartSeries, type ReportChart } from '@grassflow/training';
 import { baselineSeries, smoothingLines, standingLines, xRange } from '../baselines/report.js';
 import type { BaselineResult } from '../baselines/ngram.js';
@@ -169,6 +170,15 @@ function meanCurve(g: StudyGroup): Array<[number, number]> {
   return tokens.map((t) => [t, maps.reduce((s, m) => s + (m.get(t) as number), 0) / maps.length]);
 }
 
+/** The group's block parameters (what a size match compares; embeddings and head are shared or kind-free). */
+function blockParams(g: StudyGroup): number | string {
+  try {
+    return paramBreakdown(g.config.model).blocks;
+  } catch {
+    return '–'; // a config this version cannot validate: the table still shows the rest
+  }
+}
+
 /** exp of the mean over seeds of each window position's mean test NLL: [position 1 … L, PPL]. */
 function pplByPosition(g: StudyGroup): Array<[number, number]> {
   const rows = g.records.map((r) => (r.heldOut as NonNullable<LedgerRecord['heldOut']>).test.nllByPosition);
@@ -213,6 +223,7 @@ export async function writeStudyReport(
       'sd',
       '95% interval',
       ...(anyHeldOut ? ['valid PPL (all)', 'test PPL', 'sd', '95% interval'] : []),
+      'block params',
     ],
     rows: groups.map((g) => {
       const m = leaves(g.config);
@@ -234,6 +245,7 @@ export async function writeStudyReport(
               interval(g.heldOutTest),
             ]
           : []),
+        blockParams(g),
       ];
     }),
   });

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import {
   countParams,
+  describeParams,
   createModel,
   frequencyOrder,
   type BackendInfo,
@@ -299,7 +300,7 @@ async function train({ opened: { run, config }, model, data, start, notes }: Run
     ...(start.resume === undefined ? {} : { resume: start.resume }),
     quiet: start.quiet,
     describe:
-      `${config.modelKind} (${config.params.toLocaleString('en-US')} params), ` +
+      `${config.modelKind} (${describeParams(model.config)}), ` +
       `${config.totalSteps} steps of ${t.batch}×${t.seqLen} tokens, backend ${config.backend.name}`,
     notes: [evalCoverage(config), ...(notes ?? [])],
     report: () => writeRunReport(run, config),

@@ -414,6 +414,22 @@ export function pluckerDim(r: number): number {
  * pre-LN adds ln_f 2d; an adaptive head adds its own weights (see {@link adaptiveHeadShapes}).
  */
 export function countParams(config: ModelConfig | ModelConfigInput): number {
+  return paramBreakdown(config).total;
+}
+
+/** Where a model's parameters are: what a size comparison should match (blocks) and what it shares (embeddings). */
+export interface ParamBreakdown {
+  /** Token and position tables, V·d + L·d (the tied head reuses the token table). */
+  embeddings: number;
+  /** The nLayers blocks (mixer or attention, FFN, LayerNorms), plus a pre-LN model's final LayerNorm. */
+  blocks: number;
+  /** An adaptive head's own weights; 0 when tied. */
+  head: number;
+  total: number;
+}
+
+/** {@link countParams} split into embeddings, blocks and head (the formulas above). */
+export function paramBreakdown(config: ModelConfig | ModelConfigInput): ParamBreakdown {
   const c = validateModelConfig(config);
   const d = c.dModel;
   const ffn = d * c.dFF + c.dFF + c.dFF * d + d;
@@ -422,7 +438,16 @@ export function countParams(config: ModelConfig | ModelConfigInput): number {
   const mixerNorm = c.kind === 'grassmann' && c.mixerNorm === true ? 2 * d : 0;
   const perLayer = mixer + mixerNorm + 2 * 2 * d + ffn;
   const head = c.head === 'adaptive' ? adaptiveHeadShapes(d, c.vocabSize, c.cutoffs ?? []).params : 0;
-  return c.vocabSize * d + c.maxLen * d + c.nLayers * perLayer + (c.norm === 'pre' ? 2 * d : 0) + head;
+  const embeddings = c.vocabSize * d + c.maxLen * d;
+  const blocks = c.nLayers * perLayer + (c.norm === 'pre' ? 2 * d : 0);
+  return { embeddings, blocks, head, total: embeddings + blocks + head };
+}
+
+/** '2,502,760 params: blocks 201,792, embeddings 1,961,600, head 339,368' (head only when it has weights). */
+export function describeParams(config: ModelConfig | ModelConfigInput): string {
+  const p = paramBreakdown(config);
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `${n(p.total)} params: blocks ${n(p.blocks)}, embeddings ${n(p.embeddings)}${p.head > 0 ? `, head ${n(p.head)}` : ''}`;
 }
 
 /**
