@@ -4,6 +4,7 @@
 // Query parameters (all optional): checkpoint=URL, vocab=URL, wordVocab=URL, prompt, maxTokens, temperature, topK, seed,
 // backend=webgpu|wasm|cpu, autorun=1 (load and generate at once). State for tests is kept in data-* attributes.
 import {
+  appSlideKeep,
   checkpointBytesFromFiles,
   fetchCheckpointBytes,
   initBackend,
@@ -247,6 +248,7 @@ async function generate(): Promise<void> {
       maxTokens,
       temperature: numberOf(ui.temperature, 'temperature', false),
       topK: numberOf(ui.topK, 'top-k', true),
+      slideKeep: appSlideKeep(loaded.model.config.maxLen), // as grassflow-lm generate's default
     };
     const seed = numberOf(ui.seed, 'seed', true);
     // As grassflow-lm generate: the prompt's ids (see tokenizerFor), then the seed's Prng stream.

@@ -91,7 +91,7 @@ export { TransformerLM } from './transformer/lm.js';
 export { createModel } from './create-model.js';
 export { createDecoder, Decoder, DecoderError } from './decoding/decoder.js';
 export type { DecoderOptions, DecoderErrorCode, DecoderStateKind } from './decoding/decoder.js';
-export { sampleToken, sampleIds, sampleIdsFullForward, topKIds } from './decoding/sampling.js';
+export { appSlideKeep, sampleToken, sampleIds, sampleIdsFullForward, topKIds } from './decoding/sampling.js';
 export type { SamplingOptions, UniformStream } from './decoding/sampling.js';
 export { loadCheckpointFromBytes, type LoadedCheckpointBytes } from './checkpoint-bytes.js';
 export {

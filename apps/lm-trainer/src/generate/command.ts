@@ -6,7 +6,7 @@ import {
   loadModelAndTokenizer,
   type CheckpointSource,
 } from '../shared/checkpoint-dir.js';
-import { checkTokenIds } from '@grassflow/gpu-layers';
+import { appSlideKeep, checkTokenIds } from '@grassflow/gpu-layers';
 import { generateIds, type SampleOptions } from './generate.js';
 
 const GENERATE_FLAGS = {
@@ -73,7 +73,7 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
   try {
     const prompt = await tok.encodePrompt(plan.prompt);
     checkTokenIds(prompt, model.config.vocabSize); // where ids enter: the forward pass does not read them back
-    const slideKeep = plan.sampling.slideKeep ?? Math.max(1, Math.floor(model.config.maxLen / 2));
+    const slideKeep = plan.sampling.slideKeep ?? appSlideKeep(model.config.maxLen);
     const t0 = performance.now();
     const out = await generateIds(model, prompt, { ...plan.sampling, slideKeep });
     const sec = (performance.now() - t0) / 1000;

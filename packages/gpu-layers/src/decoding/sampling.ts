@@ -19,6 +19,15 @@ export interface SamplingOptions {
   readonly slideKeep?: number;
 }
 
+/**
+ * The slideKeep of the apps (`grassflow-lm generate`, the playground): half the positional table, so that once it is
+ * full the decoder re-primes once every maxLen/2 + 1 tokens and each token sees maxLen/2 … maxLen − 1 tokens of context.
+ * (The library's default, maxLen, reproduces the full-forward sampler at one full pass per token.)
+ */
+export function appSlideKeep(maxLen: number): number {
+  return Math.max(1, Math.floor(maxLen / 2));
+}
+
 /** A uniform random stream in [0, 1): `new Prng(seed)` of @grassflow/datasets (what grassflow-lm generate uses). */
 export interface UniformStream {
   nextFloat(): number;
