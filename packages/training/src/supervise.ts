@@ -41,7 +41,8 @@ export function superviseSelf(): Promise<number> {
     const graceSeconds = stopGraceSeconds();
     const stopNow = (why: string): void => {
       process.stderr.write(
-        `\n${why}: stopped mid-step; the last checkpoint written is intact (continue with --resume)\n`,
+        `\n${why}: stopped mid-step; the last checkpoint written, if one was, is intact (continue with --resume; a run ` +
+          'stopped before its first checkpoint has nothing to resume and starts again)\n',
       );
       child.kill('SIGKILL');
     };

@@ -8,6 +8,7 @@ import {
   backendLine,
   checkResumeFlags,
   createRun,
+  loadCheckpointToResume,
   loadTrainerCheckpoint,
   namedParameters,
   openRunToResume,
@@ -92,6 +93,15 @@ describe('trainRun', () => {
   it('refuses a folder that holds a run, and a resume of another kind of run', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'grassflow-lifecycle-')), 'r');
     await createRun(dir, { format: 'toy-run' });
+    // no checkpoint yet (a run stopped before its first save): nothing to resume, and --out says so
+    await expect(createRun(dir, { format: 'toy-run' })).rejects.toThrow(
+      /stopped before its first checkpoint \(nothing to resume\): delete the folder and start again/,
+    );
+    const opened = await openRunToResume(dir, 'toy-run');
+    await expect(loadCheckpointToResume(opened.run)).rejects.toThrow(
+      /has no checkpoint: the run stopped before its first save, so there is nothing to resume\. Delete the folder/,
+    );
+    mkdirSync(join(dir, 'checkpoints', 'latest'), { recursive: true });
     await expect(createRun(dir, { format: 'toy-run' })).rejects.toThrow(
       /already holds a run: continue it with --resume/,
     );

@@ -10,7 +10,7 @@ import { warmupCosineLr } from '../lr-schedule.js';
 import { Progress } from '../progress.js';
 import { TrainingRng } from '../rng.js';
 import { gitCommit, RunFolder } from '../run-folder.js';
-import { lockRunFolder, RUN_LOCK_FILE } from './lock.js';
+import { lockedByOther, lockRunFolder, RUN_LOCK_FILE } from './lock.js';
 import { StopSignal } from '../stop-signal.js';
 import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
 import type { TrainerState } from '../trainer-checkpoint.js';
@@ -179,6 +179,21 @@ export function backendLine(backend: RunProvenance['backend']): string {
  */
 export function checkNewRunFolder(out: string): RunFolder {
   const run = new RunFolder(out);
+  const owner = lockedByOther(out);
+  if (owner !== null) {
+    throw new UsageError(
+      `${run.dir} is being written by pid ${owner.pid} on ${owner.host} since ${owner.since}: wait for that run to ` +
+        'end (or stop it), or choose another --out',
+      'out',
+    );
+  }
+  if (run.exists() && !run.hasCheckpoint() && !existsSync(run.bestCheckpoint)) {
+    throw new UsageError(
+      `${run.dir} holds a run that stopped before its first checkpoint (nothing to resume): delete the folder and ` +
+        'start again, or choose another --out',
+      'out',
+    );
+  }
   if (run.exists() || run.hasCheckpoint()) {
     throw new UsageError(
       `${run.dir} already holds a run: continue it with --resume ${out}, or choose another --out`,

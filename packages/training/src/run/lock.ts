@@ -82,6 +82,14 @@ function readOwner(path: string): RunLockOwner | null {
  * at once; a stale lock (its process is gone, same host) is taken over with a line on stderr; a live one refuses:
  * "X is being written by pid N on H since T".
  */
+/** Whether another live process (on this host, or any process on another host) holds the lock of `dir`. */
+export function lockedByOther(dir: string): RunLockOwner | null {
+  const path = join(resolve(dir), RUN_LOCK_FILE);
+  if (held.has(path)) return null;
+  const owner = readOwner(path);
+  return owner !== null && (owner.host !== hostname() || alive(owner.pid)) ? owner : null;
+}
+
 export function lockRunFolder(dir: string, flag = 'out'): void {
   const path = join(resolve(dir), RUN_LOCK_FILE);
   if (held.has(path)) return;

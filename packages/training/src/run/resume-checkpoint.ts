@@ -1,6 +1,8 @@
 // The checkpoint a resume continues from, and what to do when it cannot be read.
-import { relative } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, relative } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
+import { UsageError } from '../flags.js';
 import type { RunFolder } from '../run-folder.js';
 import { loadTrainerCheckpoint, type LoadedTrainerCheckpoint } from '../trainer-checkpoint.js';
 
@@ -12,6 +14,15 @@ const UNREADABLE = ['CheckpointError', 'TrainerCheckpointError', 'SafetensorsErr
  * checkpoints/best loads (and at which step) and how to resume from it, since a corrupt `latest` need not end a run.
  */
 export async function loadCheckpointToResume(run: RunFolder): Promise<LoadedTrainerCheckpoint> {
+  const folder = dirname(run.latestCheckpoint);
+  const anything = existsSync(folder) && readdirSync(folder).length > 0; // latest, best, or a save's half-swap
+  if (!anything) {
+    throw new UsageError(
+      `${run.dir} has no checkpoint: the run stopped before its first save, so there is nothing to resume. ` +
+        `Delete the folder (rm -r ${relative(process.cwd(), run.dir) || '.'}) and start the run again with the same flags`,
+      'resume',
+    );
+  }
   try {
     return await loadTrainerCheckpoint(run.latestCheckpoint);
   } catch (err) {
