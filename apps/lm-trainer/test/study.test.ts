@@ -116,6 +116,20 @@ describe.skipIf(DATA_DIR === undefined)(
       expect(status.stdout).toContain('3/3 runs in');
     });
 
+    it('a second sitting on the same ledger is refused while the first runs (no run folder is touched)', async () => {
+      const out = join(root, 'two-sittings');
+      const first = cliAsync(['study', 'run', study, ...sitting(out)]);
+      const exited = new Promise<void>((r) => first.on('exit', () => r()));
+      const deadline = Date.now() + 60_000;
+      while (!existsSync(join(out, '.grassflow-run.lock')) && Date.now() < deadline) await sleep(100);
+      const second = cli(['study', 'run', study, ...sitting(out)]);
+      first.kill('SIGKILL');
+      await exited;
+      expect(second.code, second.stderr).toBe(2);
+      expect(second.stderr).toMatch(/is being written by pid \d+/);
+      expect(second.stderr).not.toContain('starting it again');
+    });
+
     it('report: groups over seeds, a table and the curves as SVG and PNG', () => {
       const r = cli(['study', 'report', join(straight, 'ledger.jsonl')]);
       expect(r.code, r.stderr).toBe(0);
