@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import type { Browser, Page } from 'puppeteer-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBackend, loadCheckpoint, sampleIds } from '@grassflow/gpu-layers';
+import { appSlideKeep, initBackend, loadCheckpoint, sampleIds } from '@grassflow/gpu-layers';
 import { Prng } from '@grassflow/datasets/prng';
 import { wikitextForWordPiece, WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 import { serve } from '../scripts/serve.mjs';
@@ -116,6 +116,11 @@ const colours = (page: Page, index: number): Promise<number> =>
     index,
   );
 
+/** The sampling of the page and of grassflow-lm generate: the settings with the apps' slide-keep (half the table). */
+function appSampling<S extends object>(model: { config: { maxLen: number } }, settings: S): S & { slideKeep: number } {
+  return { ...settings, slideKeep: appSlideKeep(model.config.maxLen) };
+}
+
 /** Node: the ids gpu-layers' sampler gives (what grassflow-lm generate calls) on the wasm backend. */
 async function nodeIds(checkpoint: string): Promise<{ prompt: number[]; out: number[] }> {
   await initBackend({ backend: 'wasm' });
@@ -124,7 +129,8 @@ async function nodeIds(checkpoint: string): Promise<{ prompt: number[]; out: num
   const { model } = await loadCheckpoint(checkpoint);
   const out: number[] = [];
   try {
-    for await (const id of sampleIds(model, prompt, SETTINGS, new Prng(SETTINGS.seed))) out.push(id);
+    for await (const id of sampleIds(model, prompt, appSampling(model, SETTINGS), new Prng(SETTINGS.seed)))
+      out.push(id);
   } finally {
     model.dispose();
   }
@@ -155,7 +161,8 @@ async function nodeWordIds(checkpoint: string): Promise<{ prompt: number[]; out:
   const { model } = await loadCheckpoint(checkpoint);
   const out: number[] = [];
   try {
-    for await (const id of sampleIds(model, prompt, WORD_SETTINGS, new Prng(WORD_SETTINGS.seed))) out.push(id);
+    for await (const id of sampleIds(model, prompt, appSampling(model, WORD_SETTINGS), new Prng(WORD_SETTINGS.seed)))
+      out.push(id);
   } finally {
     model.dispose();
   }
