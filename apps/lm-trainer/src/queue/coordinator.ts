@@ -162,7 +162,7 @@ export class RedisRunQueue implements RunQueue {
     const jobs = todo.map((p): QueuedJob<StudyJobData> => ({
       key: p.key,
       name: STUDY_JOB,
-      data: { study: s.study, key: p.key, entry: p.entry, runs: s.runs, code },
+      data: { study: s.study, key: p.key, entry: p.entry, runs: s.runs, code, heldOut: s.heldOut },
       where: p.entry.where,
     }));
     return this.runJobs<StudyJobData, LedgerRecord | null>(jobs, say, async (j, rv, worker) => {

@@ -19,6 +19,8 @@ export interface StudyJobData {
   runs: string;
   /** The coordinator's code commit (gitCommit), null without git. */
   code: string | null;
+  /** The study file's heldOut (absent in jobs queued before it: true). */
+  heldOut?: boolean;
 }
 
 /** A running job's progress, as `study status` shows it. */

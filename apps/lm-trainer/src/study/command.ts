@@ -146,7 +146,7 @@ export async function studyRunCommand(argv: readonly string[]): Promise<number> 
     // study (a second sitting would take a live run without a checkpoint yet for a partial one and start it again)
     lockRunFolder(dirname(s.ledger), 'out');
     if (queue instanceof RedisRunQueue) await queue.forget(done);
-    const sitting = { study: s.spec.name, runs: s.runs, trainArgv: s.trainArgv };
+    const sitting = { study: s.spec.name, runs: s.runs, trainArgv: s.trainArgv, heldOut: s.spec.heldOut };
     const outcome = await queue.run(sitting, todo, async (record) => {
       if (done.has(record.key)) return; // never recorded twice
       await appendLedger(s.ledger, record);
@@ -243,7 +243,7 @@ export async function studyJobCommand(argv: readonly string[]): Promise<number> 
     );
   }
   const head = `study ${job.study}: ${p.key} (${p.entry.where}: ${p.argv.join(' ')})`;
-  const o = await trainStudyRun(job.study, p, resolve(f.runs), trainArgv, head);
+  const o = await trainStudyRun(job.study, p, resolve(f.runs), trainArgv, head, job.heldOut ?? true);
   if ('stopped' in o) return o.stopped;
   await writeJsonAtomic(f.result, o.record);
   return 0;

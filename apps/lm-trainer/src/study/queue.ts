@@ -10,6 +10,8 @@ export interface StudySitting {
   runs: string;
   /** The sitting's train flags (--quiet, --backend, --data-dir). */
   trainArgv: readonly string[];
+  /** The study file's heldOut: score each finished run on all of wiki.valid and wiki.test. */
+  heldOut: boolean;
 }
 
 /** How a queue's sitting ended: runs that failed (with their error), or the exit code it was stopped with. */
@@ -37,7 +39,7 @@ export class InProcessQueue implements RunQueue {
   async run(s: StudySitting, todo: PlannedRun[], record: (r: LedgerRecord) => Promise<void>): Promise<QueueOutcome> {
     for (const [i, p] of todo.entries()) {
       const head = `study ${s.study}: run ${i + 1}/${todo.length} ${p.key} (${p.entry.where}: ${p.argv.join(' ')})`;
-      const o = await trainStudyRun(s.study, p, s.runs, s.trainArgv, head);
+      const o = await trainStudyRun(s.study, p, s.runs, s.trainArgv, head, s.heldOut);
       if ('stopped' in o) return { failed: [], stopped: o.stopped };
       await record(o.record);
     }

@@ -139,6 +139,7 @@ export async function trainStudyRun(
   runs: string,
   trainArgv: readonly string[],
   head: string,
+  heldOut = true,
 ): Promise<StudyRunOutcome> {
   const run = new RunFolder(join(runs, p.key));
   const state = folderState(run);
@@ -163,8 +164,11 @@ export async function trainStudyRun(
   }
   if (code !== 0) return { stopped: code };
   const record = await ledgerRecord(study, p, run, { wallSeconds: 0, resumed: state === 'resumable' });
-  process.stderr.write(`${head}: scoring the final checkpoint on all of wiki.valid and wiki.test\n`);
-  const heldOut = await scoreHeldOut(run, p.plan.dataDir);
+  let scores: Pick<LedgerRecord, 'heldOut'> = {};
+  if (heldOut) {
+    process.stderr.write(`${head}: scoring the final checkpoint on all of wiki.valid and wiki.test\n`);
+    scores = { heldOut: await scoreHeldOut(run, p.plan.dataDir) };
+  }
   const wallSeconds = (performance.now() - t0) / 1000;
-  return { record: { ...record, heldOut, timing: { ...record.timing, wallSeconds } } };
+  return { record: { ...record, ...scores, timing: { ...record.timing, wallSeconds } } };
 }

@@ -20,6 +20,11 @@ export interface StudySpec {
   base: RunFlags;
   grid: RunGrid[];
   runs: RunFlags[];
+  /**
+   * Score each finished run's final checkpoint on all of wiki.valid and wiki.test (default true). false: a study of
+   * many tiny runs (the project's tests) where that scoring would cost more than the training.
+   */
+  heldOut: boolean;
 }
 /** A grid: every combination of the listed values. */
 export type RunGrid = Record<string, FlagValue[]>;
@@ -39,7 +44,7 @@ const FLAG_SPECS: Record<string, FlagSpec> = {
 const SITTING_FLAGS = ['out', 'resume', 'stop-at-step', 'quiet', 'backend', 'data-dir'];
 export const STUDY_FLAGS: readonly string[] = Object.keys(FLAG_SPECS).filter((k) => !SITTING_FLAGS.includes(k));
 
-const TOP_FIELDS = ['name', 'description', 'base', 'grid', 'runs'];
+const TOP_FIELDS = ['name', 'description', 'base', 'grid', 'runs', 'heldOut'];
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -117,7 +122,9 @@ export function parseStudy(json: unknown, file: string): StudySpec {
   if (r !== undefined && !Array.isArray(r))
     throw new UsageError(`${file}: runs must be a list of objects of train flags`);
   const runs = (r ?? []).map((x: unknown, i: number) => readFlags(file, `runs[${i}]`, x));
-  return { name, ...(description === undefined ? {} : { description }), base, grid, runs };
+  const heldOut = json['heldOut'] ?? true;
+  if (typeof heldOut !== 'boolean') throw new UsageError(`${file}: heldOut must be true or false`);
+  return { name, ...(description === undefined ? {} : { description }), base, grid, runs, heldOut };
 }
 
 /** Every combination of a grid's values, the first field varying slowest. */
