@@ -2,7 +2,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createRun, lockRunFolder, releaseRunLocks, RUN_LOCK_FILE, UsageError } from '@grassflow/training';
 
@@ -75,6 +76,36 @@ describe('lockRunFolder', () => {
     if (existsSync('/proc/self')) {
       // Node's recursive mkdir loops forever under /proc; made level by level it fails at once
       expect(() => lockRunFolder('/proc/grassflow-x/run')).toThrow(/--out \/proc\/grassflow-x\/run: .*\[E[A-Z]+\]$/);
+    }
+  });
+});
+
+describe('lockRunFolder across processes', () => {
+  // Each contender waits for one start instant, then makes the same missing nested folder and takes its lock:
+  // the mkdir race and the lock race both happen, on every round.
+  const lockTs = join(dirname(fileURLToPath(import.meta.url)), '../src/run/lock.ts');
+  const contender = `
+    import { lockRunFolder } from ${JSON.stringify(lockTs)};
+    const [dir, at] = process.argv.slice(-2);
+    while (Date.now() < Number(at)) {}
+    try { lockRunFolder(dir); console.log('ok'); } catch (e) { console.log(e.message); }
+    setTimeout(() => {}, 1500); // hold the lock while the others try
+  `;
+  const run = (dir: string, at: number): Promise<string> =>
+    new Promise((done) => {
+      const p = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', contender, dir, String(at)]);
+      let out = '';
+      p.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      p.on('close', () => done(out.trim()));
+    });
+
+  it('of six processes racing for one new folder, exactly one takes it and the others are told who has it', async () => {
+    for (let round = 0; round < 3; round++) {
+      const dir = join(root, `race-${round}`, 'deep', 'run');
+      const at = Date.now() + 4000; // after every contender has started
+      const said = await Promise.all(Array.from({ length: 6 }, () => run(dir, at)));
+      expect(said.filter((s) => s === 'ok'), said.join('\n')).toHaveLength(1);
+      for (const s of said.filter((x) => x !== 'ok')) expect(s).toMatch(/is being written by pid \d+ on /);
     }
   });
 });

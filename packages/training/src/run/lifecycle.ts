@@ -10,7 +10,7 @@ import { warmupCosineLr } from '../lr-schedule.js';
 import { Progress } from '../progress.js';
 import { TrainingRng } from '../rng.js';
 import { gitCommit, RunFolder } from '../run-folder.js';
-import { lockedByOther, lockRunFolder, RUN_LOCK_FILE } from './lock.js';
+import { isRunLockFile, lockedByOther, lockRunFolder } from './lock.js';
 import { StopSignal } from '../stop-signal.js';
 import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
 import type { TrainerState } from '../trainer-checkpoint.js';
@@ -202,7 +202,7 @@ export function checkNewRunFolder(out: string): RunFolder {
   }
   const others = existsSync(run.dir)
     ? readdirSync(run.dir)
-        .filter((n) => n !== RUN_LOCK_FILE)
+        .filter((n) => !isRunLockFile(n))
         .sort()
     : [];
   if (others.length > 0) {

@@ -1,11 +1,16 @@
 // An exclusive lock on a run folder for the life of its writer: two processes never write one run.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../flags.js';
 
 /** The lock file inside a run folder; readers (eval, generate, reports) never need it. */
 export const RUN_LOCK_FILE = '.grassflow-run.lock';
+
+/** Whether a file name in a run folder is the lock or a lock being taken (`<lock>.<pid>.tmp`, for a moment). */
+export function isRunLockFile(name: string): boolean {
+  return name === RUN_LOCK_FILE || (name.startsWith(`${RUN_LOCK_FILE}.`) && name.endsWith('.tmp'));
+}
 
 /** Who holds a run folder. */
 export interface RunLockOwner {
@@ -46,7 +51,14 @@ function makeFolder(dir: string, flag: string): void {
   }
   try {
     if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: at });
-    for (const d of missing) mkdirSync(d);
+    for (const d of missing) {
+      try {
+        mkdirSync(d);
+      } catch (err) {
+        // another process made it between our look and our mkdir: fine if it is a folder (checked below)
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: dir });
   } catch (err) {
     throw folderProblem(dir, err as NodeJS.ErrnoException, flag);
@@ -96,12 +108,19 @@ export function lockRunFolder(dir: string, flag = 'out'): void {
   makeFolder(resolve(dir), flag);
   const me: RunLockOwner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
   for (let attempt = 0; attempt < 2; attempt++) {
+    // Written whole to a private file, then hard-linked into place: link() fails with EEXIST atomically, and a
+    // reader never sees an empty lock (which it would take for a stale one and take over).
+    const mine = `${path}.${process.pid}.tmp`;
     try {
-      const fd = openSync(path, 'wx');
+      writeFileSync(mine, `${JSON.stringify(me)}\n`);
       try {
-        writeSync(fd, `${JSON.stringify(me)}\n`);
+        linkSync(mine, path);
       } finally {
-        closeSync(fd);
+        try {
+          unlinkSync(mine);
+        } catch {
+          // already gone
+        }
       }
       held.add(path);
       if (!exitHookInstalled) {
