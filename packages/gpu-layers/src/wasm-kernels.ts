@@ -6,6 +6,7 @@
 // TensorScatterUpdate and GatherV2 all exist in wasm; LayerNorm, GELU, matmul and the LM loss use
 // hand-written gradients built from those (see ops.ts, loss.ts).
 import * as tf from '@tensorflow/tfjs-core';
+import { registerWasmFusedKernels } from './wasm-fused.js';
 
 /**
  * out[s, …] = Σ_{n : ids[n] = s} x[n, …] for s < numSegments (ids outside [0, numSegments) are
@@ -101,20 +102,80 @@ function sliceOnHeap(args: {
   return out;
 }
 
+let stockGather: tf.KernelConfig | undefined;
+
 /**
- * Replace tfjs-backend-wasm's Slice by {@link sliceOnHeap}: after the backend is initialised (its own Slice stays
+ * y[o, k, s] = x[o, indices[k], s] (o over the axes before `axis`, s over those after) on views of the wasm heap: one
+ * copyWithin per gathered run of the trailing axes, or one plain loop when the run is a single element. tfjs-backend-wasm
+ * 4.22's GatherV2 checks each index through a closure and then runs a generic strided copy: the adaptive head's
+ * [1, V] rank → id permutation cost ≈ 1 ms a token in `generate`. Batched gathers (batchDims > 0) keep the stock kernel.
+ */
+function gatherOnHeap(args: {
+  inputs: tf.NamedTensorInfoMap;
+  backend: unknown;
+  attrs?: tf.NamedAttrMap;
+}): tf.TensorInfo {
+  const x = args.inputs['x'] as tf.TensorInfo;
+  const indices = args.inputs['indices'] as tf.TensorInfo;
+  const batchDims = Number(args.attrs?.['batchDims'] ?? 0);
+  if (batchDims !== 0 || x.dtype === 'string' || x.dtype === 'complex64')
+    return (stockGather as tf.KernelConfig).kernelFunc(args as never) as tf.TensorInfo;
+  const backend = args.backend as WasmHeapBackend;
+  const axis = tf.util.parseAxisParam(args.attrs?.['axis'] as number, x.shape)[0] as number;
+  const dim = x.shape[axis] as number;
+  const outer = x.shape.slice(0, axis).reduce((p, c) => p * c, 1);
+  const run = x.shape.slice(axis + 1).reduce((p, c) => p * c, 1);
+  const shape = [...x.shape.slice(0, axis), ...indices.shape, ...x.shape.slice(axis + 1)];
+  const out = backend.makeOutput(shape, x.dtype);
+  const n = indices.shape.reduce((p, c) => p * c, 1);
+  if (n === 0 || outer === 0 || run === 0) return out;
+  const bytes = x.dtype === 'bool' ? 1 : 4;
+  const buffer = backend.wasm.HEAPU8.buffer; // after makeOutput, whose malloc may have grown the heap
+  const heap = bytes === 1 ? new Uint8Array(buffer) : new Int32Array(buffer); // bit copies: the dtype does not matter
+  const idx = new Int32Array(buffer, backend.dataIdMap.get(indices.dataId)?.memoryOffset, n);
+  for (let k = 0; k < n; k++) {
+    const i = idx[k] as number;
+    if (!(i >= 0 && i < dim)) throw new Error(`GatherV2: the index value ${i} is not in [0, ${dim - 1}]`);
+  }
+  const src = (backend.dataIdMap.get(x.dataId)?.memoryOffset as number) / bytes;
+  let o = (backend.dataIdMap.get(out.dataId)?.memoryOffset as number) / bytes;
+  for (let a = 0; a < outer; a++) {
+    const base = src + a * dim * run;
+    if (run === 1) {
+      for (let k = 0; k < n; k++) heap[o + k] = heap[base + (idx[k] as number)] as number;
+      o += n;
+    } else {
+      for (let k = 0; k < n; k++, o += run) {
+        const from = base + (idx[k] as number) * run;
+        heap.copyWithin(o, from, from + run);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Replace tfjs-backend-wasm's Slice and GatherV2 by {@link sliceOnHeap} and {@link gatherOnHeap}: after the backend is initialised (its own Slice stays
  * set up for the string tensors it falls back to, and for the wasm kernels that call it directly). Idempotent.
  */
 export function registerWasmKernelOverrides(): void {
-  const current = tf.getKernel('Slice', 'wasm');
-  if (current === undefined || current.kernelFunc === sliceOnHeap) return;
-  stockSlice = current;
-  tf.unregisterKernel('Slice', 'wasm');
-  tf.registerKernel({ kernelName: 'Slice', backendName: 'wasm', kernelFunc: sliceOnHeap });
+  const slice = tf.getKernel('Slice', 'wasm');
+  if (slice !== undefined && slice.kernelFunc !== sliceOnHeap) {
+    stockSlice = slice;
+    tf.unregisterKernel('Slice', 'wasm');
+    tf.registerKernel({ kernelName: 'Slice', backendName: 'wasm', kernelFunc: sliceOnHeap });
+  }
+  const gather = tf.getKernel('GatherV2', 'wasm');
+  if (gather !== undefined && gather.kernelFunc !== gatherOnHeap) {
+    stockGather = gather;
+    tf.unregisterKernel('GatherV2', 'wasm');
+    tf.registerKernel({ kernelName: 'GatherV2', backendName: 'wasm', kernelFunc: gatherOnHeap });
+  }
 }
 
 /** Register the kernels above for the 'wasm' backend (idempotent; safe before wasm is loaded). */
 export function registerWasmTrainingKernels(): void {
+  registerWasmFusedKernels();
   if (tf.getKernel('UnsortedSegmentSum', 'wasm') === undefined) {
     tf.registerKernel({ kernelName: 'UnsortedSegmentSum', backendName: 'wasm', kernelFunc: unsortedSegmentSum });
   }

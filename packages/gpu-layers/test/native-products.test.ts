@@ -1,4 +1,4 @@
-// The wasm backend's native kernels (cblas_sgemm / sgemv through koffi, and the Slice on heap views) equal
+// The wasm backend's native kernels (cblas_sgemm / sgemv through koffi, and Slice and GatherV2 on heap views) equal
 // tfjs-backend-wasm's own kernels on the shapes the models use: plain, transposed, batched, broadcast, one row, odd
 // sizes, empty; values and gradients. Needs OpenBLAS: skipped without it (or with GRASSFLOW_BLAS=off), and a failure
 // without it when GRASSFLOW_REQUIRE_BLAS=1 (CI).
@@ -219,5 +219,57 @@ describe('Slice on wasm heap views', () => {
         expect(got.v).toEqual(expected);
         expect(got.shape.length).toBe(c.shape.length);
       }
+  });
+});
+
+describe('GatherV2 on wasm heap views', () => {
+  it('equals the cpu backend exactly on every axis, repeated and permuted indices, 2-D indices, bool and int32', async () => {
+    const cases: Array<{ shape: number[]; indices: number[]; ishape?: number[]; axis: number }> = [
+      { shape: [7], indices: [6, 0, 3, 3], axis: 0 },
+      { shape: [5, 4], indices: [4, 1, 1], axis: 0 }, // an embedding lookup: whole rows
+      { shape: [3, 6], indices: [5, 4, 3, 2, 1, 0], axis: 1 }, // a permutation of the last axis (the adaptive head)
+      { shape: [2, 3, 4], indices: [2, 0], axis: 1 },
+      { shape: [2, 3, 4], indices: [0, 3, 1, 2, 2, 1], ishape: [2, 3], axis: 2 },
+      { shape: [4, 2, 3], indices: [3, 0, 2, 1], ishape: [2, 2], axis: 0 },
+      { shape: [3, 4], indices: [], axis: 1 },
+    ];
+    for (const dtype of ['float32', 'int32', 'bool'] as const)
+      for (const c of cases) {
+        const n = c.shape.reduce((p, q) => p * q, 1);
+        const data: number[] | boolean[] =
+          dtype === 'bool'
+            ? Array.from({ length: n }, (_, i) => i % 3 === 0)
+            : Array.from({ length: n }, (_, i) => (dtype === 'int32' ? i - 7 : i * 1.5 - 7));
+        const run = () =>
+          tf.tidy(() => {
+            const y = tf.gather(tf.tensor(data, c.shape, dtype), tf.tensor(c.indices, c.ishape, 'int32'), c.axis);
+            return { shape: y.shape, v: Array.from(y.dataSync()) };
+          });
+        await initBackend({ backend: 'cpu' });
+        const expected = run();
+        await initBackend({ backend: 'wasm' });
+        expect(run()).toEqual(expected);
+      }
+  });
+
+  it('refuses an index outside the axis, naming it', async () => {
+    await initBackend({ backend: 'wasm' });
+    expect(() => tf.tidy(() => tf.gather(tf.ones([2, 3]), tf.tensor1d([0, 3], 'int32'), 1))).toThrow(
+      'GatherV2: the index value 3 is not in [0, 2]',
+    );
+    expect(() => tf.tidy(() => tf.gather(tf.ones([2, 3]), tf.tensor1d([-1], 'int32'), 0))).toThrow(/-1 is not in/);
+  });
+
+  it('the gradient of a gather on wasm equals the cpu backend (UnsortedSegmentSum)', async () => {
+    const f = () =>
+      tf.tidy(() => {
+        const x = tf.tensor2d([1, 2, 3, 4, 5, 6, 7, 8], [4, 2]);
+        const g = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(tf.gather(v, tf.tensor1d([3, 1, 3], 'int32')), 2)))(x);
+        return Array.from(g.dataSync());
+      });
+    await initBackend({ backend: 'cpu' });
+    const expected = f();
+    await initBackend({ backend: 'wasm' });
+    expect(f()).toEqual(expected);
   });
 });
