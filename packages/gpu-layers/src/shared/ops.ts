@@ -2,6 +2,7 @@
 // lookup. Every gradient here runs on the cpu and wasm backends.
 import * as tf from '@tensorflow/tfjs-core';
 import { transposeFlagsAreFree } from '../products.js';
+import { FUSED, hasFusedKernel } from '../wasm-fused.js';
 
 /** Swap the last two axes of a rank ≥ 2 tensor, as an explicit `tf.transpose` (never a matMul flag). */
 export function transposeLast(x: tf.Tensor): tf.Tensor {
@@ -121,6 +122,9 @@ const layerNormWithGrad = (eps: number) =>
     const beta = args[2] as tf.Tensor1D; // [d]
     const save = args[3] as tf.GradSaveFunc;
     const [value, xhat, rstd] = tf.tidy((): [tf.Tensor2D, tf.Tensor, tf.Tensor] => {
+      if (hasFusedKernel(FUSED.layerNorm)) {
+        return tf.engine().runKernel<[tf.Tensor2D, tf.Tensor, tf.Tensor]>(FUSED.layerNorm, { x, gamma, beta }, { eps });
+      }
       const mean = tf.mean(x, -1, true); // [N, 1]
       const xc = tf.sub(x, mean); // [N, d]
       const variance = tf.mean(tf.square(xc), -1, true); // [N, 1]
@@ -133,6 +137,10 @@ const layerNormWithGrad = (eps: number) =>
       value,
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [sxhat, srstd, sgamma] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+        if (hasFusedKernel(FUSED.layerNormGrad)) {
+          const inputs = { dy: tf.reshape(dy, sxhat.shape), xhat: sxhat, rstd: srstd, gamma: sgamma };
+          return tf.engine().runKernel<tf.Tensor[]>(FUSED.layerNormGrad, inputs);
+        }
         const g = tf.mul(dy, sgamma); // [N, d]
         const meanG = tf.mean(g, -1, true); // [N, 1]
         const meanGx = tf.mean(tf.mul(g, sxhat), -1, true); // [N, 1]
@@ -169,6 +177,7 @@ const geluWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) =>
   const x = args[0] as tf.Tensor;
   const save = args[1] as tf.GradSaveFunc;
   const [value, cdf] = tf.tidy((): [tf.Tensor, tf.Tensor] => {
+    if (hasFusedKernel(FUSED.gelu)) return tf.engine().runKernel<[tf.Tensor, tf.Tensor]>(FUSED.gelu, { x });
     const cdf = tf.mul(0.5, tf.add(1, tf.erf(tf.mul(x, SQRT1_2)))); // Φ(x)
     return [tf.mul(x, cdf), cdf];
   });
@@ -177,6 +186,8 @@ const geluWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) =>
     value,
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [sx, scdf] = saved as [tf.Tensor, tf.Tensor];
+      if (hasFusedKernel(FUSED.geluGrad))
+        return [tf.engine().runKernel<tf.Tensor>(FUSED.geluGrad, { dy, x: sx, cdf: scdf })];
       const pdf = tf.mul(INV_SQRT_2PI, tf.exp(tf.mul(-0.5, tf.square(sx)))); // φ(x)
       return [tf.mul(dy, tf.add(scdf, tf.mul(sx, pdf)))];
     },

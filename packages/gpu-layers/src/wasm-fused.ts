@@ -1,0 +1,207 @@
+// Fused element-wise kernels for the wasm backend: LayerNorm and exact GELU, forward and backward, each one pass of
+// plain JS over views of the wasm heap instead of 6–9 tfjs kernels (each its own dispatch, allocation and pass over
+// memory). ops.ts calls them where the active backend has them and composes the same formulas from tfjs ops
+// elsewhere, so every backend computes the same function; test/fused-kernels.test.ts checks the two agree.
+import * as tf from '@tensorflow/tfjs-core';
+
+/** Kernel names (a prefix no tfjs kernel uses). */
+export const FUSED = {
+  layerNorm: 'GrassflowLayerNorm',
+  layerNormGrad: 'GrassflowLayerNormGrad',
+  gelu: 'GrassflowGelu',
+  geluGrad: 'GrassflowGeluGrad',
+} as const;
+
+/** Whether the active backend has fused kernel `name` (the wasm backend once initBackend has set it up). */
+export function hasFusedKernel(name: string): boolean {
+  return fusedOn && tf.getKernel(name, tf.getBackend()) !== undefined;
+}
+
+/** GRASSFLOW_FUSED=off (or 0, false) starts with them bypassed: the suites run once that way (test:xnnpack). */
+let fusedOn = !/^(off|0|false)$/i.test(
+  (typeof process === 'undefined' ? undefined : process.env?.['GRASSFLOW_FUSED']) ?? '',
+);
+
+/** Use (true, the default) or bypass (false: the composed tfjs ops) the fused kernels; for tests and benchmarks. */
+export function useFusedKernels(on: boolean): void {
+  fusedOn = on;
+}
+
+/** What is used here of tfjs-backend-wasm's BackendWasm. */
+interface WasmHeapBackend {
+  wasm: { HEAPU8: Uint8Array };
+  dataIdMap: { get(dataId: object): { memoryOffset: number } | undefined };
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+}
+
+interface KernelArgs {
+  inputs: tf.NamedTensorInfoMap;
+  backend: unknown;
+  attrs?: tf.NamedAttrMap;
+}
+
+/** Float32 views of tensors on the heap, derived after every output is allocated (a malloc may grow the heap). */
+function views(backend: WasmHeapBackend, ts: readonly tf.TensorInfo[]): Float32Array[] {
+  const buffer = backend.wasm.HEAPU8.buffer;
+  return ts.map((t) => {
+    const at = backend.dataIdMap.get(t.dataId)?.memoryOffset as number;
+    return new Float32Array(
+      buffer,
+      at,
+      t.shape.reduce((p, c) => p * c, 1),
+    );
+  });
+}
+
+function input(args: KernelArgs, name: string): tf.TensorInfo {
+  const t = args.inputs[name];
+  if (t === undefined || t.dtype !== 'float32') throw new Error(`fused kernel: input ${name} must be a float32 tensor`);
+  return t;
+}
+
+/** x [N, d], γ, β [d] → y = x̂·γ + β [N, d], x̂ = (x − μ)·rstd [N, d], rstd = 1/sqrt(σ² + ε) [N, 1]. */
+function layerNormKernel(args: KernelArgs): tf.TensorInfo[] {
+  const backend = args.backend as WasmHeapBackend;
+  const x = input(args, 'x');
+  const [N, d] = x.shape as [number, number];
+  const eps = Number(args.attrs?.['eps']);
+  const outs = [backend.makeOutput([N, d], 'float32'), backend.makeOutput([N, d], 'float32')];
+  const rstdOut = backend.makeOutput([N, 1], 'float32');
+  const [xs, gs, bs, ys, xh, rs] = views(backend, [x, input(args, 'gamma'), input(args, 'beta'), ...outs, rstdOut]) as [
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+  ];
+  for (let n = 0, o = 0; n < N; n++, o += d) {
+    let sum = 0;
+    for (let k = 0; k < d; k++) sum += xs[o + k] as number;
+    const mean = sum / d;
+    let sq = 0;
+    for (let k = 0; k < d; k++) {
+      const c = (xs[o + k] as number) - mean;
+      sq += c * c;
+    }
+    const r = 1 / Math.sqrt(sq / d + eps);
+    rs[n] = r;
+    for (let k = 0; k < d; k++) {
+      const h = ((xs[o + k] as number) - mean) * r;
+      xh[o + k] = h;
+      ys[o + k] = h * (gs[k] as number) + (bs[k] as number);
+    }
+  }
+  return [...outs, rstdOut];
+}
+
+/**
+ * dy, x̂ [N, d], rstd [N, 1], γ [d] → dx = rstd·(g − mean(g) − x̂·mean(g⊙x̂)) with g = dy⊙γ [N, d],
+ * dγ = Σ_n dy⊙x̂, dβ = Σ_n dy [d].
+ */
+function layerNormGradKernel(args: KernelArgs): tf.TensorInfo[] {
+  const backend = args.backend as WasmHeapBackend;
+  const dy = input(args, 'dy');
+  const [N, d] = dy.shape as [number, number];
+  const outs = [
+    backend.makeOutput([N, d], 'float32'),
+    backend.makeOutput([d], 'float32'),
+    backend.makeOutput([d], 'float32'),
+  ];
+  const ins = [dy, input(args, 'xhat'), input(args, 'rstd'), input(args, 'gamma')];
+  const [dys, xh, rs, gs, dx, dg, db] = views(backend, [...ins, ...outs]) as [
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+  ];
+  const accG = new Float64Array(d);
+  const accB = new Float64Array(d);
+  for (let n = 0, o = 0; n < N; n++, o += d) {
+    let sg = 0;
+    let sgx = 0;
+    for (let k = 0; k < d; k++) {
+      const e = dys[o + k] as number;
+      const h = xh[o + k] as number;
+      const g = e * (gs[k] as number);
+      sg += g;
+      sgx += g * h;
+      accG[k] = (accG[k] as number) + e * h;
+      accB[k] = (accB[k] as number) + e;
+    }
+    const meanG = sg / d;
+    const meanGx = sgx / d;
+    const r = rs[n] as number;
+    for (let k = 0; k < d; k++) {
+      const g = (dys[o + k] as number) * (gs[k] as number);
+      dx[o + k] = r * (g - meanG - (xh[o + k] as number) * meanGx);
+    }
+  }
+  dg.set(accG);
+  db.set(accB);
+  return outs;
+}
+
+/**
+ * erf(x) by Abramowitz & Stegun 7.1.26 (|error| ≤ 1.5e-7), the formula tfjs's own Erf kernels use, evaluated in
+ * float64.
+ */
+function erf(x: number): number {
+  const s = x < 0 ? -1 : 1;
+  const a = Math.abs(x);
+  const t = 1 / (1 + 0.3275911 * a);
+  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return s * (1 - poly * Math.exp(-a * a));
+}
+
+/** x → y = x·Φ(x) and Φ(x) = (1 + erf(x/√2))/2, both of x's shape. */
+function geluKernel(args: KernelArgs): tf.TensorInfo[] {
+  const backend = args.backend as WasmHeapBackend;
+  const x = input(args, 'x');
+  const outs = [backend.makeOutput(x.shape, 'float32'), backend.makeOutput(x.shape, 'float32')];
+  const [xs, ys, cdf] = views(backend, [x, ...outs]) as [Float32Array, Float32Array, Float32Array];
+  for (let i = 0; i < xs.length; i++) {
+    const v = xs[i] as number;
+    const c = 0.5 * (1 + erf(v * Math.SQRT1_2));
+    cdf[i] = c;
+    ys[i] = v * c;
+  }
+  return outs;
+}
+
+const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
+
+/** dy, x, Φ(x) → dx = dy·(Φ(x) + x·φ(x)). */
+function geluGradKernel(args: KernelArgs): tf.TensorInfo {
+  const backend = args.backend as WasmHeapBackend;
+  const dy = input(args, 'dy');
+  const out = backend.makeOutput(dy.shape, 'float32');
+  const [dys, xs, cdf, dx] = views(backend, [dy, input(args, 'x'), input(args, 'cdf'), out]) as [
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+  ];
+  for (let i = 0; i < dys.length; i++) {
+    const v = xs[i] as number;
+    dx[i] = (dys[i] as number) * ((cdf[i] as number) + v * INV_SQRT_2PI * Math.exp(-0.5 * v * v));
+  }
+  return out;
+}
+
+/** Register the fused kernels for 'wasm' (idempotent). */
+export function registerWasmFusedKernels(): void {
+  const kernels: Array<[string, tf.KernelFunc]> = [
+    [FUSED.layerNorm, layerNormKernel],
+    [FUSED.layerNormGrad, layerNormGradKernel],
+    [FUSED.gelu, geluKernel],
+    [FUSED.geluGrad, geluGradKernel],
+  ];
+  for (const [kernelName, kernelFunc] of kernels) {
+    if (tf.getKernel(kernelName, 'wasm') === undefined)
+      tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc });
+  }
+}
