@@ -29,7 +29,6 @@ export {
   PRESET_NAMES,
   MODEL_DEFAULTS,
   preset,
-  pluckerDim,
   countParams,
   paramBreakdown,
   describeParams,
@@ -48,8 +47,10 @@ export type {
 } from './shared/config.js';
 export {
   grassmannMixing,
+  grassmannMixingReference,
   grassmannMixingTrace,
   grassmannMixingStep,
+  pluckerDim,
   pluckerPairs,
   pluckerSelection,
   pluckerColumns,
@@ -90,6 +91,7 @@ export { GrassmannLM } from './grassmann/lm.js';
 export { TransformerLM } from './transformer/lm.js';
 export { createModel } from './create-model.js';
 export { createDecoder, Decoder, DecoderError } from './decoding/decoder.js';
+export { useFusedKernels } from './wasm-fused.js';
 export type { DecoderOptions, DecoderErrorCode, DecoderStateKind } from './decoding/decoder.js';
 export { appSlideKeep, sampleToken, sampleIds, sampleIdsFullForward, topKIds } from './decoding/sampling.js';
 export type { SamplingOptions, UniformStream } from './decoding/sampling.js';

@@ -1,5 +1,6 @@
 // The fused Plücker op of grassmannMixing's training path: its analytic gradient against the tape's gradient of
-// the same formula (fused: false) and against central finite differences; its values against the unfused path.
+// the reference forward (fused: false, grassmannMixingReference) and against central finite differences; its values
+// against the reference's.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import {

@@ -93,7 +93,7 @@ describe('grassmannMixing with a past', () => {
 });
 
 describe('grassmannMixingTrace', () => {
-  it('returns the output of grassmannMixing and intermediates that satisfy the formulas', async () => {
+  it('returns the output of grassmannMixing (to 1e-6) and intermediates that satisfy the formulas', async () => {
     await useBackend('cpu');
     const [L, d, r] = [5, 4, 3];
     const offsets = [1, 2];
@@ -101,7 +101,8 @@ describe('grassmannMixingTrace', () => {
     const h = rnd([1, L, d], 3) as tf.Tensor3D;
     const opts = { offsets, eps: 1e-6, direction: 'causal' as const };
     const tr = grassmannMixingTrace(h, w, opts);
-    expect(values(tr.output)).toEqual(values(grassmannMixing(h, w, opts)));
+    // the trace is the reference forward; grassmannMixing's fused path rounds differently
+    expect(relErr(values(tr.output), values(grassmannMixing(h, w, opts)))).toBeLessThan(1e-6);
     const H = h.arraySync()[0] as number[][];
     const z = tr.z.arraySync()[0] as number[][];
     const Wr = w.wRed.arraySync();

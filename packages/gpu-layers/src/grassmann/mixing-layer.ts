@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { pluckerDim } from '../shared/config.js';
+import { pluckerDim } from './plucker.js';
 import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
 import { layerNormSpecs } from '../shared/block-parts.js';
 import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../shared/param-layer.js';

@@ -1,6 +1,7 @@
 // Incremental Grassmann mixing: the last max(Δ) reduced states z of a layer (paper-notes §1, §5).
 import * as tf from '@tensorflow/tfjs-core';
-import { grassmannMixingStep, type GrassmannMixingPast } from './mixing.js';
+import { grassmannMixingStep } from './decode-step.js';
+import type { GrassmannMixingPast } from './types.js';
 import type { GrassmannBlock } from './block.js';
 import type { LayerDecodingState } from '../decoding/layer-state.js';
 

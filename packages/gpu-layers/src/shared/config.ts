@@ -1,4 +1,5 @@
 // The model config of GrassmannLM and TransformerLM: one typed defaults object, validation, presets, parameter count.
+import { pluckerDim } from '../grassmann/plucker.js';
 
 /** Fields every kind has. */
 interface CommonConfig {
@@ -400,11 +401,6 @@ export function preset(name: PresetName, overrides: Partial<FullModelConfig> = {
   const other: readonly string[] = kind === 'grassmann' ? TRANSFORMER_FIELDS : GRASSMANN_FIELDS;
   const own = Object.fromEntries(Object.entries(base).filter(([k]) => !other.includes(k))); // a size preset has both
   return validateModelConfig({ ...own, ...overrides });
-}
-
-/** C(r, 2) = r(r − 1)/2, the number of Plücker coordinates of a 2-plane in R^r. */
-export function pluckerDim(r: number): number {
-  return (r * (r - 1)) / 2;
 }
 
 /**
