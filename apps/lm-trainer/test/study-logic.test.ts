@@ -211,6 +211,20 @@ describe('aggregation of a ledger', () => {
     expect(pairs[0]!.final?.hi).toBeCloseTo(19.308212969, 8);
     expect(pairs[0]!.best?.mean).toBeCloseTo(4.333333333 + 2, 8); // best: G − 1 against T − 3
   });
+
+  it('pairAcross pairs each kind at its own lr; without it runs of different lr are not paired', () => {
+    const g = [100, 110].map((p, i) => record(config({ seed: i + 1, lr: 4e-3 }), p));
+    const t = [95, 100].map((p, i) => record(config({ seed: i + 1, lr: 2e-3 }, 'transformer-dpa'), p));
+    const groups = groupRuns([...g, ...t]);
+    expect(pairedComparisons(groups)).toHaveLength(0);
+    const pairs = pairedComparisons(groups, ['lr']);
+    expect(pairs.map((p) => p.finalDiffs)).toEqual([[5, 10]]);
+    const spec = parseStudy({ name: 'l', base: {}, pairAcross: ['lr', 'minLr'] }, 'l.json');
+    expect(spec.pairAcross).toEqual(['lr', 'minLr']);
+    expect(() => parseStudy({ name: 'l', pairAcross: ['dModel'] }, 'l.json')).toThrow(
+      /pairAcross must be a list of training fields among lr, minLr/,
+    );
+  });
 });
 
 describe('report.md', () => {

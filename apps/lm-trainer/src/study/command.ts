@@ -255,7 +255,8 @@ export async function studyReportCommand(argv: readonly string[]): Promise<numbe
   const f = parseFlags(flags, { out: SITTING_FLAGS.out, 'data-dir': SITTING_FLAGS['data-dir'] });
   const isLedger = source.endsWith('.jsonl');
   const ledger = isLedger ? source : join(f.out ?? dirname(source), 'ledger.jsonl');
-  const name = isLedger ? undefined : (await readStudy(source)).name;
+  const spec = isLedger ? undefined : await readStudy(source);
+  const name = spec?.name;
   if (!existsSync(ledger))
     throw new UsageError(`no ledger at ${ledger}: run \`grassflow-lm study run ${source}\` first`);
   const { records, warnings } = await readLedger(ledger);
@@ -274,7 +275,8 @@ export async function studyReportCommand(argv: readonly string[]): Promise<numbe
       ? undefined
       : validationBaselines({ tokenizer, dataDir, evalTokens: evalTokens ?? Number.MAX_SAFE_INTEGER });
   const dir = f.out ?? dirname(ledger);
-  const path = await writeStudyReport(dir, study, mine, relative(resolve(dir), resolve(ledger)), baselines);
+  const source_ = relative(resolve(dir), resolve(ledger));
+  const path = await writeStudyReport(dir, study, mine, source_, baselines, spec?.pairAcross ?? []);
   process.stdout.write(`report: ${path}\n`);
   return 0;
 }

@@ -81,16 +81,26 @@ function kindFields(groups: readonly StudyGroup[]): Set<string> {
   return new Set(['kind', ...[...gr].filter((k) => !tr.has(k)), ...[...tr].filter((k) => !gr.has(k))]);
 }
 
-/** What a group shares with the groups of the other kind it is compared with: the config without kind fields. */
+/**
+ * What a group shares with the groups of the other kind it is compared with: the config without kind fields (model
+ * fields of one kind, and the training fields the study lets each kind choose, its `pairAcross`).
+ */
 function cellOf(g: StudyGroup, kindOnly: ReadonlySet<string>): string {
   const model = Object.fromEntries(Object.entries(g.config.model).filter(([k]) => !kindOnly.has(k)));
+  const training = Object.fromEntries(Object.entries(g.config.training).filter(([k]) => !kindOnly.has(k)));
   const { modelKind: _k, ...rest } = g.config;
-  return canonicalJson({ ...rest, model });
+  return canonicalJson({ ...rest, model, training });
 }
 
-/** Every Grassmann group against every Transformer group of the same cell, paired by seed. */
-export function pairedComparisons(groups: readonly StudyGroup[]): PairedComparison[] {
-  const kindOnly = kindFields(groups);
+/**
+ * Every Grassmann group against every Transformer group of the same cell, paired by seed; training fields named in
+ * `pairAcross` (e.g. lr: each kind at its own tuned value) may differ within a pair.
+ */
+export function pairedComparisons(
+  groups: readonly StudyGroup[],
+  pairAcross: readonly string[] = [],
+): PairedComparison[] {
+  const kindOnly = new Set([...kindFields(groups), ...pairAcross]);
   const bySeed = (g: StudyGroup, f: (r: LedgerRecord) => number): Map<number, number> =>
     new Map(g.records.map((r) => [seedOf(r), f(r)]));
   const out: PairedComparison[] = [];
@@ -205,11 +215,12 @@ export async function writeStudyReport(
   records: readonly LedgerRecord[],
   source: string,
   baselines?: BaselinesOf,
+  pairAcross: readonly string[] = [],
 ): Promise<string> {
   const groups = groupRuns(records);
-  const kindOnly = kindFields(groups);
+  const kindOnly = new Set([...kindFields(groups), ...pairAcross]);
   const fields = varyingFields(groups, kindOnly);
-  const pairs = pairedComparisons(groups);
+  const pairs = pairedComparisons(groups, pairAcross);
   const anyHeldOut = groups.some((g) => g.heldOutTest !== null);
   const groupTable = markdownTable({
     columns: [
@@ -371,7 +382,9 @@ export async function writeStudyReport(
       '## Groups',
       groupTable,
       '## Grassmann − Transformer, paired by seed',
-      'Per seed (same initialisation seed and data order, every other shared field equal): Grassmann PPL − Transformer PPL; ' +
+      'Per seed (same initialisation seed and data order, every other shared field equal' +
+        (pairAcross.length === 0 ? '' : ` but ${pairAcross.join(', ')}: each kind at its own value`) +
+        '): Grassmann PPL − Transformer PPL; ' +
         'negative means Grassmann is better. Δ/T: mean final difference relative to the Transformer mean.',
       pairTable,
       '## Against the n-gram baselines',

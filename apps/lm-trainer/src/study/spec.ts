@@ -25,6 +25,11 @@ export interface StudySpec {
    * many tiny runs (the project's tests) where that scoring would cost more than the training.
    */
   heldOut: boolean;
+  /**
+   * Training fields that may differ between a Grassmann run and the Transformer run it is paired with (default
+   * none): ["lr", "minLr"] compares each kind at its own tuned learning rate, as a budget ladder does.
+   */
+  pairAcross: string[];
 }
 /** A grid: every combination of the listed values. */
 export type RunGrid = Record<string, FlagValue[]>;
@@ -44,7 +49,10 @@ const FLAG_SPECS: Record<string, FlagSpec> = {
 const SITTING_FLAGS = ['out', 'resume', 'stop-at-step', 'quiet', 'backend', 'data-dir'];
 export const STUDY_FLAGS: readonly string[] = Object.keys(FLAG_SPECS).filter((k) => !SITTING_FLAGS.includes(k));
 
-const TOP_FIELDS = ['name', 'description', 'base', 'grid', 'runs', 'heldOut'];
+const TOP_FIELDS = ['name', 'description', 'base', 'grid', 'runs', 'heldOut', 'pairAcross'];
+
+/** Training fields a study may pair across (those of the stored training config that a run's flags set). */
+const PAIRABLE = ['lr', 'minLr', 'weightDecay', 'clip', 'beta1', 'beta2', 'batch'];
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -124,7 +132,21 @@ export function parseStudy(json: unknown, file: string): StudySpec {
   const runs = (r ?? []).map((x: unknown, i: number) => readFlags(file, `runs[${i}]`, x));
   const heldOut = json['heldOut'] ?? true;
   if (typeof heldOut !== 'boolean') throw new UsageError(`${file}: heldOut must be true or false`);
-  return { name, ...(description === undefined ? {} : { description }), base, grid, runs, heldOut };
+  const pairAcross = json['pairAcross'] ?? [];
+  if (!Array.isArray(pairAcross) || !pairAcross.every((f) => typeof f === 'string' && PAIRABLE.includes(f))) {
+    throw new UsageError(
+      `${file}: pairAcross must be a list of training fields among ${PAIRABLE.join(', ')}, got ${JSON.stringify(pairAcross)}`,
+    );
+  }
+  return {
+    name,
+    ...(description === undefined ? {} : { description }),
+    base,
+    grid,
+    runs,
+    heldOut,
+    pairAcross: pairAcross as string[],
+  };
 }
 
 /** Every combination of a grid's values, the first field varying slowest. */
