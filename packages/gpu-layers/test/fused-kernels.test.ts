@@ -31,6 +31,7 @@ describe('fused kernels on wasm', () => {
     { shape: [1, 1, 64], what: 'one row (a decoding step)' },
     { shape: [7, 37], what: 'odd width' },
     { shape: [3, 5, 256], what: 'd 256 (paper-6l)' },
+    { shape: [4, 64, 256], what: 'above the fused GELU size (the composed GELU runs)' },
   ];
   for (const { shape, what } of SHAPES) {
     it(`layerNorm equals the composed ops to 1e-5, values and gradients of x, γ, β: ${what}`, () => {
