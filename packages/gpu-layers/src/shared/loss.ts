@@ -6,20 +6,27 @@ function flatTargetIndex(N: number, V: number, targets: tf.Tensor1D): tf.Tensor1
   return tf.add(tf.mul(tf.range(0, N, 1, 'int32'), tf.scalar(V, 'int32')), targets);
 }
 
-/** lse_n = m_n + log Σ_v exp(x_nv − m_n), m_n = max_v x_nv: the log-normaliser of each row, x [N, V] → [N, 1]. */
+/**
+ * The log-normaliser of each row of x [N, V], lse_n = log Σ_v exp(x_nv) = m_n − log max_v p_nv with m_n = max_v x_nv
+ * and p = softmax(x): p at the row's maximum is exp(0)/Σ_v exp(x_nv − m_n), and max_v p_nv ≥ 1/V, so nothing
+ * underflows. One softmax kernel (XNNPACK's on wasm, ≈ 4× faster there than the exp, sum and division it replaces);
+ * the softmax is returned for callers that need it. lse [N, 1].
+ */
+function logNormaliser(logits: tf.Tensor2D): { lse: tf.Tensor2D; probs: tf.Tensor2D } {
+  const probs = tf.softmax(logits); // [N, V]
+  const lse = tf.sub<tf.Tensor2D>(tf.max(logits, -1, true), tf.log(tf.max(probs, -1, true))); // [N, 1]
+  return { lse, probs };
+}
+
+/** lse_n = log Σ_v exp(x_nv), the log-normaliser of each row (see logNormaliser): x [N, V] → [N, 1]. */
 export function logSumExp(logits: tf.Tensor2D): tf.Tensor2D {
-  return tf.tidy(() => {
-    const m = tf.max(logits, -1, true); // [N, 1]
-    return tf.add<tf.Tensor2D>(tf.log(tf.sum(tf.exp(tf.sub(logits, m)), -1, true)), m);
-  });
+  return tf.tidy(() => logNormaliser(logits).lse);
 }
 
 /**
- * The one per-token NLL: nll_n = lse_n − x_{n,t_n} with lse_n = m_n − log max_v p_nv, m_n = max_v x_nv, p = softmax(x),
- * for logits x [N, V] and int32 targets t [N]; the target's logit is a gather at the flat index n·V + t_n (no one-hot).
- * The identity: p at the row's maximum is exp(0)/Σ_v exp(x_nv − m_n), so −log of it is the log-normaliser less m_n;
- * max_v p_nv ≥ 1/V, so nothing underflows. One softmax kernel (XNNPACK's on wasm, ≈ 4× faster there than the
- * exp, sum and division it replaces) serves the loss and, with `withSoftmax`, the fused gradients.
+ * The one per-token NLL: nll_n = lse_n − x_{n,t_n} (lse from logNormaliser, whose softmax serves, with `withSoftmax`,
+ * the fused gradients) for logits x [N, V] and int32 targets t [N]; the target's logit is a gather at the flat index
+ * n·V + t_n (no one-hot).
  */
 export function nllRows(
   logits: tf.Tensor2D,
@@ -28,9 +35,8 @@ export function nllRows(
 ): { nll: tf.Tensor1D; probs?: tf.Tensor2D } {
   const [N, V] = logits.shape;
   return tf.tidy(() => {
-    const m = tf.max(logits, -1); // [N]
-    const probs = tf.softmax(logits); // [N, V]
-    const lse = tf.sub(m, tf.log(tf.max(probs, -1))); // [N]
+    const { lse: lse2, probs } = logNormaliser(logits);
+    const lse = tf.reshape(lse2, [N]); // [N]
     const picked = tf.gather(tf.reshape(logits, [N * V]), flatTargetIndex(N, V, targets)); // [N] logit of the target
     const nll = tf.sub<tf.Tensor1D>(lse, picked); // [N]
     return withSoftmax ? { nll, probs } : { nll };
