@@ -11,7 +11,7 @@ import {
   type CheckpointJson,
 } from './checkpoint-config.js';
 import type { CheckpointDType, CheckpointTensor, LoadCheckpointFolderOptions } from './checkpoint-folder.js';
-import { checkModelTensors } from './checkpoint-tensors.js';
+import { checkFinite, checkModelTensors, unrecordedFile } from './checkpoint-tensors.js';
 import { readSafetensors, readSafetensorsHeader, safetensorsValues } from './safetensors.js';
 import { SafetensorsError, type SafetensorsDType } from './safetensors-header.js';
 
@@ -74,7 +74,10 @@ async function checkRecord(
   where: string,
   verify: boolean,
 ): Promise<void> {
-  if (rec === undefined) return;
+  if (rec === undefined) {
+    if (verify) throw unrecordedFile(where, CHECKPOINT_FILES.config);
+    return;
+  }
   if (bytes.byteLength !== rec.bytes) {
     throw new CheckpointError(
       'CORRUPT_FILE',
@@ -90,14 +93,12 @@ async function checkRecord(
 }
 
 /** The tensors of a safetensors buffer as checkpoint tensors, in file order. */
-function tensorsOf(bytes: Uint8Array): Map<string, CheckpointTensor> {
+function tensorsOf(bytes: Uint8Array, where: string): Map<string, CheckpointTensor> {
   const out = new Map<string, CheckpointTensor>();
   for (const [name, t] of readSafetensors(bytes).tensors) {
-    out.set(name, {
-      dtype: t.dtype as CheckpointDType,
-      shape: t.shape,
-      data: safetensorsValues(t) as Float32Array | Int32Array | Uint8Array,
-    });
+    const data = safetensorsValues(t) as Float32Array | Int32Array | Uint8Array;
+    checkFinite(where, name, data);
+    out.set(name, { dtype: t.dtype as CheckpointDType, shape: t.shape, data });
   }
   return out;
 }
@@ -129,7 +130,7 @@ export async function loadCheckpointBytes<M = CheckpointJson>(
       const summary = options.describeModel?.(file.model) ?? JSON.stringify(file.model);
       checkModelTensors(modelWhere, header.tensors, options.expectedTensors(file.model), summary);
     }
-    const tensors = tensorsOf(files.model);
+    const tensors = tensorsOf(files.model, modelWhere);
 
     const extraRec = file.files?.[CHECKPOINT_FILES.extra];
     let extraTensors = new Map<string, CheckpointTensor>();
@@ -149,7 +150,7 @@ export async function loadCheckpointBytes<M = CheckpointJson>(
           );
         }
       }
-      extraTensors = tensorsOf(files.extra);
+      extraTensors = tensorsOf(files.extra, extraWhere);
     }
     return {
       model: file.model,

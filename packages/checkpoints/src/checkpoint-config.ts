@@ -49,7 +49,9 @@ export type CheckpointErrorCode =
   | 'TENSOR_SHAPE'
   | 'INVALID_ARGUMENT'
   | 'TARGET_NOT_CHECKPOINT'
-  | 'WRITE_FAILED';
+  | 'WRITE_FAILED'
+  | 'NON_FINITE'
+  | 'UNVERIFIED';
 
 /** Every failure of saving or loading a checkpoint folder: `code` says what, the message what to do. */
 export class CheckpointError extends Error {

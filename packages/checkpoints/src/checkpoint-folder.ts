@@ -25,7 +25,7 @@ import {
 } from './checkpoint-config.js';
 import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
 import { EXTRA_DTYPES, type LoadedCheckpointBytes } from './checkpoint-bytes.js';
-import { checkModelTensors } from './checkpoint-tensors.js';
+import { checkFinite, checkModelTensors, unrecordedFile } from './checkpoint-tensors.js';
 import {
   encodeSafetensors,
   readSafetensorsInputs,
@@ -241,16 +241,14 @@ async function readAll(
   rec: CheckpointFileRecord | undefined,
   verify: boolean,
 ): Promise<Map<string, CheckpointTensor>> {
+  if (verify && rec === undefined) throw unrecordedFile(reader.path, CHECKPOINT_FILES.config);
   const hash = verify && rec !== undefined ? createHash('sha256').update(reader.headerBytes) : undefined;
   const out = new Map<string, CheckpointTensor>();
   for (const info of reader.header.tensors) {
     const t = await reader.read(info.name);
     hash?.update(t.data);
-    out.set(info.name, {
-      dtype: t.dtype as CheckpointDType,
-      shape: t.shape,
-      data: safetensorsValues(t) as Float32Array | Int32Array | Uint8Array,
-    });
+    const data = safetensorsValues(t) as Float32Array | Int32Array | Uint8Array;
+    out.set(info.name, { dtype: t.dtype as CheckpointDType, shape: t.shape, data });
   }
   if (hash !== undefined && rec !== undefined && hash.digest('hex') !== rec.sha256) {
     throw new CheckpointError(
@@ -258,6 +256,7 @@ async function readAll(
       `${reader.path} does not match the SHA-256 recorded in ${CHECKPOINT_FILES.config}: its bytes changed after saving (disk error or a mixed copy); restore the folder from a backup or re-save it`,
     );
   }
+  for (const [name, t] of out) checkFinite(reader.path, name, t.data); // after the checksum: a corrupt file says so
   return out;
 }
 

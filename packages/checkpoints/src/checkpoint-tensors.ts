@@ -46,3 +46,31 @@ export function checkModelTensors(
     }
   }
 }
+
+/**
+ * Refuses float values that are NaN or ±Infinity: a run that diverged, or a file edited by hand. Weights and optimizer
+ * moments of a run that trained are finite; loading such a checkpoint would only sample or resume garbage.
+ */
+export function checkFinite(where: string, name: string, data: Float32Array | Int32Array | Uint8Array): void {
+  if (!(data instanceof Float32Array)) return;
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i] as number;
+    if (v - v !== 0) {
+      throw new CheckpointError(
+        'NON_FINITE',
+        `${where}: tensor '${name}' holds ${String(v)} (entry ${i}): the run that saved it diverged or the file was ` +
+          'edited; load an earlier checkpoint (a run keeps checkpoints/best beside checkpoints/latest) or retrain',
+      );
+    }
+  }
+}
+
+/** What to say when config.json records no size and SHA-256 for a tensor file that is being verified. */
+export function unrecordedFile(where: string, config: string): CheckpointError {
+  return new CheckpointError(
+    'UNVERIFIED',
+    `${where} has no size and SHA-256 in ${config} ("files"): every checkpoint grassflow saves records them, so ` +
+      `${config} was edited or written by hand; re-save the checkpoint from its model, or load it with ` +
+      'verifyChecksums: false to accept it unverified',
+  );
+}

@@ -70,6 +70,29 @@ function picked(path: string, bytes: Uint8Array): CheckpointFileLike {
 }
 
 describe('loadCheckpointBytes', () => {
+  it('refuses a config.json without file records, and NaN or ±Infinity values, as the folder loader does', async () => {
+    const files = await folderBytes(join(run, 'checkpoints', 'latest'));
+    const json = JSON.parse(new TextDecoder().decode(files.config)) as Record<string, unknown>;
+    const { files: _records, ...bare } = json;
+    const unrecorded = { ...files, config: JSON.stringify(bare), source: 'bare' };
+    const e = await loadCheckpointBytes(unrecorded, options).catch((err: unknown) => err);
+    expect((e as CheckpointError).code).toBe('UNVERIFIED');
+    expect((e as Error).message).toMatch(/^bare\/model\.safetensors has no size and SHA-256 in config\.json/);
+    await expect(loadCheckpointBytes(unrecorded, { ...options, verifyChecksums: false })).resolves.toBeDefined();
+    const dir = join(root, 'nan');
+    const w = Float32Array.from([1, 2, Number.NEGATIVE_INFINITY, 4, 5, 6]);
+    const b = Float32Array.from([0, 0]);
+    await saveCheckpointFolder(dir, {
+      model: { kind: 'head' },
+      tensors: { w: { dtype: 'F32', shape: [2, 3], data: w }, b: { dtype: 'F32', shape: [2], data: b } },
+    });
+    const bad = await loadCheckpointBytes({ ...(await folderBytes(dir)), source: 'nan' }, options).catch(
+      (x: unknown) => x,
+    );
+    expect((bad as CheckpointError).code).toBe('NON_FINITE');
+    expect((bad as Error).message).toContain("nan/model.safetensors: tensor 'w' holds -Infinity (entry 2)");
+  });
+
   it('reads what loadCheckpointFolder reads', async () => {
     const dir = join(run, 'checkpoints', 'best');
     const fromFolder = await loadCheckpointFolder(dir, options);

@@ -156,6 +156,39 @@ describe('errors', () => {
     expect(e2.message).toMatch(/extra\.t is a Date; extra must be plain JSON/);
   });
 
+  it('refuses a config.json without its file records, and weights or moments that are NaN or ±Infinity', async () => {
+    const dir = join(root, 'cross-checks');
+    await saveCheckpointFolder(dir, { model: config, tensors: headTensors(config, 1) });
+    const configPath = join(dir, 'config.json');
+    const saved = JSON.parse(await readFile(configPath, 'utf8')) as Record<string, unknown>;
+    const { files: _files, ...withoutFiles } = saved;
+    await writeFile(configPath, JSON.stringify(withoutFiles));
+    const e = await errorOf(loadCheckpointFolder(dir, headOptions));
+    expect(e.code).toBe('UNVERIFIED');
+    expect(e.message).toMatch(/model\.safetensors has no size and SHA-256 in config\.json .*verifyChecksums: false/);
+    await expect(loadCheckpointFolder(dir, { ...headOptions, verifyChecksums: false })).resolves.toBeDefined();
+
+    for (const [bad, label] of [
+      [Number.NaN, 'NaN'],
+      [Number.POSITIVE_INFINITY, 'Infinity'],
+    ] as const) {
+      const tensors = headTensors(config, 2);
+      (tensors.get('w')?.data as Float32Array)[5] = bad; // saved with a matching checksum: only the values are wrong
+      await saveCheckpointFolder(dir, { model: config, tensors });
+      const e2 = await errorOf(loadCheckpointFolder(dir, headOptions));
+      expect(e2.code).toBe('NON_FINITE');
+      expect(e2.message).toContain(`tensor 'w' holds ${label} (entry 5)`);
+      expect(e2.message).toMatch(/diverged .* checkpoints\/best/);
+    }
+    const moments = new Map<string, SafetensorsTensorInput>([
+      ['adam.v.w', { dtype: 'F32', shape: [2], data: Float32Array.from([1, Number.NaN]) }],
+    ]);
+    await saveCheckpointFolder(dir, { model: config, tensors: headTensors(config, 3), extraTensors: moments });
+    expect((await errorOf(loadCheckpointFolder(dir, headOptions))).message).toMatch(
+      /extra\.safetensors: tensor 'adam\.v\.w' holds NaN/,
+    );
+  });
+
   it('checks the tensors against expectedTensors, naming the model with describeModel', async () => {
     const dir = join(root, 'mismatch');
     await saveCheckpointFolder(dir, { model: config, tensors: headTensors(config, 1) });

@@ -217,5 +217,14 @@ export async function loadTrainerCheckpoint<M extends Checkpointable, C>(
         'it can be evaluated or sampled, but not resumed',
     );
   }
+  if (trainer.optimizer.step !== trainer.step) {
+    loaded.model.dispose();
+    for (const t of loaded.extraTensors.values()) t.dispose();
+    throw new TrainerCheckpointError(
+      `${dir}: its trainer state is at step ${trainer.step} but its optimizer state at step ${String(trainer.optimizer.step)}` +
+        ' (one update per step, so they are always equal when saved): config.json was edited; resume from another ' +
+        'checkpoint (checkpoints/best) or restore this one',
+    );
+  }
   return { model: loaded.model, config: loaded.config, state: trainer, optimizerTensors: loaded.extraTensors, extra };
 }

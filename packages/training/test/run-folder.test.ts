@@ -121,6 +121,24 @@ describe('trainer checkpoint', () => {
     );
   });
 
+  it("refuses a checkpoint whose trainer step was edited (it must equal the optimizer's step)", async () => {
+    const model = createModel(preset('tiny'), { seed: 3 });
+    const opt = new AdamW(namedParameters(model));
+    opt.apply(Object.fromEntries(model.trainableVariables().map((v) => [v.name, tf.onesLike(v)])), 0.01);
+    const dir = join(tmp(), 'edited');
+    const state = { step: 1, tokensSeen: 32, trainSeconds: 0.5, rng: new TrainingRng(5).state };
+    const full = { ...state, data: { epoch: 0, position: 4, seed: 1 }, optimizer: opt.state, best: null };
+    await saveTrainerCheckpoint(dir, model, opt, full);
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const path = join(dir, 'config.json');
+    const json = JSON.parse(readFileSync(path, 'utf8')) as { extra: { trainer: { step: number } } };
+    json.extra.trainer.step = 5; // as a user editing "step" by hand would
+    writeFileSync(path, JSON.stringify(json));
+    await expect(loadTrainerCheckpoint(dir)).rejects.toThrow(
+      /trainer state is at step 5 but its optimizer state at step 1 .*config\.json was edited/,
+    );
+  });
+
   it('refuses a model-only checkpoint and reports a corrupt one', async () => {
     const model = createModel(preset('tiny'), { seed: 3 });
     const dir = join(tmp(), 'plain');

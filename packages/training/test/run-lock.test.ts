@@ -104,7 +104,10 @@ describe('lockRunFolder across processes', () => {
       const dir = join(root, `race-${round}`, 'deep', 'run');
       const at = Date.now() + 4000; // after every contender has started
       const said = await Promise.all(Array.from({ length: 6 }, () => run(dir, at)));
-      expect(said.filter((s) => s === 'ok'), said.join('\n')).toHaveLength(1);
+      expect(
+        said.filter((s) => s === 'ok'),
+        said.join('\n'),
+      ).toHaveLength(1);
       for (const s of said.filter((x) => x !== 'ok')) expect(s).toMatch(/is being written by pid \d+ on /);
     }
   });
