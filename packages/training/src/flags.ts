@@ -39,10 +39,16 @@ export type ParsedFlags<S extends FlagSpecs> = {
       : ValueOf<S[K]> | undefined;
 };
 
+/** A decimal number as people write one: 12, -3, 0.5, .5, 3e-4, 1e6 (no hex, no spaces, no Infinity). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
 function parseNumber(name: string, raw: string, spec: Extract<FlagSpec, { type: 'int' | 'float' }>): number {
   const v = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(v) || (spec.type === 'int' && !Number.isInteger(v))) {
+  if (!DECIMAL.test(raw) || !Number.isFinite(v) || (spec.type === 'int' && !Number.isInteger(v))) {
     throw new UsageError(`--${name} must be ${spec.type === 'int' ? 'an integer' : 'a number'}, got '${raw}'`, name);
+  }
+  if (spec.type === 'int' && !Number.isSafeInteger(v)) {
+    throw new UsageError(`--${name} ${raw} is too large to count exactly (at most ${Number.MAX_SAFE_INTEGER})`, name);
   }
   const exclusive = spec.type === 'float' && spec.exclusiveMin === true;
   if (spec.min !== undefined && (exclusive ? v <= spec.min : v < spec.min))
@@ -50,6 +56,34 @@ function parseNumber(name: string, raw: string, spec: Extract<FlagSpec, { type: 
   if (spec.max !== undefined && v > spec.max)
     throw new UsageError(`--${name} must be <= ${spec.max}, got ${raw}`, name);
   return v;
+}
+
+/** Levenshtein distance of a and b (insertions, deletions, substitutions; a swap of neighbours counts 1). */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => new Array<number>(b.length + 1).fill(i));
+  for (let j = 0; j <= b.length; j++) (d[0] as number[])[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = d[i] as number[];
+      const up = d[i - 1] as number[];
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
+/** The known flag nearest to a mistyped one, if it is close (at most 2 edits, and fewer than half its letters). */
+function closestName(typed: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const n of names) {
+    const dist = editDistance(typed, n);
+    if (dist < bestD) [best, bestD] = [n, dist];
+  }
+  return bestD <= 2 && bestD < typed.length / 2 ? best : undefined;
 }
 
 /**
@@ -89,7 +123,9 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
     const m = /'(-{1,2}[\w-]+)/.exec(msg);
     const flag = m?.[1]?.replace(/^-+/, '');
     if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      throw new UsageError(`unknown flag ${m?.[1] ?? ''}; run with --help to see the flags`, flag);
+      const near = flag === undefined ? undefined : closestName(flag, Object.keys(specs));
+      const hint = near === undefined ? '' : ` (did you mean --${near}?)`;
+      throw new UsageError(`unknown flag ${m?.[1] ?? ''}${hint}; run with --help to see the flags`, flag);
     }
     throw new UsageError(msg.split('\n')[0] ?? msg, flag);
   }

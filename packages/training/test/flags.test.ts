@@ -53,6 +53,24 @@ describe('parseFlags', () => {
     expect(usage(['--steps'])).toMatchObject({ flag: 'steps' });
     expect(usage(['stray'])).toBeInstanceOf(UsageError);
   });
+  it('suggests the nearest flag for a typo, and only when it is near', () => {
+    expect(usage(['--stpes', '3']).message).toBe(
+      'unknown flag --stpes (did you mean --steps?); run with --help to see the flags',
+    );
+    expect(usage(['--modle', 'a']).message).toMatch(/did you mean --model\?/);
+    expect(usage(['--learning-rate', '1']).message).not.toMatch(/did you mean/);
+  });
+  it('takes numbers as people write them and refuses the rest', () => {
+    expect(parseFlags(['--steps', '1e3', '--lr', '3e-4'], specs)).toMatchObject({ steps: 1000, lr: 3e-4 });
+    expect(parseFlags(['--lr', '.5'], specs)).toMatchObject({ lr: 0.5 });
+    for (const raw of ['0x10', ' 3', '3 ', '1_000', 'Infinity', '0b11', '']) {
+      expect(usage(['--steps', raw]), raw).toMatchObject({ flag: 'steps' });
+    }
+    expect(usage(['--steps', '1e300']).message).toBe(
+      '--steps 1e300 is too large to count exactly (at most 9007199254740991)',
+    );
+    expect(usage(['--lr', '0x1']).message).toBe("--lr must be a number, got '0x1'");
+  });
   it('refuses a flag given twice, naming it and both values', () => {
     expect(usage(['--steps', '2', '--steps', '3'])).toMatchObject({
       flag: 'steps',
