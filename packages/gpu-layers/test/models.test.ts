@@ -102,6 +102,16 @@ describe('configs and parameter counts', () => {
     expect(validateModelConfig(good)).toEqual(good);
   });
 
+  it('refuses sizes whose weights no tensor can hold, before anything is allocated', () => {
+    const good = preset('tiny', { vocabSize: 30522 });
+    expect(() => validateModelConfig({ ...good, dModel: 1e6, dFF: 64 })).toThrow(
+      'ModelConfig.dModel: the token embedding [30522, 1000000] would have 3.05e+10 entries, more than one tensor can hold',
+    );
+    expect(() => validateModelConfig({ ...good, maxLen: 1e9 })).toThrow(/ModelConfig\.maxLen: the positional table/);
+    expect(() => validateModelConfig({ ...good, r: 100_000 })).toThrow(/ModelConfig\.r: the Plücker projection/);
+    expect(validateModelConfig({ ...good, maxLen: 4096 }).maxLen).toBe(4096);
+  });
+
   it('a partial config: kind plus what differs from MODEL_DEFAULTS; fields of the other kind neither needed nor kept', async () => {
     await useBackend('cpu');
     const g = validateModelConfig({ kind: 'grassmann' });

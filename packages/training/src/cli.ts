@@ -114,6 +114,11 @@ export async function startBackend(name: string | undefined, options: { threads?
 
 /** The program's entry point: run the CLI on process.argv and set process.exitCode (1 if the CLI itself fails). */
 export function cliMain(options: CliOptions): Promise<void> {
+  // `grassflow-lm study status | head -2`: the reader closed the pipe, which ends the output, not the program in error
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? 0);
+  });
   const argv = process.argv.slice(2);
   const command = argv[0] === undefined ? undefined : options.commands[argv[0]];
   const help = argv.includes('--help') || argv.includes('-h');

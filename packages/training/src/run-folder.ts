@@ -115,7 +115,15 @@ export class RunFolder {
 
   /** config.json as written by {@link RunFolder.init}. */
   async readConfig<T>(): Promise<T> {
-    return JSON.parse(await readFile(this.configPath, 'utf8')) as T;
+    const text = await readFile(this.configPath, 'utf8');
+    try {
+      return JSON.parse(text) as T;
+    } catch (err) {
+      throw new Error(
+        `${this.configPath} is not valid JSON (${(err as Error).message}): the run's config was damaged or edited; ` +
+          'restore it, or start the run in a new folder',
+      );
+    }
   }
 
   /**

@@ -28,6 +28,12 @@ describe('RunFolder', () => {
     const run = new RunFolder(join(tmp(), 'run'));
     await run.init({ a: 1 });
     expect(await run.readConfig()).toEqual({ a: 1 });
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(run.configPath, '{"a": 1,'); // garbage: a torn or hand-edited file
+    await expect(run.readConfig()).rejects.toThrow(
+      new RegExp(`^${run.configPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not valid JSON .*restore it`),
+    );
+    await run.init({ a: 1 });
     for (const step of [1, 2, 3, 4]) await run.appendMetric({ type: 'train', step, loss: 5 - step });
     await run.appendMetric({ type: 'eval', step: 4, val_ppl: 9 });
     await run.truncateMetricsAfter(2);

@@ -344,9 +344,40 @@ export function validateModelConfig(config: unknown): ModelConfig {
       `dModel ${String(clean['dModel'])} must be divisible by nHeads ${String(clean['nHeads'])}`,
     );
   }
+  checkTensorSizes(clean);
   const ordered: Record<string, unknown> = {};
   for (const k of FIELD_ORDER) if (k in clean) ordered[k] = clean[k];
   return ordered as unknown as ModelConfig;
+}
+
+/**
+ * The most entries one weight may have: 2^30 float32 (4 GiB), the wasm backend's whole heap and more than a typed
+ * array of tfjs-node's can take in one piece; a larger config would fail later with "Invalid typed array length".
+ */
+export const MAX_TENSOR_ENTRIES = 2 ** 30;
+
+/** Refuse a config whose largest weights (embeddings V·d and L·d, FFN d·d_ff, Plücker C(r,2)·d) cannot be held. */
+function checkTensorSizes(c: Record<string, unknown>): void {
+  const n = (k: string) => c[k] as number;
+  const weights: Array<[string, string, number]> = [
+    ['dModel', `the token embedding [${n('vocabSize')}, ${n('dModel')}]`, n('vocabSize') * n('dModel')],
+    ['maxLen', `the positional table [${n('maxLen')}, ${n('dModel')}]`, n('maxLen') * n('dModel')],
+    ['dFF', `an FFN weight [${n('dModel')}, ${n('dFF')}]`, n('dModel') * n('dFF')],
+    ['dModel', `a gate weight [${2 * n('dModel')}, ${n('dModel')}]`, 2 * n('dModel') * n('dModel')],
+  ];
+  if (c['kind'] === 'grassmann') {
+    const C = pluckerDim(n('r'));
+    weights.push(['r', `the Plücker projection [${C}, ${n('dModel')}]`, C * n('dModel')]);
+  }
+  for (const [field, what, entries] of weights) {
+    if (entries > MAX_TENSOR_ENTRIES) {
+      throw new ModelConfigError(
+        field,
+        `${what} would have ${entries.toExponential(2)} entries, more than one tensor can hold (2^30 float32 = 4 GiB): ` +
+          'choose a smaller size',
+      );
+    }
+  }
 }
 
 /**
