@@ -11,7 +11,7 @@ import {
   type CheckpointJson,
 } from './checkpoint-config.js';
 import type { CheckpointDType, CheckpointTensor, LoadCheckpointFolderOptions } from './checkpoint-folder.js';
-import { checkFinite, checkModelTensors, unrecordedFile } from './checkpoint-tensors.js';
+import { checkFinite, checkModelTensors } from './checkpoint-tensors.js';
 import { readSafetensors, readSafetensorsHeader, safetensorsValues } from './safetensors.js';
 import { SafetensorsError, type SafetensorsDType } from './safetensors-header.js';
 
@@ -43,6 +43,12 @@ export interface LoadedCheckpointBytes<M = CheckpointJson> {
   readonly formatVersion: number;
   /** config.json as read. */
   readonly config: CheckpointConfigFile<M>;
+  /**
+   * Tensor files that config.json records no size and SHA-256 for (a hand-written checkpoint, e.g. exported from
+   * PyTorch, or an edited config.json): loaded, but not verified. Empty for every checkpoint grassflow saves; a
+   * caller that shows the user anything should say so when it is not.
+   */
+  readonly unverified: readonly string[];
 }
 
 /** The dtypes extra.safetensors may hold (model.safetensors: F32 only). */
@@ -74,10 +80,7 @@ async function checkRecord(
   where: string,
   verify: boolean,
 ): Promise<void> {
-  if (rec === undefined) {
-    if (verify) throw unrecordedFile(where, CHECKPOINT_FILES.config);
-    return;
-  }
+  if (rec === undefined) return;
   if (bytes.byteLength !== rec.bytes) {
     throw new CheckpointError(
       'CORRUPT_FILE',
@@ -159,6 +162,10 @@ export async function loadCheckpointBytes<M = CheckpointJson>(
       extra: file.extra ?? {},
       formatVersion: file.formatVersion,
       config: file,
+      unverified: [
+        ...(modelRec === undefined ? [CHECKPOINT_FILES.model] : []),
+        ...(files.extra !== undefined && extraRec === undefined ? [CHECKPOINT_FILES.extra] : []),
+      ],
     };
   } catch (error) {
     if (error instanceof SafetensorsError) {

@@ -50,8 +50,7 @@ export type CheckpointErrorCode =
   | 'INVALID_ARGUMENT'
   | 'TARGET_NOT_CHECKPOINT'
   | 'WRITE_FAILED'
-  | 'NON_FINITE'
-  | 'UNVERIFIED';
+  | 'NON_FINITE';
 
 /** Every failure of saving or loading a checkpoint folder: `code` says what, the message what to do. */
 export class CheckpointError extends Error {

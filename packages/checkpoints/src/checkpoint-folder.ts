@@ -25,7 +25,7 @@ import {
 } from './checkpoint-config.js';
 import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
 import { EXTRA_DTYPES, type LoadedCheckpointBytes } from './checkpoint-bytes.js';
-import { checkFinite, checkModelTensors, unrecordedFile } from './checkpoint-tensors.js';
+import { checkFinite, checkModelTensors } from './checkpoint-tensors.js';
 import {
   encodeSafetensors,
   readSafetensorsInputs,
@@ -241,7 +241,6 @@ async function readAll(
   rec: CheckpointFileRecord | undefined,
   verify: boolean,
 ): Promise<Map<string, CheckpointTensor>> {
-  if (verify && rec === undefined) throw unrecordedFile(reader.path, CHECKPOINT_FILES.config);
   const hash = verify && rec !== undefined ? createHash('sha256').update(reader.headerBytes) : undefined;
   const out = new Map<string, CheckpointTensor>();
   for (const info of reader.header.tensors) {
@@ -377,6 +376,10 @@ async function loadCheckpointFolderOnce<M>(
       recovered: located.recovered,
       formatVersion: file.formatVersion,
       config: file,
+      unverified: [
+        ...(modelRec === undefined ? [CHECKPOINT_FILES.model] : []),
+        ...(extraPresent && extraRec === undefined ? [CHECKPOINT_FILES.extra] : []),
+      ],
     };
   } catch (error) {
     if (error instanceof SafetensorsError) {

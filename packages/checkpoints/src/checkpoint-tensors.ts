@@ -64,13 +64,3 @@ export function checkFinite(where: string, name: string, data: Float32Array | In
     }
   }
 }
-
-/** What to say when config.json records no size and SHA-256 for a tensor file that is being verified. */
-export function unrecordedFile(where: string, config: string): CheckpointError {
-  return new CheckpointError(
-    'UNVERIFIED',
-    `${where} has no size and SHA-256 in ${config} ("files"): every checkpoint grassflow saves records them, so ` +
-      `${config} was edited or written by hand; re-save the checkpoint from its model, or load it with ` +
-      'verifyChecksums: false to accept it unverified',
-  );
-}

@@ -156,17 +156,15 @@ describe('errors', () => {
     expect(e2.message).toMatch(/extra\.t is a Date; extra must be plain JSON/);
   });
 
-  it('refuses a config.json without its file records, and weights or moments that are NaN or ±Infinity', async () => {
+  it('marks a config.json without file records as unverified, and refuses NaN or ±Infinity weights or moments', async () => {
     const dir = join(root, 'cross-checks');
     await saveCheckpointFolder(dir, { model: config, tensors: headTensors(config, 1) });
+    expect((await loadCheckpointFolder(dir, headOptions)).unverified).toEqual([]);
     const configPath = join(dir, 'config.json');
     const saved = JSON.parse(await readFile(configPath, 'utf8')) as Record<string, unknown>;
     const { files: _files, ...withoutFiles } = saved;
-    await writeFile(configPath, JSON.stringify(withoutFiles));
-    const e = await errorOf(loadCheckpointFolder(dir, headOptions));
-    expect(e.code).toBe('UNVERIFIED');
-    expect(e.message).toMatch(/model\.safetensors has no size and SHA-256 in config\.json .*verifyChecksums: false/);
-    await expect(loadCheckpointFolder(dir, { ...headOptions, verifyChecksums: false })).resolves.toBeDefined();
+    await writeFile(configPath, JSON.stringify(withoutFiles)); // hand-written, e.g. exported from PyTorch
+    expect((await loadCheckpointFolder(dir, headOptions)).unverified).toEqual(['model.safetensors']);
 
     for (const [bad, label] of [
       [Number.NaN, 'NaN'],

@@ -9,11 +9,11 @@ export {
   type BrowserBackendInfo,
   type BrowserBackendName,
   type BrowserInitBackendOptions,
-} from './backend-browser.js';
-export { BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } from './backend-info.js';
-export type { BackendName, BackendInfo } from './backend-info.js';
-export type { WebgpuAdapterInfo } from './webgpu-node.js';
-export type { CheckpointConfigFile, LoadCheckpointOptions } from './checkpoint.js';
+} from './backend/backend-browser.js';
+export { BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } from './backend/backend-info.js';
+export type { BackendName, BackendInfo } from './backend/backend-info.js';
+export type { WebgpuAdapterInfo } from './backend/webgpu-node.js';
+export type { CheckpointConfigFile, LoadCheckpointOptions } from './io/checkpoint.js';
 export {
   CHECKPOINT_FILES,
   CHECKPOINT_FORMAT,

@@ -1,10 +1,10 @@
 // What @grassflow/gpu-layers offers in every JavaScript runtime (its Node and browser entries both export it): ops,
 // losses, configs, the Grassmann mixing and attention, layers, models, decoding and sampling, checkpoints from bytes.
-import './wasm-kernels.js';
+import './backend/wasm-kernels.js';
 
-export { WASM_FILES, type WasmFileName } from './backend-info.js';
+export { WASM_FILES, type WasmFileName } from './backend/backend-info.js';
 
-export { registerWasmTrainingKernels } from './wasm-kernels.js';
+export { registerWasmTrainingKernels } from './backend/wasm-kernels.js';
 export {
   matmul,
   matmulConst,
@@ -91,11 +91,11 @@ export { GrassmannLM } from './grassmann/lm.js';
 export { TransformerLM } from './transformer/lm.js';
 export { createModel } from './create-model.js';
 export { createDecoder, Decoder, DecoderError } from './decoding/decoder.js';
-export { useFusedKernels } from './wasm-fused.js';
+export { useFusedKernels } from './backend/wasm-fused.js';
 export type { DecoderOptions, DecoderErrorCode, DecoderStateKind } from './decoding/decoder.js';
 export { appSlideKeep, sampleToken, sampleIds, sampleIdsFullForward, topKIds } from './decoding/sampling.js';
 export type { SamplingOptions, UniformStream } from './decoding/sampling.js';
-export { loadCheckpointFromBytes, type LoadedCheckpointBytes } from './checkpoint-bytes.js';
+export { loadCheckpointFromBytes, type LoadedCheckpointBytes } from './io/checkpoint-bytes.js';
 export {
   checkpointBytesFromFiles,
   fetchCheckpointBytes,

@@ -59,7 +59,7 @@ describe('initBackend', () => {
   it('a fresh Node process gets every core as wasm threads and exits by itself', () => {
     const script = [
       `import * as tf from '@tensorflow/tfjs-core';`,
-      `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend.ts'))};`,
+      `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend/backend.ts'))};`,
       `const info = await initBackend({ backend: 'wasm' });`,
       `const a = tf.randomNormal([256, 256]);`,
       `const sum = tf.sum(tf.matMul(a, a)).dataSync()[0];`,
@@ -82,7 +82,7 @@ describe('initBackend', () => {
     const script = [
       `import * as tf from '@tensorflow/tfjs-core';`,
       `import '@tensorflow/tfjs-backend-wasm';`,
-      `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend.ts'))};`,
+      `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend/backend.ts'))};`,
       `await tf.setBackend('wasm');`,
       `const info = await initBackend({ backend: 'wasm', threads: 2 });`,
       `console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote }));`,

@@ -186,6 +186,7 @@ describe('the on-disk format', () => {
     const loaded = await loadCheckpoint(dir);
     expect(logitsOf(loaded.model)).toEqual(logitsOf(model));
     expect(loaded.extra).toEqual({});
+    expect(loaded.unverified).toEqual(['model.safetensors']); // loaded, and said to be unverified
     loaded.model.dispose();
     model.dispose();
   });

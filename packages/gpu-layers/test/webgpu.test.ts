@@ -223,7 +223,7 @@ describe.skipIf(info === undefined)('webgpu backend', () => {
     'automatic selection beside a software adapter skips webgpu without a line from Dawn on stderr',
     () => {
       const script = [
-        `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend.ts'))};`,
+        `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend/backend.ts'))};`,
         `const info = await initBackend();`,
         `console.log(JSON.stringify({ name: info.name, webgpu: info.skipped.find((s) => s.name === 'webgpu')?.reason }));`,
       ].join('\n');
@@ -246,7 +246,7 @@ describe.skipIf(info === undefined)('webgpu backend', () => {
   it('a fresh Node process on webgpu exits by itself', () => {
     const script = [
       `import * as tf from '@tensorflow/tfjs-core';`,
-      `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend.ts'))};`,
+      `import { initBackend } from ${JSON.stringify(join(packageDir, 'src/backend/backend.ts'))};`,
       `const info = await initBackend({ backend: 'webgpu' });`,
       `const a = tf.randomNormal([32, 32]);`,
       `const sum = (await tf.sum(tf.matMul(a, a)).data())[0];`,

@@ -12,6 +12,12 @@ export async function loadModelAndTokenizer(
   const dir = resolveCheckpointDir(checkpoint, 'grassflow-lm-run');
   const ck = await loadCheckpoint(dir);
   for (const t of ck.extraTensors.values()) t.dispose();
+  if (ck.unverified.length > 0) {
+    process.stderr.write(
+      `warning: ${dir}: config.json records no SHA-256 for ${ck.unverified.join(' and ')}, so its bytes are not ` +
+        'verified (a hand-written or edited checkpoint)\n',
+    );
+  }
   const run = ck.extra['run'] as { tokenizer?: string; tokenizerId?: string } | undefined;
   const kind = (tokenizerFlag ?? run?.tokenizer) as TokenizerKind | undefined;
   if (kind === undefined) {

@@ -1,6 +1,6 @@
 // Tied LM head + softmax cross-entropy in row chunks: the [B·L, V] logits are never held at once.
 import * as tf from '@tensorflow/tfjs-core';
-import { transposeFlagsAreFree } from '../products.js';
+import { transposeFlagsAreFree } from '../backend/products.js';
 import { nllRows } from './loss.js';
 import { matMulT } from './ops.js';
 

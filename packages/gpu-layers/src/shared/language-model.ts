@@ -7,7 +7,7 @@ import { AdaptiveSoftmaxHead } from './adaptive-head.js';
 import { chunkedLmLoss } from './chunked-loss.js';
 import { tokenNll } from './loss.js';
 import { INIT_STD, tfjsSeed, type NamedParam, type ParamLayer } from './param-layer.js';
-import { transposeFlagsAreFree } from '../products.js';
+import { transposeFlagsAreFree } from '../backend/products.js';
 
 /** Options of a forward pass. */
 export interface ForwardOptions {

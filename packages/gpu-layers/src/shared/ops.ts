@@ -1,8 +1,8 @@
 // Differentiable building blocks with hand-written gradients: matmul, linear, LayerNorm, exact GELU, embedding
 // lookup. Every gradient here runs on the cpu and wasm backends.
 import * as tf from '@tensorflow/tfjs-core';
-import { transposeFlagsAreFree } from '../products.js';
-import { FUSED, hasFusedKernel } from '../wasm-fused.js';
+import { transposeFlagsAreFree } from '../backend/products.js';
+import { FUSED, hasFusedKernel } from '../backend/wasm-fused.js';
 
 /** Swap the last two axes of a rank ≥ 2 tensor, as an explicit `tf.transpose` (never a matMul flag). */
 export function transposeLast(x: tf.Tensor): tf.Tensor {
@@ -214,7 +214,7 @@ export function dropout<T extends tf.Tensor>(x: T, rate: number, training: boole
 
 /**
  * Embedding lookup table[ids]: ids int32 [B, L], table [V, d] → [B, L, d]. The gradient is
- * tf.gather's (UnsortedSegmentSum), which this package registers for wasm (see wasm-kernels.ts).
+ * tf.gather's (UnsortedSegmentSum), which this package registers for wasm (see backend/wasm-kernels.ts).
  */
 export function embeddingLookup(table: tf.Tensor2D, ids: tf.Tensor2D): tf.Tensor3D {
   const [B, L] = ids.shape;

@@ -3,10 +3,10 @@
 // weights must match before any tensor data is read, then the weights assigned.
 import * as tf from '@tensorflow/tfjs-core';
 import type { CheckpointTensor, LoadCheckpointFolderOptions, SafetensorsDType } from '@grassflow/checkpoints';
-import { validateModelConfig, type ModelConfig } from './shared/config.js';
-import { createModel } from './create-model.js';
-import type { GrassmannLM } from './grassmann/lm.js';
-import type { TransformerLM } from './transformer/lm.js';
+import { validateModelConfig, type ModelConfig } from '../shared/config.js';
+import { createModel } from '../create-model.js';
+import type { GrassmannLM } from '../grassmann/lm.js';
+import type { TransformerLM } from '../transformer/lm.js';
 
 const SAFETENSORS_TO_TF: Partial<Record<SafetensorsDType, tf.DataType>> = {
   F32: 'float32',

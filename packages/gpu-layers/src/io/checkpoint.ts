@@ -17,11 +17,11 @@ import {
   type SafetensorsDType,
   type SafetensorsTensorInput,
 } from '@grassflow/checkpoints';
-import { validateModelConfig, type ModelConfig } from './shared/config.js';
+import { validateModelConfig, type ModelConfig } from '../shared/config.js';
 import { checkpointModelLoader } from './checkpoint-model.js';
-import type { LanguageModel } from './shared/language-model.js';
-import type { GrassmannLM } from './grassmann/lm.js';
-import type { TransformerLM } from './transformer/lm.js';
+import type { LanguageModel } from '../shared/language-model.js';
+import type { GrassmannLM } from '../grassmann/lm.js';
+import type { TransformerLM } from '../transformer/lm.js';
 
 export {
   CHECKPOINT_FILES,
@@ -76,6 +76,8 @@ export interface LoadedCheckpoint {
   readonly dir: string;
   readonly recovered: boolean;
   readonly formatVersion: number;
+  /** Tensor files config.json records no checksum for (hand-written or edited): loaded but not verified. */
+  readonly unverified: readonly string[];
 }
 
 const TF_TO_SAFETENSORS: Partial<Record<tf.DataType, SafetensorsDType>> = {
@@ -178,6 +180,7 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
       dir: loaded.dir,
       recovered: loaded.recovered,
       formatVersion: loaded.formatVersion,
+      unverified: loaded.unverified,
     };
   } catch (error) {
     loader.discard();
