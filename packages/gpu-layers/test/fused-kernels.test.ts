@@ -69,7 +69,9 @@ describe('fused kernels on wasm', () => {
   });
 
   it('layerNorm of a constant row is β (x̂ = 0: no division by a zero variance)', () => {
-    const y = tf.tidy(() => Array.from(layerNorm(tf.fill([1, 4], 3), tf.ones([4]), tf.tensor1d([1, 2, 3, 4])).dataSync()));
+    const y = tf.tidy(() =>
+      Array.from(layerNorm(tf.fill([1, 4], 3), tf.ones([4]), tf.tensor1d([1, 2, 3, 4])).dataSync()),
+    );
     expect(y).toEqual([1, 2, 3, 4]);
   });
 

@@ -31,7 +31,11 @@ describe.each(['cpu', 'wasm'] as const)('logSumExp on %s', (backend) => {
     ]);
     expect(relErr(a, b)).toBeLessThan(1e-6);
     const [g, p] = tf.tidy(() => [
-      Array.from(tf.grad((v: tf.Tensor) => tf.sum(logSumExp(v as tf.Tensor2D)))(x).dataSync()),
+      Array.from(
+        tf
+          .grad((v: tf.Tensor) => tf.sum(logSumExp(v as tf.Tensor2D)))(x)
+          .dataSync(),
+      ),
       Array.from(tf.softmax(x).dataSync()),
     ]);
     expect(relErr(g, p)).toBeLessThan(1e-5);

@@ -15,7 +15,13 @@ import { probeRedis, QUEUE_ENV, QUEUE_NAME, QUEUE_PREFIX, queueUrlOf, redisConne
 
 const WORKER_FLAGS = {
   queue: { type: 'string', metavar: 'URL', help: `the study queue, redis://host:port/db (default ${QUEUE_ENV})` },
-  concurrency: { type: 'int', min: 1, max: 64, default: 1, help: 'runs trained at the same time, each in its own process' },
+  concurrency: {
+    type: 'int',
+    min: 1,
+    max: 64,
+    default: 1,
+    help: 'runs trained at the same time, each in its own process',
+  },
   runs: {
     type: 'string',
     metavar: 'DIR',
