@@ -24,7 +24,7 @@ describe.each(['cpu', 'wasm'] as const)('logSumExp on %s', (backend) => {
 
   it('lse(x + c) = lse(x) + c, and its gradient is softmax(x)', async () => {
     await useBackend(backend);
-    const x = tf.randomNormal([3, 257], 0, 2, 'float32', 4) as tf.Tensor2D;
+    const x = tf.randomNormal<tf.Rank.R2>([3, 257], 0, 2, 'float32', 4);
     const [a, b] = tf.tidy(() => [
       Array.from(tf.add(logSumExp(x), 5).dataSync()),
       Array.from(logSumExp(tf.add(x, 5)).dataSync()),
