@@ -2,7 +2,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { writeFileAtomicSync } from '@grassflow/checkpoints';
 import { TokenizerError } from './errors';
 
 /** Read a whole file as bytes; a missing path throws `FILE_NOT_FOUND` naming the path and `what` it should be. */
@@ -31,18 +30,4 @@ export function readFileOrThrow(path: string, what: string, hint: string): Buffe
 /** SHA-256 of bytes or a UTF-8 string, hex. */
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
-}
-
-/**
- * Write a file atomically: `write(tmp)` fills a temp file beside `target`, which is then fsynced and
- * renamed over it (then the folder is fsynced), so readers see either the old file or the complete
- * new one, never a partial write. The one implementation is @grassflow/checkpoints' `writeFileAtomicSync`.
- */
-export function writeAtomically(target: string, write: (tmpPath: string) => void): void {
-  writeFileAtomicSync(resolve(target), write);
-}
-
-/** Write `data` to `target` atomically (see {@link writeAtomically}). */
-export function writeFileAtomic(target: string, data: string | Uint8Array): void {
-  writeFileAtomicSync(resolve(target), data);
 }

@@ -1,7 +1,9 @@
 // Word-level tokenizer for Wikitext `.tokens` files (Node): the pure tokenizer's rules, plus files and a
 // synchronous SHA-256 (node:crypto) for the id.
+import { resolve } from 'node:path';
+import { writeFileAtomicSync } from '@grassflow/checkpoints';
 import { messageOf, TokenizerError } from './errors';
-import { readFileOrThrow, sha256Hex, writeFileAtomic } from './files';
+import { readFileOrThrow, sha256Hex } from './files';
 import {
   badWordLevelVocabFile,
   parseWordLevelVocabFile,
@@ -62,7 +64,7 @@ export class WordLevelTokenizer extends PureWordLevelTokenizer {
 
   /** Save the vocabulary as JSON (atomic: temp file + rename). */
   save(path: string): void {
-    writeFileAtomic(path, this.vocabFileText());
+    writeFileAtomicSync(resolve(path), this.vocabFileText()); // atomic: readers see the old file or the new one
   }
 
   /** Ids of a file's contents, read as bytes (no intermediate string). */

@@ -1,5 +1,6 @@
 // BERT WordPiece tokenizer on the Hugging Face Rust `tokenizers` library: ids equal to HF's bert-base-uncased fast
 // tokenizer.
+import { resolve } from 'node:path';
 import {
   bertNormalizer,
   bertPreTokenizer,
@@ -12,7 +13,8 @@ import {
   type TruncationStrategy as HfTruncationStrategy,
 } from 'tokenizers';
 import { assertInteger, messageOf, TokenizerError } from './errors';
-import { readFileOrThrow, sha256Hex, writeAtomically } from './files';
+import { writeFileAtomicSync } from '@grassflow/checkpoints';
+import { readFileOrThrow, sha256Hex } from './files';
 import {
   hfStrategy,
   resolveEncodeOptions,
@@ -323,7 +325,7 @@ export class WordPieceTokenizer {
 
   /** Save the configured HF tokenizer as a tokenizer.json (atomic write); `fromTokenizerJson` reads it back. */
   saveTokenizerJson(path: string): void {
-    writeAtomically(path, (tmp) => this.raw.save(tmp, true));
+    writeFileAtomicSync(resolve(path), (tmp) => this.raw.save(tmp, true)); // fills a temp file, then renames it
   }
 
   /** Number of special tokens the post-processor adds to a single sequence and to a pair. */
