@@ -60,14 +60,6 @@ export async function encodeTexts(
   return out;
 }
 
-/** Check that ids are int32 and copy them into an Int32Array. */
-export function toInt32(ids: TokenIds, encoderId: string): Int32Array {
-  if (ids instanceof Int32Array) return ids;
-  const out = new Int32Array(ids.length);
-  for (let i = 0; i < ids.length; i++) out[i] = checkedId(ids[i] as number, encoderId);
-  return out;
-}
-
 /** An id, checked to be an integer in the int32 range. */
 export function checkedId(id: number, encoderId: string): number {
   if (!Number.isInteger(id) || id < -0x80000000 || id > 0x7fffffff) {

@@ -57,11 +57,6 @@ export function float32Views(tensors: readonly tf.Tensor[]): Float32Array[] | nu
   return out;
 }
 
-/** Whether JavaScript can read and write this backend's float32 storage (see {@link float32Views}). */
-export function hasAddressableStorage(): boolean {
-  return storageOf() !== null;
-}
-
 /**
  * Make each variable the only owner of its storage, so that writing it in place changes no other tensor: a
  * variable assigned from a tensor (or another variable) shares that tensor's storage until it is given a copy.

@@ -104,6 +104,3 @@ export const evalCli: CliCommand = planCommand({
   plan: planEval,
   run: runEvalPlan,
 });
-
-/** `eval` on argv; returns the exit code. */
-export const evalCommand = evalCli.run;

@@ -104,6 +104,3 @@ export const generateCli: CliCommand = planCommand({
   plan: planGenerate,
   run: runGeneratePlan,
 });
-
-/** `generate` on argv; returns the exit code. */
-export const generateCommand = generateCli.run;

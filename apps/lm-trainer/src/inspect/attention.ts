@@ -1,9 +1,9 @@
 // Attention inside a Transformer block, from the model's own attention: entropy per head and the weight on
 // antiparallel pairs.
-import { traceAttention, type HeadTrace, type TransformerBlock } from '@grassflow/gpu-layers';
+import { traceAttention, type TransformerBlock } from '@grassflow/gpu-layers';
 import { blockWeights, mixerInput, summarize, type Mat, type Summary } from './tensors.js';
 
-export { traceAttention, type HeadTrace };
+export { traceAttention };
 
 /** What inspect reports for one attention head over all samples. */
 export interface HeadReport {

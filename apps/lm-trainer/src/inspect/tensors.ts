@@ -1,47 +1,7 @@
 // Float64 views of a model's activations and weights for `inspect` (from @grassflow/gpu-layers, which the playground
 // shares), and the summary statistics it reports.
-import * as tf from '@tensorflow/tfjs-core';
-import type { Mat } from '@grassflow/gpu-layers';
 
-export {
-  blockInputs,
-  blockWeights,
-  blockWeight as weight,
-  inspectableModel,
-  layerNormRows,
-  matOf,
-  matRow as row,
-  mixerInput,
-  LN_EPS,
-  type Mat,
-} from '@grassflow/gpu-layers';
-
-/** y = x · W + b for x [n, in], W [in, out] (internal layout), b [out]: [n, out]. */
-export function affine(x: Mat, w: Mat, b: Mat): Mat {
-  if (x.cols !== w.rows || b.cols !== w.cols)
-    throw new RangeError(`affine: [${x.rows}, ${x.cols}] · [${w.rows}, ${w.cols}] + [${b.cols}]`);
-  const out = new Float64Array(x.rows * w.cols);
-  for (let i = 0; i < x.rows; i++) {
-    const o = i * w.cols;
-    for (let j = 0; j < w.cols; j++) out[o + j] = b.data[j] as number;
-    for (let k = 0; k < x.cols; k++) {
-      const xik = x.data[i * x.cols + k] as number;
-      if (xik === 0) continue;
-      const wk = k * w.cols;
-      for (let j = 0; j < w.cols; j++) out[o + j] = (out[o + j] as number) + xik * (w.data[wk + j] as number);
-    }
-  }
-  return { rows: x.rows, cols: w.cols, data: out };
-}
-
-/** Largest |a_i − b_i| between a float64 matrix and a tensor of the same size. */
-export async function maxAbsDiff(a: Mat, b: tf.Tensor): Promise<number> {
-  const v = await b.data();
-  if (v.length !== a.data.length) throw new RangeError(`maxAbsDiff: ${a.data.length} vs ${v.length} values`);
-  let m = 0;
-  for (let i = 0; i < v.length; i++) m = Math.max(m, Math.abs((a.data[i] as number) - (v[i] as number)));
-  return m;
-}
+export { blockInputs, blockWeights, inspectableModel, mixerInput, type Mat } from '@grassflow/gpu-layers';
 
 /** Distribution summary of a sample: count, mean, standard deviation (population), min, quantiles, max. */
 export interface Summary {

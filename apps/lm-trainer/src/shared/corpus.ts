@@ -32,8 +32,6 @@ export interface CorpusTokenizer {
 /** A word-level run's vocabulary in its folder: WordLevelTokenizer.save's JSON, read by PureWordLevelTokenizer. */
 export const WORD_VOCAB_FILE = 'word-vocab.json';
 
-export { DataDirError } from '@grassflow/datasets';
-
 export { wikitextForWordPiece };
 
 const WORDPIECE_PREP = 'wikitext-tokens:unk-markers-sep:v1';

@@ -24,7 +24,7 @@ import { describeJob, RedisRunQueue } from '../queue/coordinator.js';
 import type { StudyJobData } from '../queue/jobs.js';
 import { QUEUE_ENV, queueUrlOf } from '../queue/redis.js';
 
-export { planRun, type PlannedRun } from './run.js';
+export { type PlannedRun } from './run.js';
 
 /** Read and check a study file. */
 export async function readStudy(path: string): Promise<StudySpec> {

@@ -52,6 +52,3 @@ export const paramsCli: CliCommand = planCommand({
   plan: planParams,
   run: runParamsPlan,
 });
-
-/** `params` on argv; returns the exit code. */
-export const paramsCommand = paramsCli.run;

@@ -221,6 +221,3 @@ export const trainCli: CliCommand = planCommand({
   plan: planTrain,
   run: runTrainPlan,
 });
-
-/** `train` on argv; returns the exit code. */
-export const trainCommand = trainCli.run;
