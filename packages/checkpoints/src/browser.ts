@@ -16,9 +16,11 @@ export {
   type CheckpointJson,
   type ParseCheckpointConfigOptions,
 } from './checkpoint-config.js';
-export type { CheckpointDType, CheckpointTensor, LoadCheckpointFolderOptions } from './checkpoint-folder.js';
+export type { LoadCheckpointFolderOptions } from './checkpoint-folder.js';
 export {
   loadCheckpointBytes,
+  type CheckpointDType,
+  type CheckpointTensor,
   type CheckpointBytes,
   type LoadCheckpointBytesOptions,
   type LoadedCheckpointBytes,

@@ -10,7 +10,6 @@ import {
   type CheckpointFileRecord,
   type CheckpointJson,
 } from './checkpoint-config.js';
-import type { CheckpointDType, CheckpointTensor, LoadCheckpointFolderOptions } from './checkpoint-folder.js';
 import { checkFinite, checkModelTensors } from './checkpoint-tensors.js';
 import { readSafetensors, readSafetensorsHeader, safetensorsValues } from './safetensors.js';
 import { SafetensorsError, type SafetensorsDType } from './safetensors-header.js';
@@ -27,8 +26,33 @@ export interface CheckpointBytes {
   readonly source?: string;
 }
 
-/** Options of `loadCheckpointBytes`: those of `loadCheckpointFolder`. */
-export type LoadCheckpointBytesOptions<M = CheckpointJson> = LoadCheckpointFolderOptions<M>;
+/** The dtypes a checkpoint stores: model tensors are F32; extra tensors F32, I32 or BOOL. */
+export type CheckpointDType = 'F32' | 'I32' | 'BOOL';
+
+/** A tensor read back from a checkpoint: its values as a typed array of its dtype (BOOL as 0/1 bytes). */
+export interface CheckpointTensor {
+  readonly dtype: CheckpointDType;
+  readonly shape: readonly number[];
+  readonly data: Float32Array | Int32Array | Uint8Array;
+}
+
+/** Options of `loadCheckpointBytes` and `loadCheckpointFolder`. */
+export interface LoadCheckpointBytesOptions<M = CheckpointJson> {
+  /** Check the SHA-256 of each tensor file against config.json (default true; sizes are always checked). */
+  readonly verifyChecksums?: boolean;
+  /** Validates config.json's `model` and returns it typed; its error is reported as `INVALID_CONFIG`. */
+  readonly parseModel?: (value: unknown) => M;
+  /**
+   * The tensors the model described by config.json has (name → shape, all F32). When given, the
+   * header of model.safetensors must match exactly (first mismatch reported: `TENSOR_MISSING`,
+   * `TENSOR_DTYPE`, `TENSOR_SHAPE`, `TENSOR_UNEXPECTED`) before any tensor byte is read.
+   */
+  readonly expectedTensors?: (model: M) => ReadonlyMap<string, readonly number[]>;
+  /** The model config as named in mismatch messages (default: its JSON). */
+  readonly describeModel?: (model: M) => string;
+  /** The package named in the `UNSUPPORTED_VERSION` message (default '@grassflow/checkpoints'). */
+  readonly reader?: string;
+}
 
 /** A checkpoint read from bytes. */
 export interface LoadedCheckpointBytes<M = CheckpointJson> {

@@ -24,7 +24,13 @@ import {
   type CheckpointJson,
 } from './checkpoint-config.js';
 import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
-import { EXTRA_DTYPES, type LoadedCheckpointBytes } from './checkpoint-bytes.js';
+import {
+  EXTRA_DTYPES,
+  type CheckpointDType,
+  type CheckpointTensor,
+  type LoadCheckpointBytesOptions,
+  type LoadedCheckpointBytes,
+} from './checkpoint-bytes.js';
 import { checkFinite, checkModelTensors } from './checkpoint-tensors.js';
 import {
   encodeSafetensors,
@@ -36,16 +42,6 @@ import {
 } from './safetensors.js';
 import { openSafetensorsFile, type SafetensorsFileReader } from './safetensors-file.js';
 import { SafetensorsError, type SafetensorsDType } from './safetensors-header.js';
-
-/** The dtypes a checkpoint stores: model tensors are F32; extra tensors F32, I32 or BOOL. */
-export type CheckpointDType = 'F32' | 'I32' | 'BOOL';
-
-/** A tensor read back from a checkpoint: its values as a typed array of its dtype (BOOL as 0/1 bytes). */
-export interface CheckpointTensor {
-  readonly dtype: CheckpointDType;
-  readonly shape: readonly number[];
-  readonly data: Float32Array | Int32Array | Uint8Array;
-}
 
 /** What `saveCheckpointFolder` writes. */
 export interface SaveCheckpointFolderInput<M = CheckpointJson> {
@@ -71,23 +67,8 @@ export interface SavedCheckpointFolder<M = CheckpointJson> {
   readonly config: CheckpointConfigFile<M>;
 }
 
-/** Options of `loadCheckpointFolder`. */
-export interface LoadCheckpointFolderOptions<M = CheckpointJson> {
-  /** Check the SHA-256 of each tensor file against config.json (default true; sizes are always checked). */
-  readonly verifyChecksums?: boolean;
-  /** Validates config.json's `model` and returns it typed; its error is reported as `INVALID_CONFIG`. */
-  readonly parseModel?: (value: unknown) => M;
-  /**
-   * The tensors the model described by config.json has (name → shape, all F32). When given, the
-   * header of model.safetensors must match exactly (first mismatch reported: `TENSOR_MISSING`,
-   * `TENSOR_DTYPE`, `TENSOR_SHAPE`, `TENSOR_UNEXPECTED`) before any tensor byte is read.
-   */
-  readonly expectedTensors?: (model: M) => ReadonlyMap<string, readonly number[]>;
-  /** The model config as named in mismatch messages (default: its JSON). */
-  readonly describeModel?: (model: M) => string;
-  /** The package named in the `UNSUPPORTED_VERSION` message (default '@grassflow/checkpoints'). */
-  readonly reader?: string;
-}
+/** Options of `loadCheckpointFolder`: those of `loadCheckpointBytes`. */
+export type LoadCheckpointFolderOptions<M = CheckpointJson> = LoadCheckpointBytesOptions<M>;
 
 /** A loaded checkpoint folder: what {@link loadCheckpointBytes} gives, and where it was read. */
 export interface LoadedCheckpointFolder<M = CheckpointJson> extends LoadedCheckpointBytes<M> {

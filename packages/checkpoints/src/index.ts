@@ -38,8 +38,6 @@ export { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
 export {
   saveCheckpointFolder,
   loadCheckpointFolder,
-  type CheckpointDType,
-  type CheckpointTensor,
   type SaveCheckpointFolderInput,
   type SavedCheckpointFolder,
   type LoadCheckpointFolderOptions,
@@ -47,6 +45,8 @@ export {
 } from './checkpoint-folder.js';
 export {
   loadCheckpointBytes,
+  type CheckpointDType,
+  type CheckpointTensor,
   type CheckpointBytes,
   type LoadCheckpointBytesOptions,
   type LoadedCheckpointBytes,

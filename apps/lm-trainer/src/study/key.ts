@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { ModelConfig } from '@grassflow/gpu-layers';
 import { readTrainingConfig, type ModelKind, type TrainingConfig } from '../shared/model-options.js';
-import type { StoredRunConfig } from '../train/run.js';
+import type { StoredRunConfig } from '../train/config.js';
 
 /**
  * What a run trains, fully resolved: the model config (vocabulary from the tokenizer), the training config and the

@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunFolder, UsageError } from '@grassflow/training';
 import { planTrain, runTrainPlan, type TrainPlan } from '../train/command.js';
-import type { StoredRunConfig } from '../train/run.js';
+import type { StoredRunConfig } from '../train/config.js';
 import { resolvedOfStored, resolvedRunConfig, runKey, type ResolvedRunConfig } from './key.js';
 import { thisMachine, type HeldOutScore, type LedgerRecord } from './ledger.js';
 import { loadModelAndTokenizer } from '../shared/checkpoint-dir.js';

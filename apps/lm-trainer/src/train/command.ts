@@ -19,15 +19,8 @@ import {
   type ModelKind,
   type TrainingConfig,
 } from '../shared/model-options.js';
-import {
-  resumedConfig,
-  resumeRun,
-  startRun,
-  type FreshRun,
-  type RunConfig,
-  type RunOutcome,
-  type StoredRunConfig,
-} from './run.js';
+import { resumedConfig, type RunConfig, type StoredRunConfig } from './config.js';
+import { resumeRun, startRun, type FreshRun, type RunOutcome } from './run.js';
 
 const TRAIN_FLAGS = {
   model: { type: 'string', choices: MODEL_KINDS, default: 'grassmann', help: 'model kind' },

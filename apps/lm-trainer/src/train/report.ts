@@ -9,7 +9,7 @@ import {
 } from '@grassflow/training';
 import { backendLine, trainingLossChart, warmupSteps } from '@grassflow/training';
 import type { ChartSeries, RunFolder } from '@grassflow/training';
-import { evalCoverage, type RunConfig } from './run.js';
+import { evalCoverage, type RunConfig } from './config.js';
 import { baselineSeries, smoothingLines, standingLines, validationBaselines, xRange } from '../baselines/report.js';
 
 /**

@@ -7,7 +7,8 @@ import type { CliCommand, FlagSpecs, OpenedRun, RunControl } from '@grassflow/tr
 import { featurizer, prepareSplit, type Featurizer } from '../data/prepare-data.js';
 import { dataDirOrThrow } from '../data/snli-data.js';
 import { HEAD_KINDS, modelConfig, type HeadKind } from '../model/snli-model.js';
-import { resumeRun, startRun, type RunConfig, type RunData, type RunOutcome, type TrainingConfig } from './run.js';
+import type { RunConfig, TrainingConfig } from './config.js';
+import { resumeRun, startRun, type RunData, type RunOutcome } from './run.js';
 
 /** Tokens kept per sentence unless --seq-len (or its alias --max-len) says otherwise. */
 const SEQ_LEN = 48;

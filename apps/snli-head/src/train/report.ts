@@ -1,7 +1,7 @@
 // report.md of one run: parameter counts, final validation numbers, loss and accuracy curves.
 import { backendLine, evalMetricChart, metricCurve, metricOf, reportRun, trainingLossChart } from '@grassflow/training';
 import type { RunFolder } from '@grassflow/training';
-import type { RunConfig } from './run.js';
+import type { RunConfig } from './config.js';
 
 /** Write report.md (+ loss.svg/png, val-acc.svg/png) into the run folder. */
 export function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<string> {

@@ -9,47 +9,14 @@ import {
   trainRun,
   UsageError,
 } from '@grassflow/training';
-import type { OpenedRun, OptimizerConfig, RunControl, RunProvenance, RunStart } from '@grassflow/training';
+import type { OpenedRun, RunControl, RunStart } from '@grassflow/training';
 import type { RunOutcome as GenericRunOutcome } from '@grassflow/training';
 import type { FeatureTable } from '../data/batches.js';
 import { headCheckpointExtra, loadHeadTrainerCheckpoint } from '../model/head-checkpoint.js';
 import { writeRunReport } from './report.js';
+import type { RunConfig, TrainingConfig } from './config.js';
 import { countParams, SnliModel, type HeadKind, type SnliModelConfig } from '../model/snli-model.js';
 import { SnliTrainTask, type SnliDataState } from './task.js';
-
-/** Training hyper-parameters (config.json `training`). */
-export interface TrainingConfig extends OptimizerConfig {
-  epochs: number;
-  batch: number;
-  seed: number;
-  /** Tokens kept per sentence, [CLS] and [SEP] included. */
-  seqLen: number;
-  /** Validate every N steps (0: once per epoch). */
-  evalEvery: number;
-  logEvery: number;
-}
-
-/** config.json of a run folder: everything needed to repeat the run. */
-export interface RunConfig extends RunProvenance {
-  format: 'grassflow-snli-run';
-  formatVersion: 1;
-  command: string;
-  head: HeadKind;
-  backbone: string;
-  model: SnliModelConfig;
-  params: { head: number; backbone: number; total: number };
-  training: TrainingConfig;
-  totalSteps: number;
-  data: {
-    dataDir: string;
-    trainFile: string;
-    trainPairs: number;
-    trainIsSample: boolean;
-    validFile: string;
-    validPairs: number;
-    tokenizerId: string;
-  };
-}
 
 /** Encoded pairs (and frozen-backbone features, if any) a run trains and validates on. */
 export interface RunData {
