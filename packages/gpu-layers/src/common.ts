@@ -89,7 +89,7 @@ export { TiedEmbeddingLM, StateDictError, checkTokenIds } from './shared/languag
 export type { LanguageModel, ForwardOptions, CreateModelOptions } from './shared/language-model.js';
 export { GrassmannLM } from './grassmann/lm.js';
 export { TransformerLM } from './transformer/lm.js';
-export { createModel } from './create-model.js';
+export { createModel } from './models/create-model.js';
 export { createDecoder, Decoder, DecoderError } from './decoding/decoder.js';
 export { useFusedKernels } from './backend/wasm-fused.js';
 export type { DecoderOptions, DecoderErrorCode, DecoderStateKind } from './decoding/decoder.js';

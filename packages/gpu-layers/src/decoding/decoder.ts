@@ -5,7 +5,7 @@ import { TransformerBlock } from '../transformer/block.js';
 import { checkTokenIds, type TiedEmbeddingLM } from '../shared/language-model.js';
 import { GrassmannRingState } from '../grassmann/ring-state.js';
 import { KvCacheState } from '../transformer/kv-cache.js';
-import type { LayerDecodingState } from './layer-state.js';
+import type { LayerDecodingState } from '../shared/decoding-state.js';
 
 /** Why a decoder refused a call. */
 export type DecoderErrorCode = 'POSITION_LIMIT' | 'BAD_INPUT' | 'DISPOSED' | 'UNSUPPORTED_MODEL';

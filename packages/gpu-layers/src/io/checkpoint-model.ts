@@ -4,7 +4,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { CheckpointTensor, LoadCheckpointFolderOptions, SafetensorsDType } from '@grassflow/checkpoints';
 import { validateModelConfig, type ModelConfig } from '../shared/config.js';
-import { createModel } from '../create-model.js';
+import { createModel } from '../models/create-model.js';
 import type { GrassmannLM } from '../grassmann/lm.js';
 import type { TransformerLM } from '../transformer/lm.js';
 

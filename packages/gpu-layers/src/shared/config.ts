@@ -1,5 +1,10 @@
 // The model config of GrassmannLM and TransformerLM: one typed defaults object, validation, presets, parameter count.
-import { pluckerDim } from '../grassmann/plucker.js';
+
+/**
+ * C(r, 2), the Plücker coordinates of a 2-plane in R^r, for counting weights here (grassmann/plucker.ts' pluckerDim is
+ * the same number for the layers; shared/ imports nothing of a model kind).
+ */
+const pluckerCount = (r: number): number => (r * (r - 1)) / 2;
 
 /** Fields every kind has. */
 interface CommonConfig {
@@ -366,7 +371,7 @@ function checkTensorSizes(c: Record<string, unknown>): void {
     ['dModel', `a gate weight [${2 * n('dModel')}, ${n('dModel')}]`, 2 * n('dModel') * n('dModel')],
   ];
   if (c['kind'] === 'grassmann') {
-    const C = pluckerDim(n('r'));
+    const C = pluckerCount(n('r'));
     weights.push(['r', `the Plücker projection [${C}, ${n('dModel')}]`, C * n('dModel')]);
   }
   for (const [field, what, entries] of weights) {
@@ -461,7 +466,7 @@ export function paramBreakdown(config: ModelConfig | ModelConfigInput): ParamBre
   const d = c.dModel;
   const ffn = d * c.dFF + c.dFF + c.dFF * d + d;
   const mixer =
-    c.kind === 'grassmann' ? d * c.r + c.r + pluckerDim(c.r) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
+    c.kind === 'grassmann' ? d * c.r + c.r + pluckerCount(c.r) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
   const mixerNorm = c.kind === 'grassmann' && c.mixerNorm === true ? 2 * d : 0;
   const perLayer = mixer + mixerNorm + 2 * 2 * d + ffn;
   const head = c.head === 'adaptive' ? adaptiveHeadShapes(d, c.vocabSize, c.cutoffs ?? []).params : 0;

@@ -1,8 +1,8 @@
 // createModel: the registry from config.kind to the model class.
-import { validateModelConfig, type ModelConfig, type ModelConfigInput } from './shared/config.js';
-import { GrassmannLM } from './grassmann/lm.js';
-import type { CreateModelOptions } from './shared/language-model.js';
-import { TransformerLM } from './transformer/lm.js';
+import { validateModelConfig, type ModelConfig, type ModelConfigInput } from '../shared/config.js';
+import { GrassmannLM } from '../grassmann/lm.js';
+import type { CreateModelOptions } from '../shared/language-model.js';
+import { TransformerLM } from '../transformer/lm.js';
 
 /**
  * Build the model a config describes: GrassmannLM for 'grassmann', TransformerLM for 'transformer'. The config
