@@ -43,16 +43,23 @@ function readmeInstallLine(dir, cmd) {
     .trim();
 }
 
-/** The README examples the pack check runs: the first ```ts block under each of these headings. */
-const EXAMPLE_HEADINGS = ['## Your own model with `CausalGrassmannMixing`', '## Saving any tfjs model'];
+/**
+ * The examples the pack check runs from the installed tarballs: the first ```ts block under each heading, of the
+ * gpu-layers README or of its guide (docs/gpu-layers.md, relative to the package folder).
+ */
+const EXAMPLE_SECTIONS = [
+  ['README.md', '## A layer in your own model'],
+  ['README.md', '## Saving and loading a model'],
+  ['../../docs/gpu-layers.md', '## Saving any tfjs model'],
+];
 
 function readmeExamples(dir) {
-  const text = readFileSync(join(dir, 'README.md'), 'utf8');
-  return EXAMPLE_HEADINGS.map((heading) => {
+  return EXAMPLE_SECTIONS.map(([file, heading]) => {
+    const text = readFileSync(join(dir, file), 'utf8');
     const at = text.indexOf(`\n${heading}\n`);
-    if (at < 0) throw new Error(`${dir}/README.md has no section "${heading}"`);
+    if (at < 0) throw new Error(`${join(dir, file)} has no section "${heading}"`);
     const block = /\n```ts\n([\s\S]*?)\n```/.exec(text.slice(at));
-    if (block === null) throw new Error(`${dir}/README.md: section "${heading}" has no ts block`);
+    if (block === null) throw new Error(`${join(dir, file)}: section "${heading}" has no ts block`);
     return [heading.replace(/^## /, ''), `${block[1]}\n`];
   });
 }
