@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `pnpm test`: formatting, unused code (knip), then build, typecheck, lint and unit tests of every package (turbo), the suites that must
-// also pass with XNNPACK's products (test:xnnpack, GRASSFLOW_BLAS=off), then the pack check.
+// `pnpm test`: formatting, then build, typecheck, lint and unit tests of every package (turbo), the suites that must
+// also pass with XNNPACK's products (test:xnnpack, GRASSFLOW_BLAS=off), unused code (knip), then the pack check.
 // A relative GRASSFLOW_DATA_DIR is resolved here, against the folder `pnpm test` was run from (pnpm's INIT_CWD): turbo
 // runs each package's tests in that package's folder, where `../shared/data` would name another place.
 import { spawnSync } from 'node:child_process';
@@ -19,8 +19,9 @@ if (env['GRASSFLOW_TEST_RESOLVE_ONLY'] === '1') {
 
 const steps = [
   ['prettier', ['--check', '.']],
-  ['knip', ['--no-progress']], // unused files, exports and dependencies (knip.jsonc)
   ['turbo', ['run', 'build', 'typecheck', 'lint', 'test', 'test:xnnpack', '--concurrency=2']],
+  // after the build: knip loads the playground's vite.config.ts, which imports gpu-layers' dist
+  ['knip', ['--no-progress']], // unused files, exports and dependencies (knip.jsonc)
   ['node', ['scripts/check-pack.mjs']],
 ];
 for (const [cmd, args] of steps) {
