@@ -2,10 +2,10 @@
 # generate's tokens/s and the decoding step's kernels, before and after the gather, fused-kernel and decode-step
 # changes: OLD is a built checkout of the commit before them, this checkout the new side; three rounds, alternating.
 # Usage: bash docs/benchmarks/native/decode.sh OLD_CHECKOUT RUN_DIR   (GRASSFLOW_DATA_DIR set; RUN_DIR a train run of
-# the main job's Grassmann model). Writes decode.txt.
+# the main job's Grassmann model). Writes decode.txt, or $OUT.
 set -euo pipefail
 old=$1 run=$2
-out=docs/benchmarks/native/decode.txt
+out=${OUT:-docs/benchmarks/native/decode.txt}
 : >"$out"
 cp docs/benchmarks/native/decode-kernels.mjs "$old/docs/benchmarks/native/decode-kernels.mjs"
 for side in "$old" .; do
