@@ -1,5 +1,5 @@
 // GrassmannLM: the attention-free language model of paper-notes §2.
-import type { ModelConfig } from '../shared/config.js';
+import type { GrassmannConfig, ModelConfig } from '../shared/config.js';
 import { GrassmannBlock } from './block.js';
 import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-model.js';
 
@@ -9,6 +9,9 @@ import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-mod
  * [B, L] int32 → [B, L, V].
  */
 export class GrassmannLM extends TiedEmbeddingLM {
+  /** The validated config, of this kind (the constructor refuses another). */
+  declare readonly config: GrassmannConfig;
+
   constructor(config: ModelConfig, options: CreateModelOptions = {}) {
     if (config.kind !== 'grassmann')
       throw new TypeError(`GrassmannLM needs config.kind 'grassmann', got '${config.kind}'`);
