@@ -1,6 +1,6 @@
 // MODEL_OPTIONS, the one table of the optional architecture fields: the table is consistent, and validation,
 // defaults and the layers' checks all follow it.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   CausalGrassmannMixing,
   GrassmannBlock,
@@ -9,6 +9,12 @@ import {
   OPTIONAL_DEFAULTS,
   TransformerBlock,
   validateModelConfig,
+  type EaEps,
+  type FullModelConfig,
+  type GrassmannBlockArgs,
+  type GrassmannConfig,
+  type GrassmannGate,
+  type TransformerConfig,
 } from '@grassflow/gpu-layers';
 
 const refusal = (config: unknown): ModelConfigError | null => {
@@ -69,5 +75,29 @@ describe('MODEL_OPTIONS', () => {
       'GrassmannBlock: mixerNorm must be true or false, got 1',
     );
     expect(() => new TransformerBlock({ nHeads: 2, dFF: 8, eaEps: 'x' as 'relative' })).toThrow(RangeError);
+  });
+
+  it('derives the types the fields had when each was declared by hand (tsc checks this)', () => {
+    expectTypeOf<GrassmannConfig['gate']>().toEqualTypeOf<'blend' | 'additive' | undefined>();
+    expectTypeOf<GrassmannConfig['dropoutAt']>().toEqualTypeOf<'stream' | 'branch' | undefined>();
+    expectTypeOf<GrassmannConfig['mixerNorm']>().toEqualTypeOf<boolean | undefined>();
+    expectTypeOf<GrassmannConfig['head']>().toEqualTypeOf<'tied' | 'adaptive' | undefined>();
+    expectTypeOf<GrassmannConfig['cutoffs']>().toEqualTypeOf<number[] | undefined>();
+    expectTypeOf<TransformerConfig['eaEps']>().toEqualTypeOf<'absolute' | 'relative' | undefined>();
+    expectTypeOf<FullModelConfig['eaEps']>().toEqualTypeOf<'absolute' | 'relative' | undefined>();
+    expectTypeOf<FullModelConfig['gate']>().toEqualTypeOf<'blend' | 'additive' | undefined>();
+    expectTypeOf<GrassmannBlockArgs['dropoutAt']>().toEqualTypeOf<'stream' | 'branch' | undefined>();
+    expectTypeOf<GrassmannGate>().toEqualTypeOf<'blend' | 'additive'>();
+    expectTypeOf<EaEps>().toEqualTypeOf<'absolute' | 'relative'>();
+    // a field of the other kind is not in a kind's type
+    expectTypeOf<'gate' extends keyof TransformerConfig ? true : false>().toEqualTypeOf<false>();
+    expectTypeOf<'eaEps' extends keyof GrassmannConfig ? true : false>().toEqualTypeOf<false>();
+    expectTypeOf<typeof OPTIONAL_DEFAULTS>().toEqualTypeOf<{
+      readonly head: 'tied';
+      readonly gate: 'blend';
+      readonly dropoutAt: 'stream';
+      readonly mixerNorm: false;
+      readonly eaEps: 'absolute';
+    }>();
   });
 });

@@ -5,7 +5,13 @@ import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from
 import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
 import { checkMixingArgs, mixingParamSpecs, mixingWeights } from './mixing-layer.js';
 import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
-import { layerOptions, nonDefaultOptions, optionNames, type ModelOptions } from '../shared/model-options.js';
+import {
+  layerOptions,
+  nonDefaultOptions,
+  optionNames,
+  type ModelOptions,
+  type ModelOptionValue,
+} from '../shared/model-options.js';
 
 /** The options a Grassmann block reads (gate, dropoutAt, mixerNorm: MODEL_OPTIONS'), in stored order. */
 export const GRASSMANN_BLOCK_OPTIONS = optionNames('grassmann', ['block', 'mixer']);
@@ -38,7 +44,7 @@ export class GrassmannBlock extends ResidualBlock {
   readonly eps: number;
   readonly direction: 'causal' | 'bidirectional';
   readonly gate: GrassmannGate;
-  readonly dropoutAt: Required<BlockOptions>['dropoutAt'];
+  readonly dropoutAt: ModelOptionValue<'dropoutAt'>;
   readonly mixerNorm: boolean;
 
   constructor(args: GrassmannBlockArgs) {
