@@ -28,9 +28,7 @@ import {
 } from './report.js';
 import { runRung, type RungResult } from './task.js';
 import { ladderRungCommand, queueRungs, rungSpecs } from './queue.js';
-import { RedisRunQueue } from '../queue/coordinator.js';
-import { queueUrlOf } from '../queue/redis.js';
-import type { QueueOutcome } from '../study/queue.js';
+import { queueUrlOf, RedisRunQueue, type QueueOutcome } from '@grassflow/studies';
 
 /** config.json of a ladder run folder. */
 export interface LadderRunConfig {
@@ -139,7 +137,7 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
   let failed = 0;
   if (q !== undefined) {
     // each rung a job for `grassflow-lm worker`; results come in any order and are kept in the in-process order
-    const queue = await RedisRunQueue.open(q);
+    const queue = await RedisRunQueue.open(q, { program: 'grassflow-lm' });
     const byIndex: Array<RungResult | undefined> = [];
     let outcome: QueueOutcome;
     try {
