@@ -1,8 +1,8 @@
 // The key of a study run: sha256 of its fully resolved config as canonical JSON (sorted keys), first 16 hex digits.
 import { createHash } from 'node:crypto';
 import type { ModelConfig } from '@grassflow/gpu-layers';
-import { readTrainingConfig, type ModelKind, type TrainingConfig } from '../shared/model-options.js';
-import type { StoredRunConfig } from '../train/config.js';
+import type { ModelKind } from '../shared/model-options.js';
+import { readTrainingConfig, type StoredRunConfig, type TrainingConfig } from '../train/config.js';
 
 /**
  * What a run trains, fully resolved: the model config (vocabulary from the tokenizer), the training config and the
