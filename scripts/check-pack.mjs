@@ -20,6 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { findVerdaccio, publishSnapshot, startRegistry } from './local-registry.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -111,10 +112,31 @@ export async function main(dir: string): Promise<number> {
 }
 `;
 
+const lmTrainer = { dir: join(root, 'apps', 'lm-trainer') };
+lmTrainer.pkg = JSON.parse(readFileSync(join(lmTrainer.dir, 'package.json'), 'utf8'));
+
 const work = mkdtempSync(join(tmpdir(), 'grassflow-pack-'));
 let failed = 0;
 let checks = packages.length * 2;
+let registry;
 try {
+  const verdaccio = findVerdaccio();
+  if (verdaccio !== undefined) {
+    registry = await startRegistry(verdaccio, work);
+    const published = publishSnapshot(root, work, registry.url);
+    console.log(
+      `check-pack: ${published.length} packages published to a local registry (${registry.url}, Verdaccio) as ` +
+        `${published[0]?.version} by changeset version --snapshot and changeset publish; installs go by name`,
+    );
+  } else if (process.env.GRASSFLOW_REQUIRE_REGISTRY === '1') {
+    throw new Error(
+      'GRASSFLOW_REQUIRE_REGISTRY=1 but no Verdaccio: set GRASSFLOW_VERDACCIO or put verdaccio on PATH ' +
+        '(npm install verdaccio@6.8.0 with overrides { "node-fetch": "2.7.0" }, as .ci/run does)',
+    );
+  } else {
+    console.log('check-pack: no Verdaccio here (GRASSFLOW_VERDACCIO, PATH): installing the packed tarballs instead');
+  }
+  const source = registry === undefined ? 'its tarball' : 'the registry, by name';
   const tarballs = [];
   for (const { dir, pkg } of packages) {
     if (!existsSync(join(dir, 'dist'))) throw new Error(`${pkg.name}: no dist/ — run \`pnpm build\` first`);
@@ -141,6 +163,10 @@ try {
       }
     }
   }
+  const lmTarball = join(
+    work,
+    run('pnpm', ['pack', '--pack-destination', work], lmTrainer.dir).trim().split('\n').pop().split('/').pop(),
+  );
   const app = join(work, 'app');
   run('mkdir', ['-p', app], work);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, version: '0.0.0' }));
@@ -156,7 +182,13 @@ try {
         .slice(2)
         .filter((a) => !a.startsWith('@grassflow/'))
     : [];
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, ...npmExtra], app);
+  const npmArgs =
+    registry === undefined
+      ? [...tarballs, lmTarball, ...npmExtra]
+      : ['--registry', registry.url, ...packages.map(({ pkg }) => pkg.name), lmTrainer.pkg.name, ...npmExtra];
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...npmArgs], app);
+  const sizeOf = (dir) => `${run('du', ['-sm', join(dir, 'node_modules')], dir).split('\t')[0]} MB`;
+  console.log(`check-pack: npm install of every package and grassflow-lm: node_modules ${sizeOf(app)}`);
   for (const { pkg } of packages) {
     const esm = run(
       'node',
@@ -181,9 +213,7 @@ try {
       );
       failed++;
     } else {
-      console.log(
-        `check-pack: ${pkg.name}@${pkg.version} installs from its tarball; ESM and CJS both export ${esmKeys.length} names`,
-      );
+      console.log(`check-pack: ${pkg.name} installs from ${source}; ESM and CJS both export ${esmKeys.length} names`);
     }
   }
   if (packages.some(({ pkg }) => pkg.name === '@grassflow/gpu-layers')) {
@@ -227,7 +257,7 @@ try {
       const nativeWanted = process.env.GRASSFLOW_REQUIRE_BLAS === '1';
       if (nativeWanted && !/^openblas /.test(info.blas ?? '')) {
         console.error(
-          `check-pack: @grassflow/gpu-layers (${kind}) from its tarball: the wasm products are not native here ` +
+          `check-pack: @grassflow/gpu-layers (${kind}) from ${source}: the wasm products are not native here ` +
             `although OpenBLAS is installed (blas: ${info.blas})`,
         );
         failed++;
@@ -242,12 +272,39 @@ try {
         failed++;
       } else {
         console.log(
-          `check-pack: @grassflow/gpu-layers (${kind}) from its tarball: initBackend({ backend: 'wasm' }) runs ` +
+          `check-pack: @grassflow/gpu-layers (${kind}) from ${source}: initBackend({ backend: 'wasm' }) runs ` +
             `${info.threads} wasm threads on ${cpus().length} cores (products: ${info.blas}), and the script exits by itself`,
         );
       }
     }
     checks += 2;
+  }
+  // grassflow-lm, installed beside the packages: its bin through npx, then a tiny train on the data it is given
+  for (const [what, args] of [
+    ['--help', ['--help']],
+    [
+      'a tiny train',
+      ['train', '--model', 'grassmann', '--preset', 'tiny', '--batch', '4', '--steps', '2', '--eval-tokens', '64'],
+    ],
+  ]) {
+    checks++;
+    const out = args[0] === 'train' ? ['--quiet', '--out', join(work, 'lm-run')] : [];
+    try {
+      const printed = execFileSync('npx', ['--no-install', 'grassflow-lm', ...args, ...out], {
+        cwd: app,
+        encoding: 'utf8',
+        timeout: 300_000,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, GRASSFLOW_BACKEND: '' },
+      });
+      if (args[0] === 'train' && !existsSync(join(work, 'lm-run', 'checkpoints', 'latest'))) {
+        throw new Error(`it wrote no checkpoint: ${printed}`);
+      }
+      console.log(`check-pack: npx grassflow-lm ${what} works from the package installed from ${source}`);
+    } catch (err) {
+      console.error(`check-pack: npx grassflow-lm ${what} failed: ${err.stderr || err.message}`);
+      failed++;
+    }
   }
   // pnpm: for each package whose README has a `pnpm add` line, an empty project where that line runs in the shell
   // as written (its build-script approvals or denials included), @grassflow/* names → tarballs (pnpm overrides).
@@ -258,15 +315,25 @@ try {
     const project = join(work, `pnpm-${pkg.name.replace('@grassflow/', '')}`);
     run('mkdir', ['-p', project], work);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pnpm-check', private: true }));
-    writeFileSync(
-      join(project, 'pnpm-workspace.yaml'),
-      `overrides:\n${[...tarballOf].map(([name, t]) => `  '${name}': 'file:${t}'\n`).join('')}`,
-    );
+    if (registry === undefined) {
+      writeFileSync(
+        join(project, 'pnpm-workspace.yaml'),
+        `overrides:\n${[...tarballOf].map(([name, t]) => `  '${name}': 'file:${t}'\n`).join('')}`,
+      );
+    } else {
+      writeFileSync(join(project, '.npmrc'), `registry=${registry.url}\n`); // a user's registry setting, no overrides
+    }
     checks++;
     try {
-      const line = pnpmLine.replace(/@grassflow\/[\w-]+(?=\s|$)/g, (name) => tarballOf.get(name) ?? name);
+      const line =
+        registry === undefined
+          ? pnpmLine.replace(/@grassflow\/[\w-]+(?=\s|$)/g, (name) => tarballOf.get(name) ?? name)
+          : pnpmLine;
       execFileSync('sh', ['-c', line], { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-      console.log(`check-pack: ${pkg.name}: the README's pnpm line installs in an empty project: ${pnpmLine}`);
+      console.log(
+        `check-pack: ${pkg.name}: the README's pnpm line installs in an empty project (node_modules ` +
+          `${sizeOf(project)}): ${pnpmLine}`,
+      );
       pnpmInstalls.set(pkg.name, project);
     } catch (err) {
       console.error(
@@ -350,6 +417,7 @@ try {
     }
   }
 } finally {
+  registry?.stop();
   rmSync(work, { recursive: true, force: true });
 }
 const passed = checks - failed;

@@ -36,6 +36,8 @@ export {
   OPTIONAL_DEFAULTS,
   ADAPTIVE_HEAD_DEFAULTS,
 } from './shared/config.js';
+export { MODEL_OPTIONS } from './shared/model-options.js';
+export type { ModelOptionName, ModelOptionValue, ModelOptions } from './shared/model-options.js';
 export type {
   ModelConfig,
   ModelConfigInput,

@@ -1,6 +1,6 @@
 // Models: parameter counts, presets, config validation, seeding, state dicts, memory over training.
 import * as tf from '@tensorflow/tfjs-core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   checkTokenIds,
   tfjsSeed,
@@ -180,6 +180,22 @@ describe('configs and parameter counts', () => {
 });
 
 describe('models', () => {
+  it('createModel returns the class of a literal kind, and the union for a config whose kind is not known', async () => {
+    await useBackend('cpu');
+    const small = { nLayers: 1, dModel: 8, vocabSize: 16 } as const;
+    const g = createModel({ kind: 'grassmann', r: 4, ...small });
+    const t = createModel({ kind: 'transformer', attention: 'ea', nHeads: 2, ...small });
+    const c: ModelConfig = preset('tiny');
+    const either = createModel(c);
+    expectTypeOf(g).toEqualTypeOf<GrassmannLM>(); // checked by tsc (pnpm typecheck), not at run time
+    expectTypeOf(t).toEqualTypeOf<TransformerLM>();
+    expectTypeOf(either).toEqualTypeOf<GrassmannLM | TransformerLM>();
+    expect(g).toBeInstanceOf(GrassmannLM);
+    expect(t).toBeInstanceOf(TransformerLM);
+    expect(either).toBeInstanceOf(GrassmannLM);
+    for (const m of [g, t, either]) m.dispose();
+  });
+
   it('one seed gives identical models; logits have shape [B, L, V]', async () => {
     await useBackend('cpu');
     const c = preset('tiny');

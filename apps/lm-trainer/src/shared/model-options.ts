@@ -2,12 +2,14 @@
 // also give is train/config.ts's.
 import {
   BACKEND_NAMES,
+  MODEL_OPTIONS,
   offsetSchedule,
   preset,
   PRESET_NAMES,
   PRESETS,
   type FullModelConfig,
   type ModelConfig,
+  type ModelOptionName,
   type PresetName,
 } from '@grassflow/gpu-layers';
 import { OPTIMIZER_FLAG_SPECS, UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
@@ -33,6 +35,42 @@ export const BLOCK_ALIAS_FLAG = {
   help: 'alias of --seq-len (the old name)',
 } as const satisfies FlagSpecs[string];
 
+type Options = typeof MODEL_OPTIONS;
+
+/** The flag of a MODEL_OPTIONS field: its values as choices, a switch, or a list of integers >= 1. */
+type FlagOf<O> = O extends { type: 'choice'; values: infer V extends readonly string[] }
+  ? { type: 'string'; choices: V; help: string }
+  : O extends { type: 'boolean' }
+    ? { type: 'boolean'; help: string }
+    : { type: 'int-list'; min: number; help: string };
+
+/** One flag per optional architecture field, named by the table (--gate, --mixer-norm, …), in table order. */
+type ArchitectureFlags = { [N in ModelOptionName as Options[N]['flag']]: FlagOf<Options[N]> };
+
+/** A field's --help line from the table: what it does, then the model's default and why (a flag may default else). */
+function optionHelp(o: Options[ModelOptionName]): string {
+  const d = o.default;
+  const shown = typeof d === 'boolean' ? (d ? 'on' : 'off') : typeof d === 'string' ? d : d.join(',');
+  return `${o.doc}; model default ${shown}: ${o.why}`;
+}
+
+/**
+ * --head, --cutoffs, --gate, --dropout-at, --mixer-norm, --ea-eps: derived from gpu-layers' MODEL_OPTIONS, where
+ * each field is declared once. No default in the spec: an absent flag leaves the field out of the config.
+ */
+const ARCHITECTURE_FLAGS = Object.fromEntries(
+  Object.values(MODEL_OPTIONS).map((o) => {
+    const help = optionHelp(o);
+    const spec =
+      o.type === 'choice'
+        ? { type: 'string', choices: o.values, help }
+        : o.type === 'boolean'
+          ? { type: 'boolean', help }
+          : { type: 'int-list', min: 1, help };
+    return [o.flag, spec];
+  }),
+) as ArchitectureFlags;
+
 /** Flags shared by train and compare (everything but --model, --out, --resume). */
 export const COMMON_TRAIN_FLAGS = {
   preset: { type: 'string', choices: PRESET_NAMES, default: 'paper-6l', help: 'model size preset' },
@@ -55,28 +93,7 @@ export const COMMON_TRAIN_FLAGS = {
   ...OPTIMIZER_FLAG_SPECS,
   dropout: { type: 'float', min: 0, max: 0.99, help: 'override: dropout rate (preset: 0.1)' },
   norm: { type: 'string', choices: ['post', 'pre'], help: 'override: post-LN (paper) or pre-LN' },
-  head: {
-    type: 'string',
-    choices: ['tied', 'adaptive'],
-    help: 'output head: tied to the token embedding (paper, default) or an adaptive softmax (faster on CPU)',
-  },
-  cutoffs: { type: 'int-list', min: 1, help: 'adaptive head: cluster boundaries (default 2000,10000)' },
-  gate: {
-    type: 'string',
-    choices: ['blend', 'additive'],
-    help: 'Grassmann gate: α⊙h + (1−α)⊙g (paper, default) or h + α⊙g as a residual (a reproduction)',
-  },
-  'dropout-at': {
-    type: 'string',
-    choices: ['stream', 'branch'],
-    help: 'Grassmann post-LN dropout: on the whole stream after LN1 (paper, default) or on the mixing branch only',
-  },
-  'mixer-norm': { type: 'boolean', help: 'Grassmann: a LayerNorm on the mixer output (a reproduction; default off)' },
-  'ea-eps': {
-    type: 'string',
-    choices: ['absolute', 'relative'],
-    help: "expressive attention's ε: absolute (paper, default) or relative to the row's largest score",
-  },
+  ...ARCHITECTURE_FLAGS,
   epochs: { type: 'float', min: 0, exclusiveMin: true, help: 'training length in epochs over wiki.train (default 1)' },
   steps: { type: 'int', min: 1, help: 'training length in optimizer steps' },
   tokens: { type: 'int', min: 1, help: 'training length in training tokens (rounded up to whole steps)' },
@@ -157,32 +174,37 @@ export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize:
   return preset(name, o);
 }
 
-/** The optional architecture flags into `o`; a flag of another model kind is a usage error naming it. */
+/** The config kind and attention of a --model kind. */
+const KIND_OF = {
+  grassmann: { kind: 'grassmann', attention: undefined },
+  'transformer-dpa': { kind: 'transformer', attention: 'dpa' },
+  'transformer-ea': { kind: 'transformer', attention: 'ea' },
+} as const satisfies Record<ModelKind, { kind: FullModelConfig['kind']; attention: 'dpa' | 'ea' | undefined }>;
+
+/**
+ * The architecture flags into `o`, in MODEL_OPTIONS' order (head before cutoffs); a flag of another model kind
+ * (or, for --ea-eps, another attention) is a usage error naming the kinds it applies to. The values themselves are
+ * checked once, by validateModelConfig (the flag parser already holds choices to the table's values).
+ */
 function architectureOptions(kind: ModelKind, f: CommonTrainFlags, o: Partial<FullModelConfig>): void {
-  const only = (flag: string, kinds: readonly ModelKind[]) => {
+  const flags = f as Record<string, unknown>;
+  for (const name of Object.keys(MODEL_OPTIONS) as ModelOptionName[]) {
+    const opt = MODEL_OPTIONS[name];
+    const value = flags[opt.flag];
+    if (value === undefined || value === false) continue; // a switch left off is the default
+    const kinds = MODEL_KINDS.filter((k) => {
+      const { kind: configKind, attention } = KIND_OF[k];
+      return (
+        (opt.kinds as readonly string[]).includes(configKind) &&
+        (!('onlyWith' in opt) || attention === opt.onlyWith.attention)
+      );
+    });
     if (!kinds.includes(kind)) {
-      throw new UsageError(`--${flag} applies to --model ${kinds.join(' or ')}, not to --model ${kind}`, flag);
+      throw new UsageError(`--${opt.flag} applies to --model ${kinds.join(' or ')}, not to --model ${kind}`, opt.flag);
     }
-  };
-  if (f.head !== undefined) o.head = f.head as 'tied' | 'adaptive';
-  if (f.cutoffs !== undefined) {
-    if (o.head !== 'adaptive') throw new UsageError('--cutoffs needs --head adaptive', 'cutoffs');
-    o.cutoffs = f.cutoffs;
-  }
-  if (f.gate !== undefined) {
-    only('gate', ['grassmann']);
-    o.gate = f.gate as 'blend' | 'additive';
-  }
-  if (f['dropout-at'] !== undefined) {
-    only('dropout-at', ['grassmann']);
-    o.dropoutAt = f['dropout-at'] as 'stream' | 'branch';
-  }
-  if (f['mixer-norm'] === true) {
-    only('mixer-norm', ['grassmann']);
-    o.mixerNorm = true;
-  }
-  if (f['ea-eps'] !== undefined) {
-    only('ea-eps', ['transformer-ea']);
-    o.eaEps = f['ea-eps'] as 'absolute' | 'relative';
+    if ('needs' in opt && o[opt.needs.field] !== opt.needs.value) {
+      throw new UsageError(`--${opt.flag} needs --${MODEL_OPTIONS[opt.needs.field].flag} ${opt.needs.value}`, opt.flag);
+    }
+    (o as Record<string, unknown>)[name] = value;
   }
 }

@@ -3,25 +3,29 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
 import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
 import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
-import { checkGateArgs, checkMixingArgs, mixingParamSpecs, mixingWeights } from './mixing-layer.js';
+import { checkMixingArgs, mixingParamSpecs, mixingWeights } from './mixing-layer.js';
 import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
+import {
+  layerOptions,
+  nonDefaultOptions,
+  optionNames,
+  type ModelOptions,
+  type ModelOptionValue,
+} from '../shared/model-options.js';
 
-export interface GrassmannBlockArgs extends ResidualBlockArgs {
+/** The options a Grassmann block reads (gate, dropoutAt, mixerNorm: MODEL_OPTIONS'), in stored order. */
+export const GRASSMANN_BLOCK_OPTIONS = optionNames('grassmann', ['block', 'mixer']);
+
+type BlockOptions = ModelOptions<'grassmann', 'block' | 'mixer'>;
+
+/** Arguments of a Grassmann block; gate, dropoutAt, mixerNorm (absent: their defaults) as in MODEL_OPTIONS. */
+export interface GrassmannBlockArgs extends ResidualBlockArgs, BlockOptions {
   r: number;
   offsets: number[];
   /** Plücker ε; default 1e-6. */
   eps?: number;
   /** Default 'causal'. */
   direction?: 'causal' | 'bidirectional';
-  /** 'blend' (default, the paper's) m = α⊙h + (1−α)⊙g, or 'additive' m = α⊙g added to h as a residual. */
-  gate?: GrassmannGate;
-  /**
-   * Post-LN only: 'stream' (default, the paper's) drops the whole stream after LN1, 'branch' only the mixing
-   * branch. Pre-LN blocks always drop the branch only (x = h + Dropout(Mix(LN1 h))): there it has no effect.
-   */
-  dropoutAt?: 'stream' | 'branch';
-  /** true: a LayerNorm mixer.ln (ε = 1e-5) on the mixer's output, m ← LN_mix(m); default false. */
-  mixerNorm?: boolean;
 }
 
 /**
@@ -40,18 +44,19 @@ export class GrassmannBlock extends ResidualBlock {
   readonly eps: number;
   readonly direction: 'causal' | 'bidirectional';
   readonly gate: GrassmannGate;
-  readonly dropoutAt: 'stream' | 'branch';
+  readonly dropoutAt: ModelOptionValue<'dropoutAt'>;
   readonly mixerNorm: boolean;
 
   constructor(args: GrassmannBlockArgs) {
     super(GrassmannBlock.className, args);
-    const { r, offsets, eps = 1e-6, direction = 'causal', gate = 'blend', dropoutAt = 'stream' } = args;
-    const { mixerNorm = false } = args;
+    const { r, offsets, eps = 1e-6, direction = 'causal' } = args;
     checkMixingArgs(GrassmannBlock.className, r, offsets, eps, direction);
-    checkGateArgs(GrassmannBlock.className, gate, mixerNorm);
-    if (dropoutAt !== 'stream' && dropoutAt !== 'branch') {
-      throw new RangeError(`GrassmannBlock: dropoutAt must be 'stream' or 'branch', got ${JSON.stringify(dropoutAt)}`);
-    }
+    const { gate, dropoutAt, mixerNorm } = layerOptions(
+      GrassmannBlock.className,
+      'grassmann',
+      ['block', 'mixer'],
+      args,
+    );
     this.r = r;
     this.offsets = [...offsets];
     this.eps = eps;
@@ -112,10 +117,7 @@ export class GrassmannBlock extends ResidualBlock {
       direction: this.direction,
     };
     // omitted at their defaults, so the configs of blocks without them stay as they were
-    if (this.gate !== 'blend') config['gate'] = this.gate;
-    if (this.dropoutAt !== 'stream') config['dropoutAt'] = this.dropoutAt;
-    if (this.mixerNorm) config['mixerNorm'] = true;
-    return config;
+    return { ...config, ...nonDefaultOptions(this, GRASSMANN_BLOCK_OPTIONS) };
   }
 }
 tf.serialization.registerClass(GrassmannBlock);

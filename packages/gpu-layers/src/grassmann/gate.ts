@@ -77,10 +77,8 @@ export function gateOutput(
   w: GrassmannMixingWeights,
   options: GrassmannMixingOptions,
 ): tf.Tensor3D {
+  // the gate form is checked once, where a config or a layer is made (validateModelConfig, layerOptions)
   const { gate = 'blend', branchDropout = 0 } = options;
-  if (gate !== 'blend' && gate !== 'additive') {
-    throw new RangeError(`grassmannMixing: gate must be 'blend' or 'additive', got ${JSON.stringify(gate)}`);
-  }
   if (!(branchDropout >= 0 && branchDropout < 1)) {
     throw new RangeError(`grassmannMixing: branchDropout must be in [0, 1), got ${String(branchDropout)}`);
   }

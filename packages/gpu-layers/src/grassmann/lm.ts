@@ -1,14 +1,18 @@
 // GrassmannLM: the attention-free language model of paper-notes §2.
-import type { ModelConfig } from '../shared/config.js';
-import { GrassmannBlock } from './block.js';
+import type { GrassmannConfig, ModelConfig } from '../shared/config.js';
+import { GrassmannBlock, GRASSMANN_BLOCK_OPTIONS } from './block.js';
+import { nonDefaultOptions } from '../shared/model-options.js';
 import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-model.js';
 
 /**
  * logits = LN_f?(Block_N(…Block_1(Dropout(tok_emb[x] + pos_emb[t])))) · tok_embᵀ, each block a
- * GrassmannBlock with the layer's own offsets (config.offsets[i]) and config.gate, dropoutAt, mixerNorm.
+ * GrassmannBlock with the layer's own offsets (config.offsets[i]) and the config's block options (gate, …).
  * [B, L] int32 → [B, L, V].
  */
 export class GrassmannLM extends TiedEmbeddingLM {
+  /** The validated config, of this kind (the constructor refuses another). */
+  declare readonly config: GrassmannConfig;
+
   constructor(config: ModelConfig, options: CreateModelOptions = {}) {
     if (config.kind !== 'grassmann')
       throw new TypeError(`GrassmannLM needs config.kind 'grassmann', got '${config.kind}'`);
@@ -21,9 +25,7 @@ export class GrassmannLM extends TiedEmbeddingLM {
         norm: c.norm,
         dropout: c.dropout,
         eps: c.eps,
-        ...(c.gate === undefined ? {} : { gate: c.gate }),
-        ...(c.dropoutAt === undefined ? {} : { dropoutAt: c.dropoutAt }),
-        ...(c.mixerNorm === undefined ? {} : { mixerNorm: c.mixerNorm }),
+        ...nonDefaultOptions(c, GRASSMANN_BLOCK_OPTIONS),
         ...(seed === undefined ? {} : { seed }),
       });
     });

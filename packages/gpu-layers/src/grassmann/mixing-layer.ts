@@ -6,8 +6,13 @@ import { pluckerDim } from './plucker.js';
 import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
 import { layerNormSpecs } from '../shared/block-parts.js';
 import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../shared/param-layer.js';
+import { layerOptions, nonDefaultOptions, optionNames, type ModelOptions } from '../shared/model-options.js';
 
-export interface CausalGrassmannMixingArgs extends ParamLayerArgs {
+/** The options a mixing layer reads (MODEL_OPTIONS' 'mixer' fields: gate, mixerNorm), in stored order. */
+const MIXER_OPTIONS = optionNames('grassmann', ['mixer']);
+
+/** Arguments of a mixing layer; `gate` and `mixerNorm` (absent: their defaults) as in MODEL_OPTIONS. */
+export interface CausalGrassmannMixingArgs extends ParamLayerArgs, ModelOptions<'grassmann', 'mixer'> {
   /** Reduced width r ≥ 2 (the paper uses 32). */
   r: number;
   /** Offsets Δ ≥ 1 paired with each position. */
@@ -16,18 +21,6 @@ export interface CausalGrassmannMixingArgs extends ParamLayerArgs {
   eps?: number;
   /** 'causal' (default): pairs (z_{t−Δ}, z_t) only. 'bidirectional' also pairs (z_t, z_{t+Δ}): encoders only. */
   direction?: 'causal' | 'bidirectional';
-  /** 'blend' (default) h_mix = α⊙h + (1−α)⊙g, or 'additive': the output is α⊙g (to be added to h by the caller). */
-  gate?: GrassmannGate;
-  /** true: a LayerNorm `ln` (ε = 1e-5) on the output, out = LN_mix(h_mix); default false. */
-  mixerNorm?: boolean;
-}
-
-/** Check the gate form and mixerNorm flag of a mixer; `who` names the caller in the error. */
-export function checkGateArgs(who: string, gate: unknown, mixerNorm: unknown): void {
-  if (gate !== 'blend' && gate !== 'additive')
-    throw new RangeError(`${who}: gate must be 'blend' or 'additive', got ${JSON.stringify(gate)}`);
-  if (typeof mixerNorm !== 'boolean')
-    throw new RangeError(`${who}: mixerNorm must be a boolean, got ${String(mixerNorm)}`);
 }
 
 /** Check r, offsets, eps, direction of a mixing layer; `who` names the caller in the error. */
@@ -94,9 +87,9 @@ export class CausalGrassmannMixing extends ParamLayer {
 
   constructor(args: CausalGrassmannMixingArgs) {
     super(args);
-    const { r, offsets, eps = 1e-6, direction = 'causal', gate = 'blend', mixerNorm = false } = args;
+    const { r, offsets, eps = 1e-6, direction = 'causal' } = args;
     checkMixingArgs(CausalGrassmannMixing.className, r, offsets, eps, direction);
-    checkGateArgs(CausalGrassmannMixing.className, gate, mixerNorm);
+    const { gate, mixerNorm } = layerOptions(CausalGrassmannMixing.className, 'grassmann', ['mixer'], args);
     this.r = r;
     this.offsets = [...offsets];
     this.eps = eps;
@@ -142,8 +135,7 @@ export class CausalGrassmannMixing extends ParamLayer {
       eps: this.eps,
       direction: this.direction,
     };
-    if (this.gate !== 'blend') config['gate'] = this.gate; // omitted at the defaults: older configs stay as they were
-    if (this.mixerNorm) config['mixerNorm'] = true;
+    Object.assign(config, nonDefaultOptions(this, MIXER_OPTIONS)); // omitted at the defaults: older configs stay
     if (this.seed !== undefined) config['seed'] = this.seed;
     return { ...super.getConfig(), ...config };
   }

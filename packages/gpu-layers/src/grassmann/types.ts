@@ -1,5 +1,6 @@
 // The mixer's weights, options and trace: what grassmannMixing, its decoding step and its callers share.
 import type * as tf from '@tensorflow/tfjs-core';
+import type { ModelOptionValue } from '../shared/model-options.js';
 
 /** Weights of one mixing layer, in the internal [in, out] layout. */
 export interface GrassmannMixingWeights {
@@ -14,7 +15,7 @@ export interface GrassmannMixingWeights {
 }
 
 /** The gate's form: 'blend' m = α⊙h + (1−α)⊙g (the paper's, the skip path) or 'additive' m = α⊙g (a residual). */
-export type GrassmannGate = 'blend' | 'additive';
+export type GrassmannGate = ModelOptionValue<'gate'>;
 
 /** Positions an incremental caller (a decoder) has already fed: their reduced states z and where h starts. */
 export interface GrassmannMixingPast {

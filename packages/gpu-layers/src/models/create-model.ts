@@ -4,11 +4,20 @@ import { GrassmannLM } from '../grassmann/lm.js';
 import type { CreateModelOptions } from '../shared/language-model.js';
 import { TransformerLM } from '../transformer/lm.js';
 
+/** A config of one kind: createModel's return type narrows by it. */
+type ConfigOfKind<K extends ModelConfig['kind']> = (ModelConfig | ModelConfigInput) & { kind: K };
+
 /**
- * Build the model a config describes: GrassmannLM for 'grassmann', TransformerLM for 'transformer'. The config
- * may be partial — `kind` plus what differs from MODEL_DEFAULTS, e.g. createModel({ kind: 'transformer',
- * attention: 'ea' }) — and is validated first (validateModelConfig).
+ * Build the model a config describes: GrassmannLM for 'grassmann', TransformerLM for 'transformer' (the return type
+ * follows a literal `kind`). The config may be partial — `kind` plus what differs from MODEL_DEFAULTS, e.g.
+ * createModel({ kind: 'transformer', attention: 'ea' }) — and is validated first (validateModelConfig).
  */
+export function createModel(config: ConfigOfKind<'grassmann'>, options?: CreateModelOptions): GrassmannLM;
+export function createModel(config: ConfigOfKind<'transformer'>, options?: CreateModelOptions): TransformerLM;
+export function createModel(
+  config: ModelConfig | ModelConfigInput,
+  options?: CreateModelOptions,
+): GrassmannLM | TransformerLM;
 export function createModel(
   config: ModelConfig | ModelConfigInput,
   options: CreateModelOptions = {},

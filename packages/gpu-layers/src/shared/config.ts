@@ -1,10 +1,17 @@
 // The model config of GrassmannLM and TransformerLM: one typed defaults object, validation, presets, parameter count.
+// The optional architecture fields (gate, mixerNorm, head, …) are declared once, in model-options.ts' table.
+import { pluckerDim } from '../grassmann/plucker.js';
+import {
+  ADAPTIVE_HEAD_DEFAULTS,
+  isOptionDefault,
+  MODEL_OPTIONS,
+  OPTION_NAMES,
+  optionProblem,
+  optionSpec,
+  type ModelOptions,
+} from './model-options.js';
 
-/**
- * C(r, 2), the Plücker coordinates of a 2-plane in R^r, for counting weights here (grassmann/plucker.ts' pluckerDim is
- * the same number for the layers; shared/ imports nothing of a model kind).
- */
-const pluckerCount = (r: number): number => (r * (r - 1)) / 2;
+export { ADAPTIVE_HEAD_DEFAULTS };
 
 /** Fields every kind has. */
 interface CommonConfig {
@@ -24,34 +31,18 @@ interface CommonConfig {
   norm: 'post' | 'pre';
   /** Dropout rate in [0, 1). */
   dropout: number;
-  /**
-   * Output head: 'tied' (default, absent from a config: logits = h·tok_embᵀ) or 'adaptive' (Grave et al. 2017's
-   * adaptive softmax, its own weights; see {@link ADAPTIVE_HEAD_DEFAULTS}).
-   */
-  head?: 'tied' | 'adaptive';
-  /** Adaptive head only: the increasing cluster boundaries 0 < c_1 < … < c_k < V (default [2000, 10000]). */
-  cutoffs?: number[];
 }
 
-/** A Grassmann language model (causal Grassmann mixing, paper-notes §1–2). */
-export interface GrassmannConfig extends CommonConfig {
+/**
+ * A Grassmann language model (causal Grassmann mixing, paper-notes §1–2); its optional fields (head, cutoffs, gate,
+ * dropoutAt, mixerNorm: absent at their defaults) are MODEL_OPTIONS' for this kind.
+ */
+export interface GrassmannConfig extends CommonConfig, ModelOptions<'grassmann'> {
   kind: 'grassmann';
   /** Reduced width r (C(r,2) Plücker coordinates per pair). */
   r: number;
   /** Offsets Δ of each layer, one array per layer. */
   offsets: number[][];
-  /**
-   * Gate form: 'blend' (default, absent from a config: h_mix = α⊙h + (1−α)⊙g, the paper's) or 'additive' (one
-   * reproduction's: the mixer returns α⊙g, added to h as a residual).
-   */
-  gate?: 'blend' | 'additive';
-  /**
-   * Post-LN dropout placement: 'stream' (default, absent: ĥ = Dropout(LN1(h_mix)), the whole stream, as the paper's
-   * text) or 'branch' (only the mixing branch is dropped, as the Transformer drops only its attention output).
-   */
-  dropoutAt?: 'stream' | 'branch';
-  /** A LayerNorm on the mixer's output inside the mixer (one reproduction's; default false, absent). */
-  mixerNorm?: boolean;
   /**
    * Ignored: Transformer fields, absent unless the config was written with them (configs before partial configs
    * stored every field; they are kept so that such a checkpoint re-saves byte for byte).
@@ -60,18 +51,13 @@ export interface GrassmannConfig extends CommonConfig {
   nHeads?: number;
 }
 
-/** A Transformer language model (the attention baseline). */
-export interface TransformerConfig extends CommonConfig {
+/** A Transformer language model (the attention baseline); optional fields (head, cutoffs, eaEps): MODEL_OPTIONS'. */
+export interface TransformerConfig extends CommonConfig, ModelOptions<'transformer'> {
   kind: 'transformer';
   /** 'dpa' dot-product softmax attention or 'ea' expressive attention. */
   attention: 'dpa' | 'ea';
   /** Attention heads H (d divisible by H). */
   nHeads: number;
-  /**
-   * Expressive attention's ε: 'absolute' (default, absent: a = e/(Σe + ε)) or 'relative' (a = e/(Σe + ε·max e + ε²),
-   * scale-free, so a layer whose scores are all tiny at init is not switched off).
-   */
-  eaEps?: 'absolute' | 'relative';
   /** Ignored: Grassmann fields, absent unless the config was written with them (see GrassmannConfig.attention). */
   r?: number;
   offsets?: number[][];
@@ -85,16 +71,12 @@ export interface TransformerConfig extends CommonConfig {
 export type ModelConfig = GrassmannConfig | TransformerConfig;
 
 /** Every field of either kind: the shape of {@link MODEL_DEFAULTS} and of the size presets. */
-export interface FullModelConfig extends CommonConfig {
+export interface FullModelConfig extends CommonConfig, ModelOptions<'grassmann' | 'transformer'> {
   kind: 'grassmann' | 'transformer';
   r: number;
   offsets: number[][];
   attention: 'dpa' | 'ea';
   nHeads: number;
-  gate?: 'blend' | 'additive';
-  dropoutAt?: 'stream' | 'branch';
-  mixerNorm?: boolean;
-  eaEps?: 'absolute' | 'relative';
 }
 
 /**
@@ -123,36 +105,28 @@ export const MODEL_DEFAULTS: Omit<FullModelConfig, 'kind'> = {
   dropout: 0.1, // the paper's rate
 };
 
-/**
- * Defaults of the optional architecture fields. A validated config leaves a field out where it has its default, so
- * configs (and checkpoints, and study keys) written before the field existed stay exactly as they were.
- */
-export const OPTIONAL_DEFAULTS = {
-  head: 'tied', // the paper's (its Transformer's 12.59M parameters are only reached with a tied head)
-  gate: 'blend', // the paper's: the gate is the skip path of mixing
-  dropoutAt: 'stream', // the paper's block: ĥ = Dropout(LN1(h_mix))
-  mixerNorm: false, // the paper's mixer has no norm of its own
-  eaEps: 'absolute', // the EA paper's a = e/(Σe + ε)
-} as const;
+/** A field of MODEL_OPTIONS with a default of its own (cutoffs' belongs to the adaptive head). */
+type DefaultedOption = {
+  [N in keyof typeof MODEL_OPTIONS]: (typeof MODEL_OPTIONS)[N] extends { needs: object } ? never : N;
+}[keyof typeof MODEL_OPTIONS];
 
-/** Cutoffs of an adaptive head when a config gives none (PyTorch's example's, good for V = 30,522 WordPiece). */
-export const ADAPTIVE_HEAD_DEFAULTS = { cutoffs: [2000, 10000], divValue: 4 } as const;
+/** Defaults of the optional architecture fields, from MODEL_OPTIONS (where the reason for each is). */
+export const OPTIONAL_DEFAULTS = Object.fromEntries(
+  OPTION_NAMES.flatMap((n) => {
+    const o = optionSpec(n);
+    return o.type === 'int-list' ? [] : [[n, o.default]];
+  }),
+) as { readonly [N in DefaultedOption]: (typeof MODEL_OPTIONS)[N]['default'] };
 
 const COMMON_FIELDS = ['kind', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'eps', 'norm', 'dropout'] as const;
 const GRASSMANN_FIELDS = ['r', 'offsets'] as const;
 const TRANSFORMER_FIELDS = ['attention', 'nHeads'] as const;
-/** Optional fields (left out at their default) and the kind they belong to ('any': both kinds). */
-const OPTIONAL_FIELDS = {
-  head: 'any',
-  cutoffs: 'any',
-  gate: 'grassmann',
-  dropoutAt: 'grassmann',
-  mixerNorm: 'grassmann',
-  eaEps: 'transformer',
-} as const;
 const BASE_FIELDS: readonly string[] = [...COMMON_FIELDS, ...GRASSMANN_FIELDS, ...TRANSFORMER_FIELDS];
-const KNOWN_FIELDS: readonly string[] = [...BASE_FIELDS, ...Object.keys(OPTIONAL_FIELDS)];
-/** The order of the fields in a validated config (and so in config.json): the order checkpoints have always had. */
+const KNOWN_FIELDS: readonly string[] = [...BASE_FIELDS, ...OPTION_NAMES];
+/**
+ * The order of the fields in a validated config (and so in config.json): the order checkpoints have always had,
+ * the optional fields last, in MODEL_OPTIONS' order.
+ */
 const FIELD_ORDER = [
   'kind',
   'attention',
@@ -167,12 +141,7 @@ const FIELD_ORDER = [
   'nHeads',
   'norm',
   'dropout',
-  'head',
-  'cutoffs',
-  'gate',
-  'dropoutAt',
-  'mixerNorm',
-  'eaEps',
+  ...OPTION_NAMES,
 ];
 
 /** A config that failed validation; `field` names the offending field. */
@@ -251,45 +220,44 @@ function checkCutoffs(cutoffs: unknown, vocabSize: number): number[] {
 }
 
 /**
- * The optional fields of {@link OPTIONAL_FIELDS} into `clean`: checked, and left out where they equal their default.
- * A field of the other kind is refused (no old config has one), as are cutoffs without an adaptive head.
+ * The optional fields of MODEL_OPTIONS into `clean`: checked, and left out where they equal their default (the one
+ * check of these values; layers and forward passes trust them). A field of the other kind is refused (no old config
+ * has one); cutoffs come exactly with an adaptive head (its default filled in), and are refused without one.
  */
 function checkOptionalFields(
   given: Record<string, unknown>,
   kind: ModelConfig['kind'],
   clean: Record<string, unknown>,
 ) {
-  for (const [field, owner] of Object.entries(OPTIONAL_FIELDS)) {
-    if (field in given && owner !== 'any' && owner !== kind) {
-      throw new ModelConfigError(field, `applies to ${owner} models only, and this config is a ${kind} model`);
+  for (const name of OPTION_NAMES) {
+    const o = optionSpec(name);
+    if (name in given && !o.kinds.includes(kind)) {
+      throw new ModelConfigError(
+        name,
+        `applies to ${o.kinds.join(' and ')} models only, and this config is a ${kind} model`,
+      );
     }
-  }
-  const choices = {
-    head: ['tied', 'adaptive'],
-    gate: ['blend', 'additive'],
-    dropoutAt: ['stream', 'branch'],
-    eaEps: ['absolute', 'relative'],
-  } as const;
-  for (const [field, values] of Object.entries(choices)) {
-    if (!(field in given)) continue;
-    const v = oneOf(given, field, values);
-    if (v !== OPTIONAL_DEFAULTS[field as keyof typeof choices]) clean[field] = v;
-  }
-  if ('mixerNorm' in given) {
-    if (typeof given['mixerNorm'] !== 'boolean') {
-      throw new ModelConfigError('mixerNorm', `must be true or false, got ${JSON.stringify(given['mixerNorm'])}`);
+    if (o.type === 'int-list') {
+      const V = clean['vocabSize'] as number;
+      const { field, value } = o.needs;
+      if (clean[field] === value) {
+        const fallback = o.default.filter((c) => c < V);
+        if (!(name in given) && fallback.length === 0) {
+          throw new ModelConfigError(
+            name,
+            `give ${name}: the default ones (${o.default.join(', ')}) do not fit vocabSize ${V}`,
+          );
+        }
+        clean[name] = checkCutoffs(name in given ? given[name] : fallback, V);
+      } else if (name in given) {
+        throw new ModelConfigError(name, `belongs to ${field} '${value}': give ${field}: '${value}' as well`);
+      }
+      continue;
     }
-    if (given['mixerNorm']) clean['mixerNorm'] = true;
-  }
-  const V = clean['vocabSize'] as number;
-  if (clean['head'] === 'adaptive') {
-    const fallback = ADAPTIVE_HEAD_DEFAULTS.cutoffs.filter((c) => c < V);
-    if (!('cutoffs' in given) && fallback.length === 0) {
-      throw new ModelConfigError('cutoffs', `give cutoffs: the default ones (2000, 10000) do not fit vocabSize ${V}`);
-    }
-    clean['cutoffs'] = checkCutoffs('cutoffs' in given ? given['cutoffs'] : fallback, V);
-  } else if ('cutoffs' in given) {
-    throw new ModelConfigError('cutoffs', "belongs to an adaptive head: give head: 'adaptive' as well");
+    if (!(name in given)) continue;
+    const problem = optionProblem(name, given[name]);
+    if (problem !== null) throw new ModelConfigError(name, problem);
+    if (!isOptionDefault(name, given[name])) clean[name] = given[name];
   }
 }
 
@@ -371,7 +339,7 @@ function checkTensorSizes(c: Record<string, unknown>): void {
     ['dModel', `a gate weight [${2 * n('dModel')}, ${n('dModel')}]`, 2 * n('dModel') * n('dModel')],
   ];
   if (c['kind'] === 'grassmann') {
-    const C = pluckerCount(n('r'));
+    const C = pluckerDim(n('r'));
     weights.push(['r', `the Plücker projection [${C}, ${n('dModel')}]`, C * n('dModel')]);
   }
   for (const [field, what, entries] of weights) {
@@ -466,7 +434,7 @@ export function paramBreakdown(config: ModelConfig | ModelConfigInput): ParamBre
   const d = c.dModel;
   const ffn = d * c.dFF + c.dFF + c.dFF * d + d;
   const mixer =
-    c.kind === 'grassmann' ? d * c.r + c.r + pluckerCount(c.r) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
+    c.kind === 'grassmann' ? d * c.r + c.r + pluckerDim(c.r) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
   const mixerNorm = c.kind === 'grassmann' && c.mixerNorm === true ? 2 * d : 0;
   const perLayer = mixer + mixerNorm + 2 * 2 * d + ffn;
   const head = c.head === 'adaptive' ? adaptiveHeadShapes(d, c.vocabSize, c.cutoffs ?? []).params : 0;

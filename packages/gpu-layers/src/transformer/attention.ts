@@ -2,6 +2,7 @@
 // §4), with an optional key/value cache and key padding mask.
 import * as tf from '@tensorflow/tfjs-core';
 import { linear, matmul } from '../shared/ops.js';
+import type { ModelOptionValue } from '../shared/model-options.js';
 
 /** Weights of one attention layer, in the internal [in, out] layout. */
 export interface AttentionWeights {
@@ -41,7 +42,7 @@ export interface AttentionOptions {
 }
 
 /** How EA's ε enters its denominator (see {@link AttentionOptions.eaEps}). */
-export type EaEps = 'absolute' | 'relative';
+export type EaEps = ModelOptionValue<'eaEps'>;
 
 /** Lower-triangular causal mask m_ij = 1 if j ≤ i else 0, [L, L]. */
 export function causalMask(L: number): tf.Tensor2D {
@@ -74,9 +75,7 @@ function maskedWeights(
   eps: number,
   eaEps: EaEps = 'absolute',
 ): tf.Tensor3D {
-  if (eaEps !== 'absolute' && eaEps !== 'relative') {
-    throw new RangeError(`attention: eaEps must be 'absolute' or 'relative', got ${JSON.stringify(eaEps)}`);
-  }
+  // eaEps is checked once, where a config or a block is made (validateModelConfig, layerOptions), not per call
   return tf.tidy(() => {
     if (kind === 'dpa') {
       return tf.softmax(mask === null ? scores : tf.add(scores, tf.mul(tf.sub(mask, 1), 1e9))) as tf.Tensor3D;

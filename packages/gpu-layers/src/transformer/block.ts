@@ -4,15 +4,18 @@ import type { Shape } from '@tensorflow/tfjs-layers';
 import { causalAttention, type AttentionWeights, type EaEps } from './attention.js';
 import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
 import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
+import { layerOptions, nonDefaultOptions, optionNames, type ModelOptions } from '../shared/model-options.js';
 
-export interface TransformerBlockArgs extends ResidualBlockArgs {
+/** The options a Transformer block reads (eaEps: MODEL_OPTIONS'), in stored order. */
+export const TRANSFORMER_BLOCK_OPTIONS = optionNames('transformer', ['block']);
+
+/** Arguments of a Transformer block; eaEps (absent: its default) as in MODEL_OPTIONS. */
+export interface TransformerBlockArgs extends ResidualBlockArgs, ModelOptions<'transformer', 'block'> {
   nHeads: number;
   /** 'dpa' (default) softmax attention or 'ea' expressive attention. */
   attention?: 'dpa' | 'ea';
   /** EA's ε; default 1e-6. */
   eps?: number;
-  /** EA only: 'absolute' (default) a = e/(Σe + ε), or 'relative' a = e/(Σe + ε·max e + ε²) (scale-free). */
-  eaEps?: EaEps;
 }
 
 /**
@@ -29,15 +32,13 @@ export class TransformerBlock extends ResidualBlock {
 
   constructor(args: TransformerBlockArgs) {
     super(TransformerBlock.className, args);
-    const { nHeads, attention = 'dpa', eps = 1e-6, eaEps = 'absolute' } = args;
+    const { nHeads, attention = 'dpa', eps = 1e-6 } = args;
     if (!Number.isInteger(nHeads) || nHeads < 1)
       throw new RangeError(`TransformerBlock: nHeads must be an integer >= 1, got ${nHeads}`);
     if (attention !== 'dpa' && attention !== 'ea')
       throw new RangeError(`TransformerBlock: attention must be 'dpa' or 'ea', got ${JSON.stringify(attention)}`);
     if (!(eps > 0)) throw new RangeError(`TransformerBlock: eps must be > 0, got ${eps}`);
-    if (eaEps !== 'absolute' && eaEps !== 'relative')
-      throw new RangeError(`TransformerBlock: eaEps must be 'absolute' or 'relative', got ${JSON.stringify(eaEps)}`);
-    this.eaEps = eaEps;
+    this.eaEps = layerOptions(TransformerBlock.className, 'transformer', ['block'], args).eaEps;
     this.nHeads = nHeads;
     this.attention = attention;
     this.eps = eps;
@@ -83,8 +84,7 @@ export class TransformerBlock extends ResidualBlock {
 
   protected mixerConfig(): tf.serialization.ConfigDict {
     const config: tf.serialization.ConfigDict = { nHeads: this.nHeads, attention: this.attention, eps: this.eps };
-    if (this.eaEps !== 'absolute') config['eaEps'] = this.eaEps; // omitted at the default, as before it existed
-    return config;
+    return { ...config, ...nonDefaultOptions(this, TRANSFORMER_BLOCK_OPTIONS) }; // omitted at defaults, as before
   }
 }
 tf.serialization.registerClass(TransformerBlock);

@@ -1,10 +1,14 @@
 // TransformerLM: the attention baseline (DPA or expressive attention) of paper-notes §2 and §4.
-import type { ModelConfig } from '../shared/config.js';
-import { TransformerBlock } from './block.js';
+import type { TransformerConfig, ModelConfig } from '../shared/config.js';
+import { TransformerBlock, TRANSFORMER_BLOCK_OPTIONS } from './block.js';
+import { nonDefaultOptions } from '../shared/model-options.js';
 import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-model.js';
 
-/** The same skeleton as GrassmannLM with TransformerBlocks (config.attention, config.nHeads, config.eaEps). */
+/** The same skeleton as GrassmannLM with TransformerBlocks (config.attention, config.nHeads, its block options). */
 export class TransformerLM extends TiedEmbeddingLM {
+  /** The validated config, of this kind (the constructor refuses another). */
+  declare readonly config: TransformerConfig;
+
   constructor(config: ModelConfig, options: CreateModelOptions = {}) {
     if (config.kind !== 'transformer')
       throw new TypeError(`TransformerLM needs config.kind 'transformer', got '${config.kind}'`);
@@ -19,7 +23,7 @@ export class TransformerLM extends TiedEmbeddingLM {
           norm: config.norm,
           dropout: config.dropout,
           eps: config.eps,
-          ...(config.eaEps === undefined ? {} : { eaEps: config.eaEps }),
+          ...nonDefaultOptions(config, TRANSFORMER_BLOCK_OPTIONS),
           ...(seed === undefined ? {} : { seed }),
         }),
     );
