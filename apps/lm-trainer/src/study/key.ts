@@ -1,8 +1,8 @@
 // What a grassflow-lm study run's key is taken of: its fully resolved config (the key itself is @grassflow/studies'
 // runKey, sha256 of the canonical JSON).
 import type { ModelConfig } from '@grassflow/gpu-layers';
-import { readTrainingConfig, type ModelKind, type TrainingConfig } from '../shared/model-options.js';
-import type { StoredRunConfig } from '../train/config.js';
+import type { ModelKind } from '../shared/model-options.js';
+import { readTrainingConfig, type StoredRunConfig, type TrainingConfig } from '../train/config.js';
 
 /**
  * What a run trains, fully resolved: the model config (vocabulary from the tokenizer), the training config and the
