@@ -171,8 +171,8 @@ const RUN_CHECKPOINTS = ['checkpoints/best', 'checkpoints/latest'] as const;
 
 /**
  * The checkpoint folder of `dir`: `dir` itself, or, when its config.json is a run's (a JSON `format` other than the
- * checkpoint format) and it has checkpoints/best or checkpoints/latest, that subfolder. Anything unreadable is left
- * to the loader, whose errors name the problem.
+ * checkpoint format) and it has checkpoints/best or checkpoints/latest, that subfolder. A run's checkpoints/ without
+ * either is an error of its own; anything else is left to the loader, whose errors name the problem.
  */
 function checkpointDirOf(dir: string): string {
   let format: unknown;
@@ -183,6 +183,7 @@ function checkpointDirOf(dir: string): string {
   }
   if (typeof format !== 'string' || format === CHECKPOINT_FORMAT) return dir;
   for (const sub of RUN_CHECKPOINTS) if (existsSync(join(dir, sub))) return join(dir, sub);
+  if (!existsSync(join(dir, 'checkpoints'))) return dir; // not a run folder: the loader reports the format
   throw new CheckpointError(
     'NOT_FOUND',
     `${dir} is a run folder (format "${format}") without checkpoints yet: train it longer, or pass a checkpoint folder`,
