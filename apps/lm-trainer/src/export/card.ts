@@ -56,6 +56,8 @@ export function modelCard(c: CardInput): string {
   const { run } = c;
   const data = run.data ?? {};
   const seqLen = run.training?.seqLen ?? run.training?.block;
+  const batch = run.training?.batch;
+  const shape = batch === undefined || seqLen === undefined ? '' : ` (${batch}×${seqLen} tokens)`;
   const val =
     c.bestValPpl === undefined
       ? 'not recorded by the run'
@@ -79,8 +81,7 @@ export function modelCard(c: CardInput): string {
     '',
     `- Data: WikiText-2 (wiki.train.tokens${data.trainTokens === undefined ? '' : `, ${n(data.trainTokens)} tokens`}).`,
     `- Tokenizer: ${data.tokenizer ?? 'unknown'}${data.tokenizerId === undefined ? '' : ` (\`${data.tokenizerId}\`)`}.`,
-    `- Steps: ${c.step ?? 'unknown'}${run.totalSteps === undefined ? '' : ` of ${run.totalSteps}`}` +
-      `${run.training?.batch === undefined || seqLen === undefined ? '' : ` (${run.training.batch}×${seqLen} tokens)`}` +
+    `- Steps: ${c.step ?? 'unknown'}${run.totalSteps === undefined ? '' : ` of ${run.totalSteps}`}${shape}` +
       `; tokens seen: ${c.tokensSeen === undefined ? 'unknown' : n(c.tokensSeen)}.`,
     '',
     '## Results',
@@ -102,8 +103,9 @@ export function modelCard(c: CardInput): string {
     'grassflow-lm generate --checkpoint THIS_FOLDER --prompt "the history of" --seed 1',
     '```',
     '',
-    'Files: `config.json` (the model config under `model`, file sizes and SHA-256s), `model.safetensors` (the weights,',
-    'PyTorch names and layout), `tokenizer_config.json` and `vocab.txt` (the tokenizer), this card. No optimizer state.',
+    'Files: `config.json` (the model config under `model`, file sizes and SHA-256s), `model.safetensors`',
+    '(the weights, PyTorch names and layout), `tokenizer_config.json` and `vocab.txt` (the tokenizer), this card.',
+    'No optimizer state.',
     '',
   ];
   return lines.join('\n');

@@ -64,7 +64,7 @@ export async function fromPretrained(dir: string): Promise<Pretrained> {
     tokenizer = tokenizerOfPretrained(loaded.dir, loaded.tokenizer);
     if (tokenizer.vocabSize !== loaded.config.vocabSize) {
       throw new UsageError(
-        `${loaded.dir}: the tokenizer has ${tokenizer.vocabSize} tokens but the model vocabSize ${loaded.config.vocabSize}`,
+        `${loaded.dir}: the tokenizer has ${tokenizer.vocabSize} tokens, the model vocabSize ${loaded.config.vocabSize}`,
       );
     }
   } catch (error) {
