@@ -4,6 +4,7 @@ import { cliMain, type CliCommand } from '@grassflow/training';
 import { trainCli } from './train/command.js';
 import { evalCli } from './eval/command.js';
 import { generateCli } from './generate/command.js';
+import { exportCli } from './export/command.js';
 import { compareCli } from './compare/command.js';
 import { benchCli } from './bench/command.js';
 import { ladderCli } from './ladder/command.js';
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, CliCommand> = {
   train: { ...trainCli, supervised: true },
   eval: evalCli,
   generate: generateCli,
+  export: exportCli,
   compare: { ...compareCli, supervised: true },
   bench: benchCli,
   ladder: { ...ladderCli, supervised: true },

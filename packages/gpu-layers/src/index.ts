@@ -25,3 +25,12 @@ export {
   TFJS_SAFETENSORS_FILE,
 } from './io/weights-io.js';
 export type { WeightsSource, LoadedWeights } from './io/weights-io.js';
+export {
+  savePretrained,
+  loadPretrained,
+  isPretrainedFolder,
+  PRETRAINED_FILES,
+  PRETRAINED_FORMAT,
+  PRETRAINED_FORMAT_VERSION,
+} from './io/pretrained.js';
+export type { PretrainedTokenizerFiles, SavePretrainedOptions, LoadedPretrained } from './io/pretrained.js';

@@ -1,7 +1,38 @@
 // Resolve --checkpoint: a checkpoint folder, or a run folder (its best, else latest checkpoint).
-import { BACKEND_NAMES, loadCheckpoint, type LanguageModel } from '@grassflow/gpu-layers';
+import {
+  BACKEND_NAMES,
+  isPretrainedFolder,
+  loadCheckpoint,
+  loadPretrained,
+  type LanguageModel,
+} from '@grassflow/gpu-layers';
 import { resolveCheckpointDir, UsageError, type FlagSpecs } from '@grassflow/training';
 import { dataDirOrThrow, loadTokenizer, type CorpusTokenizer, type TokenizerKind } from './corpus.js';
+import { tokenizerOfPretrained } from '../export/pretrained.js';
+
+/** An export folder (`grassflow-lm export`): the model and the tokenizer it carries (the data folder is not read). */
+async function loadExport(
+  dir: string,
+  tokenizerFlag: string | undefined,
+): Promise<{ model: LanguageModel; tok: CorpusTokenizer; dir: string }> {
+  const loaded = await loadPretrained(dir);
+  try {
+    const tok = tokenizerOfPretrained(loaded.dir, loaded.tokenizer);
+    if (tokenizerFlag !== undefined && tokenizerFlag !== tok.kind) {
+      throw new UsageError(`${dir} is an export with the ${tok.kind} tokenizer: leave out --tokenizer`, 'tokenizer');
+    }
+    if (tok.vocabSize !== loaded.config.vocabSize) {
+      throw new UsageError(
+        `${dir}: its tokenizer has ${tok.vocabSize} tokens but the model has vocabSize ${loaded.config.vocabSize}`,
+        'checkpoint',
+      );
+    }
+    return { model: loaded.model, tok, dir: loaded.dir };
+  } catch (error) {
+    loaded.model.dispose();
+    throw error;
+  }
+}
 
 /** Load a model checkpoint and the tokenizer it was trained with (from its `extra.run`, or `tokenizerFlag`). */
 export async function loadModelAndTokenizer(
@@ -9,6 +40,7 @@ export async function loadModelAndTokenizer(
   dataDir: string,
   tokenizerFlag: string | undefined,
 ): Promise<{ model: LanguageModel; tok: CorpusTokenizer; dir: string }> {
+  if (await isPretrainedFolder(checkpoint)) return loadExport(checkpoint, tokenizerFlag);
   const dir = resolveCheckpointDir(checkpoint, 'grassflow-lm-run');
   const ck = await loadCheckpoint(dir);
   for (const t of ck.extraTensors.values()) t.dispose();
@@ -47,7 +79,11 @@ export async function loadModelAndTokenizer(
 
 /** Flags that locate a checkpoint and its data (eval, generate and inspect). */
 export const CHECKPOINT_FLAGS = {
-  checkpoint: { type: 'string', metavar: 'DIR', help: 'checkpoint folder, or a run folder (its best checkpoint)' },
+  checkpoint: {
+    type: 'string',
+    metavar: 'DIR',
+    help: 'checkpoint folder, a run folder (its best checkpoint) or an export folder (grassflow-lm export)',
+  },
   tokenizer: {
     type: 'string',
     choices: ['wordpiece', 'word'],

@@ -46,21 +46,41 @@ export function dataDirOrThrow(dataDir: string | undefined): string {
   );
 }
 
+/**
+ * The WordPiece tokenizer of a BERT vocab.txt with the trainer's preparation ({@link WORDPIECE_PREPARATION}): the
+ * data folder's bert-vocab/vocab.txt, or the copy an export folder holds.
+ */
+export function wordPieceTokenizer(vocabPath: string): CorpusTokenizer {
+  const wp = WordPieceTokenizer.fromVocabFile(vocabPath);
+  return {
+    kind: 'wordpiece',
+    id: `${wp.id}:${WORDPIECE_PREP}`,
+    vocabSize: wp.vocabSize,
+    encodeCorpus: (text) => wp.encodeCorpus(wikitextForWordPiece(text), { lineEndId: SEP_ID }),
+    encodePrompt: async (text) =>
+      (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
+    // [SEP] ends a line
+    decode: (ids) => wordPieceLines(wp.decode(ids, { skipSpecialTokens: false })),
+  };
+}
+
+/**
+ * How {@link wordPieceTokenizer} prepares text, as an export folder's tokenizer_config.json records it for readers
+ * that rebuild the tokenizer elsewhere (the playground's PureWordPieceTokenizer gives the same ids).
+ */
+export const WORDPIECE_PREPARATION = {
+  preparation: WORDPIECE_PREP,
+  lowercase: true,
+  prompt: 'wikitextForWordPiece(text), then WordPiece without special tokens',
+  corpus: 'wikitextForWordPiece(text), each line ended by [SEP]',
+  decode: 'wordPieceLines(decode(ids, { skipSpecialTokens: false })): [SEP] ends a line',
+  lineEndToken: '[SEP]',
+  lineEndId: SEP_ID,
+} as const;
+
 /** Build the tokenizer: WordPiece from `bert-vocab/vocab.txt`, or the word-level vocabulary of wiki.train.tokens. */
 export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promise<CorpusTokenizer> {
-  if (kind === 'wordpiece') {
-    const wp = WordPieceTokenizer.fromVocabFile(await ensureDataFile(BERT_VOCAB_REL_PATH, { dataDir }));
-    return {
-      kind,
-      id: `${wp.id}:${WORDPIECE_PREP}`,
-      vocabSize: wp.vocabSize,
-      encodeCorpus: (text) => wp.encodeCorpus(wikitextForWordPiece(text), { lineEndId: SEP_ID }),
-      encodePrompt: async (text) =>
-        (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
-      // [SEP] ends a line
-      decode: (ids) => wordPieceLines(wp.decode(ids, { skipSpecialTokens: false })),
-    };
-  }
+  if (kind === 'wordpiece') return wordPieceTokenizer(await ensureDataFile(BERT_VOCAB_REL_PATH, { dataDir }));
   const wl = WordLevelTokenizer.fromCorpusFile(await ensureDataFile(wikitextRelPath('train', 'tokens'), { dataDir }));
   return {
     kind,

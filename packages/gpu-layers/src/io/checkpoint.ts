@@ -6,8 +6,12 @@
 // arrays, config.json's `model` validated as a ModelConfig, and the model built from it, whose
 // tensor names and shapes the weights must match before any tensor data is read.
 
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import {
+  CHECKPOINT_FILES,
+  CHECKPOINT_FORMAT,
   CheckpointError,
   loadCheckpointFolder,
   saveCheckpointFolder,
@@ -162,15 +166,40 @@ export async function saveCheckpoint(
   });
 }
 
+/** Run folders keep their checkpoints here, the best first (what `grassflow-lm generate --checkpoint RUN` reads). */
+const RUN_CHECKPOINTS = ['checkpoints/best', 'checkpoints/latest'] as const;
+
 /**
- * Loads the checkpoint folder `dir`: validates config.json, builds the model it describes, checks
- * every tensor name, dtype and shape of model.safetensors against it (first mismatch reported) and
- * the recorded file sizes and SHA-256s, then assigns the weights. Errors are `CheckpointError`s.
+ * The checkpoint folder of `dir`: `dir` itself, or, when its config.json is a run's (a JSON `format` other than the
+ * checkpoint format) and it has checkpoints/best or checkpoints/latest, that subfolder. A run's checkpoints/ without
+ * either is an error of its own; anything else is left to the loader, whose errors name the problem.
+ */
+function checkpointDirOf(dir: string): string {
+  let format: unknown;
+  try {
+    format = (JSON.parse(readFileSync(join(dir, CHECKPOINT_FILES.config), 'utf8')) as { format?: unknown }).format;
+  } catch {
+    return dir;
+  }
+  if (typeof format !== 'string' || format === CHECKPOINT_FORMAT) return dir;
+  for (const sub of RUN_CHECKPOINTS) if (existsSync(join(dir, sub))) return join(dir, sub);
+  if (!existsSync(join(dir, 'checkpoints'))) return dir; // not a run folder: the loader reports the format
+  throw new CheckpointError(
+    'NOT_FOUND',
+    `${dir} is a run folder (format "${format}") without checkpoints yet: train it longer, or pass a checkpoint folder`,
+  );
+}
+
+/**
+ * Loads the checkpoint folder `dir` (or a run folder's checkpoints/best, else checkpoints/latest): validates
+ * config.json, builds the model it describes, checks every tensor name, dtype and shape of model.safetensors against
+ * it (first mismatch reported) and the recorded file sizes and SHA-256s, then assigns the weights. Errors are
+ * `CheckpointError`s.
  */
 export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedCheckpoint> {
   const loader = checkpointModelLoader(options.verifyChecksums ?? true);
   try {
-    const loaded = await loadCheckpointFolder<ModelConfig>(dir, loader.options);
+    const loaded = await loadCheckpointFolder<ModelConfig>(checkpointDirOf(dir), loader.options);
     const { model, extraTensors } = loader.finish(loaded);
     return {
       model,
