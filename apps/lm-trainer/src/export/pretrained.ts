@@ -3,29 +3,8 @@
 // @grassflow/tokenizers (README.md, "Data flows one way"), and this package is where both meet today.
 import { appSlideKeep, checkTokenIds, loadPretrained, sampleIds, type LanguageModel } from '@grassflow/gpu-layers';
 import { TrainingRng, UsageError } from '@grassflow/training';
-import { wordPieceTokenizer, type CorpusTokenizer } from '../shared/corpus.js';
+import { tokenizerOfPretrained, type CorpusTokenizer } from '../shared/corpus.js';
 import { generateIds, type SampleOptions } from '../generate/generate.js';
-
-/** The tokenizer an export folder describes (tokenizer_config.json + the files it names). */
-export function tokenizerOfPretrained(
-  dir: string,
-  tokenizer: Awaited<ReturnType<typeof loadPretrained>>['tokenizer'],
-): CorpusTokenizer {
-  const { config, paths } = tokenizer;
-  const vocab = paths['vocab'];
-  if (config.kind !== 'wordpiece' || vocab === undefined) {
-    throw new UsageError(
-      `${dir}: its tokenizer is "${config.kind}"${vocab === undefined ? ' without a vocab file' : ''}; ` +
-        'grassflow-lm reads WordPiece exports (kind "wordpiece", files.vocab)',
-      'checkpoint',
-    );
-  }
-  const tok = wordPieceTokenizer(vocab);
-  if (typeof config['id'] === 'string' && config['id'] !== tok.id) {
-    throw new UsageError(`${dir}: vocab.txt is ${tok.id}, but tokenizer_config.json records ${config['id']}`);
-  }
-  return tok;
-}
 
 /** Sampling options of {@link Pretrained.generate}: `grassflow-lm generate`'s flags, with its defaults. */
 export interface GenerateTextOptions {

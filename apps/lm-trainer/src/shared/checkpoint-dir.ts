@@ -7,8 +7,13 @@ import {
   type LanguageModel,
 } from '@grassflow/gpu-layers';
 import { resolveCheckpointDir, UsageError, type FlagSpecs } from '@grassflow/training';
-import { dataDirOrThrow, loadTokenizer, type CorpusTokenizer, type TokenizerKind } from './corpus.js';
-import { tokenizerOfPretrained } from '../export/pretrained.js';
+import {
+  dataDirOrThrow,
+  loadTokenizer,
+  tokenizerOfPretrained,
+  type CorpusTokenizer,
+  type TokenizerKind,
+} from './corpus.js';
 
 /** An export folder (`grassflow-lm export`): the model and the tokenizer it carries (the data folder is not read). */
 async function loadExport(

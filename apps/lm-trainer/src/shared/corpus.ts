@@ -7,7 +7,8 @@ import {
   wikitextRelPath,
   type WikitextSplit,
 } from '@grassflow/datasets';
-import { checkTokenIds } from '@grassflow/gpu-layers';
+import { checkTokenIds, type loadPretrained } from '@grassflow/gpu-layers';
+import { UsageError } from '@grassflow/training';
 import { wikitextForWordPiece, wordPieceLines, WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 
 export type TokenizerKind = 'wordpiece' | 'word';
@@ -117,4 +118,25 @@ export interface RunData {
 export async function loadRunData(tok: CorpusTokenizer, dataDir: string): Promise<RunData> {
   const [train, valid] = [await loadSplitIds('train', tok, dataDir), await loadSplitIds('valid', tok, dataDir)];
   return { tok, dataDir, train, valid };
+}
+
+/** The tokenizer an export folder describes (tokenizer_config.json + the files it names). */
+export function tokenizerOfPretrained(
+  dir: string,
+  tokenizer: Awaited<ReturnType<typeof loadPretrained>>['tokenizer'],
+): CorpusTokenizer {
+  const { config, paths } = tokenizer;
+  const vocab = paths['vocab'];
+  if (config.kind !== 'wordpiece' || vocab === undefined) {
+    throw new UsageError(
+      `${dir}: its tokenizer is "${config.kind}"${vocab === undefined ? ' without a vocab file' : ''}; ` +
+        'grassflow-lm reads WordPiece exports (kind "wordpiece", files.vocab)',
+      'checkpoint',
+    );
+  }
+  const tok = wordPieceTokenizer(vocab);
+  if (typeof config['id'] === 'string' && config['id'] !== tok.id) {
+    throw new UsageError(`${dir}: vocab.txt is ${tok.id}, but tokenizer_config.json records ${config['id']}`);
+  }
+  return tok;
 }
