@@ -1,0 +1,60 @@
+// Every TypeScript/JavaScript block of the package READMEs compiles under strict, as a user's file would against the
+// built packages (module nodenext, skipLibCheck for tfjs's own .d.ts). The packages' README tests run the blocks
+// (tooling/readme-tests.mjs, with tsx, which does not type-check); blocks marked "not run" are compiled here too.
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readmeExamples } from '../../../tooling/readme-examples.mjs';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+// inside this package, so that the blocks' imports resolve to its dependencies as a user's project would
+const dir = join(import.meta.dirname, '..', '.readme-examples');
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('README code blocks', () => {
+  it('every TypeScript/JavaScript block of every package README compiles under strict', async () => {
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    /** file name → where the block is */
+    const where = new Map<string, string>();
+    for (const pkg of await readdir(join(root, 'packages'))) {
+      for (const ex of readmeExamples(join(root, 'packages', pkg))) {
+        // as readme-examples.mjs runs them: blocks that call require are CommonJS, the rest ES modules
+        const cjs = ex.lang === 'cjs' || /\brequire\(/.test(ex.code);
+        const file = `${pkg}-${ex.index}.${cjs ? 'cts' : 'mts'}`;
+        await writeFile(join(dir, file), `${ex.code}\n${cjs ? '' : 'export {};\n'}`);
+        where.set(file, `packages/${pkg}/README.md line ${ex.line}`);
+      }
+    }
+    expect(where.size).toBeGreaterThan(10);
+    const config = {
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        skipLibCheck: true, // tfjs's own .d.ts (docs/gpu-layers.md, TypeScript settings)
+        noEmit: true,
+        types: ['node'],
+      },
+      files: [...where.keys()],
+    };
+    await writeFile(join(dir, 'tsconfig.json'), JSON.stringify(config, null, 2));
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    const out = await promisify(execFile)(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], {
+      encoding: 'utf8',
+    }).then(
+      () => '',
+      (err: { stdout?: string; message: string }) => err.stdout ?? err.message,
+    );
+    // name each error's README and line
+    const errors = out
+      .split('\n')
+      .filter((l) => /error TS\d+/.test(l))
+      .map((l) => `${where.get(l.split('(')[0]?.split('/').pop() ?? '') ?? '?'}: ${l}`);
+    expect(errors).toEqual([]);
+  });
+});
