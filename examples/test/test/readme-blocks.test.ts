@@ -1,6 +1,7 @@
-// Every TypeScript/JavaScript block of the package READMEs compiles under strict, as a user's file would against the
-// built packages (module nodenext, skipLibCheck for tfjs's own .d.ts). The packages' README tests run the blocks
-// (tooling/readme-tests.mjs, with tsx, which does not type-check); blocks marked "not run" are compiled here too.
+// Every TypeScript/JavaScript block of the package READMEs and of docs/gpu-layers.md compiles under strict, as a
+// user's file would against the built packages (module nodenext, skipLibCheck for tfjs's own .d.ts). The packages'
+// README tests run the README blocks (tooling/readme-tests.mjs, with tsx, which does not type-check); blocks marked
+// "not run", and the guide's, which no test runs, are compiled here too.
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,18 +16,21 @@ const dir = join(import.meta.dirname, '..', '.readme-examples');
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('README code blocks', () => {
-  it('every TypeScript/JavaScript block of every package README compiles under strict', async () => {
+  it('every TypeScript/JavaScript block of the package READMEs and docs/gpu-layers.md compiles under strict', async () => {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     /** file name → where the block is */
     const where = new Map<string, string>();
-    for (const pkg of await readdir(join(root, 'packages'))) {
-      for (const ex of readmeExamples(join(root, 'packages', pkg))) {
+    const sources = (await readdir(join(root, 'packages'))).map((pkg) => ({ name: pkg, dir: `packages/${pkg}` }));
+    sources.push({ name: 'docs-gpu-layers', dir: 'docs' }); // the guide the gpu-layers README links to
+    for (const { name, dir: from } of sources) {
+      const markdown = from === 'docs' ? 'gpu-layers.md' : 'README.md';
+      for (const ex of readmeExamples(join(root, from), markdown)) {
         // as readme-examples.mjs runs them: blocks that call require are CommonJS, the rest ES modules
         const cjs = ex.lang === 'cjs' || /\brequire\(/.test(ex.code);
-        const file = `${pkg}-${ex.index}.${cjs ? 'cts' : 'mts'}`;
+        const file = `${name}-${ex.index}.${cjs ? 'cts' : 'mts'}`;
         await writeFile(join(dir, file), `${ex.code}\n${cjs ? '' : 'export {};\n'}`);
-        where.set(file, `packages/${pkg}/README.md line ${ex.line}`);
+        where.set(file, `${from}/${markdown} line ${ex.line}`);
       }
     }
     expect(where.size).toBeGreaterThan(10);
