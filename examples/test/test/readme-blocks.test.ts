@@ -16,7 +16,7 @@ const dir = join(import.meta.dirname, '..', '.readme-examples');
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('README code blocks', () => {
-  it('every TypeScript/JavaScript block of the package READMEs and docs/gpu-layers.md compiles under strict', async () => {
+  it('every TS/JS block of the package READMEs and docs/gpu-layers.md compiles under strict', async () => {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     /** file name → where the block is */
