@@ -3,7 +3,7 @@
 // README tests run the README blocks (tooling/readme-tests.mjs, with tsx, which does not type-check); blocks marked
 // "not run", and the guide's, which no test runs, are compiled here too.
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createRequire } from 'node:module';
@@ -22,6 +22,16 @@ describe('README code blocks', () => {
     /** file name → where the block is */
     const where = new Map<string, string>();
     const sources = (await readdir(join(root, 'packages'))).map((pkg) => ({ name: pkg, dir: `packages/${pkg}` }));
+    // a block imports its own package, which resolves only from this package's dependencies
+    const own = JSON.parse(await readFile(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    };
+    for (const { dir: from } of sources) {
+      const { name } = JSON.parse(await readFile(join(root, from, 'package.json'), 'utf8')) as { name: string };
+      expect(own.devDependencies, `add "${name}": "workspace:*" to examples/test's devDependencies`).toHaveProperty([
+        name,
+      ]);
+    }
     sources.push({ name: 'docs-gpu-layers', dir: 'docs' }); // the guide the gpu-layers README links to
     for (const { name, dir: from } of sources) {
       const markdown = from === 'docs' ? 'gpu-layers.md' : 'README.md';
