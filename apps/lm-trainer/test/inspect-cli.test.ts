@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createModel, initBackend, preset, saveCheckpoint } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '@grassflow/training';
-import { inspectCommand, splitWindows } from '../src/inspect/command';
+import { inspectCli, splitWindows } from '../src/inspect/command';
 import type { InspectResult } from '../src/inspect/model';
 import { cli, DATA_DIR, tmp } from './helpers';
 
@@ -117,7 +117,7 @@ describe.skipIf(DATA_DIR === undefined)('grassflow-lm inspect', () => {
   it('bad flags are usage errors naming the flag, before anything is loaded', async () => {
     const o = join(tmp(), 'o');
     const usage = async (argv: string[], message: string, flag: string) => {
-      const err: unknown = await inspectCommand(argv).then(
+      const err: unknown = await inspectCli.run(argv).then(
         () => null,
         (e: unknown) => e,
       );

@@ -5,7 +5,7 @@ import { initBackend } from '@grassflow/gpu-layers';
 import { SyntheticTask } from '@grassflow/datasets';
 import { UsageError } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ladderCommand } from '../src/ladder/command';
+import { ladderCli } from '../src/ladder/command';
 import { parseLevels, parseModels } from '../src/ladder/options';
 import { grassmannReach, reachableFraction, receptiveField } from '../src/ladder/reach';
 import { spreadOf, type LadderResults } from '../src/ladder/report';
@@ -141,7 +141,7 @@ describe('ladder flags', () => {
     [['--d-model', '30', '--heads', '4'], 'd-model', /divisible by --heads 4/],
     [['--steps', '10', '--warmup', '20'], 'warmup', /more than --steps/],
   ])('rejects %j naming --%s', async (args, flag, message) => {
-    const err = await ladderCommand(['--quick', ...args]).catch((e: unknown) => e);
+    const err = await ladderCli.run(['--quick', ...args]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
     expect((err as UsageError).flag).toBe(flag);
     expect((err as UsageError).message).toMatch(message);
@@ -205,7 +205,7 @@ describe('a tiny ladder run', () => {
     }
     // level 1 (x_t = x_{t−1} + 1 mod 4) needs only the current token: every kind learns it in 40 steps
     for (const run of res.runs.filter((x) => x.level === 1)) expect(run.accuracy, run.model).toBeGreaterThan(0.9);
-    const again = await ladderCommand(args.slice(1)).catch((e: unknown) => e);
+    const again = await ladderCli.run(args.slice(1)).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(UsageError);
     expect((again as UsageError).flag).toBe('out');
     expect((again as UsageError).message).toContain('already holds a ladder run');

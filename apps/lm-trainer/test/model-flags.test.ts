@@ -6,6 +6,8 @@ import { formatHelp, parseFlags } from '@grassflow/training';
 import { COMMON_TRAIN_FLAGS, modelConfigFrom } from '../src/shared/model-options';
 
 const flags = (argv: string[]) => parseFlags(['--preset', 'tiny', ...argv], COMMON_TRAIN_FLAGS);
+/** The sequence length (the model's positional table): tiny's, as train resolves it without --seq-len. */
+const L = 16;
 
 describe('architecture flags from MODEL_OPTIONS', () => {
   it('one flag per field, choices from its values, help from its doc line and the reason for its default', () => {
@@ -22,30 +24,32 @@ describe('architecture flags from MODEL_OPTIONS', () => {
   });
 
   it('each flag sets its field; the defaults leave the config as it was', () => {
-    const plain = modelConfigFrom('grassmann', flags([]), 100);
-    expect(modelConfigFrom('grassmann', flags(['--gate', 'blend', '--dropout-at', 'stream']), 100)).toEqual(plain);
+    const plain = modelConfigFrom('grassmann', flags([]), 100, L);
+    expect(modelConfigFrom('grassmann', flags(['--gate', 'blend', '--dropout-at', 'stream']), 100, L)).toEqual(plain);
     const g = modelConfigFrom(
       'grassmann',
       flags(['--gate', 'additive', '--dropout-at', 'branch', '--mixer-norm']),
       100,
+      L,
     );
     expect(g).toMatchObject({ gate: 'additive', dropoutAt: 'branch', mixerNorm: true });
     const t = modelConfigFrom(
       'transformer-ea',
       flags(['--ea-eps', 'relative', '--head', 'adaptive', '--cutoffs', '20,50']),
       100,
+      L,
     );
     expect(t).toMatchObject({ eaEps: 'relative', head: 'adaptive', cutoffs: [20, 50] });
   });
 
   it('a flag of another model kind, or --cutoffs without --head adaptive, is refused by name', () => {
-    expect(() => modelConfigFrom('transformer-dpa', flags(['--mixer-norm']), 100)).toThrow(
+    expect(() => modelConfigFrom('transformer-dpa', flags(['--mixer-norm']), 100, L)).toThrow(
       '--mixer-norm applies to --model grassmann, not to --model transformer-dpa',
     );
-    expect(() => modelConfigFrom('transformer-dpa', flags(['--ea-eps', 'relative']), 100)).toThrow(
+    expect(() => modelConfigFrom('transformer-dpa', flags(['--ea-eps', 'relative']), 100, L)).toThrow(
       '--ea-eps applies to --model transformer-ea, not to --model transformer-dpa',
     );
-    expect(() => modelConfigFrom('grassmann', flags(['--cutoffs', '20']), 100)).toThrow(
+    expect(() => modelConfigFrom('grassmann', flags(['--cutoffs', '20']), 100, L)).toThrow(
       '--cutoffs needs --head adaptive',
     );
   });

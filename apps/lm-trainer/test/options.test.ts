@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlags, UsageError } from '@grassflow/training';
+import { COMMON_TRAIN_FLAGS, modelConfigFrom } from '../src/shared/model-options';
 import {
-  COMMON_TRAIN_FLAGS,
   microBatchOf,
-  modelConfigFrom,
   readTrainingConfig,
   seqLenFlag,
+  seqLenOf,
   storedTrainingConfig,
   trainingConfigFrom,
-} from '../src/shared/model-options';
+} from '../src/train/config';
 
 const flags = (argv: string[]) => parseFlags(argv, COMMON_TRAIN_FLAGS);
 
@@ -27,11 +27,15 @@ describe('sequence length: --seq-len, alias --block', () => {
     ]) {
       const f = flags(['--preset', 'tiny', ...argv]);
       expect(seqLenFlag(f)).toBe(24);
-      const model = modelConfigFrom('grassmann', f, 100);
+      const model = modelConfigFrom('grassmann', f, 100, seqLenOf(f));
       expect(model.maxLen).toBe(24);
-      expect(trainingConfigFrom(f, model.maxLen).seqLen).toBe(24);
+      expect(trainingConfigFrom(f, seqLenOf(f)).seqLen).toBe(24);
     }
     expect(seqLenFlag(flags([]))).toBeUndefined();
+    // neither: the command's default, else the preset's positional table
+    expect(seqLenOf(flags(['--preset', 'tiny']))).toBe(16);
+    expect(seqLenOf(flags(['--preset', 'tiny']), 64)).toBe(64);
+    expect(seqLenOf(flags(['--preset', 'tiny', '--block', '24']), 64)).toBe(24);
     expect(() => seqLenFlag(flags(['--seq-len', '24', '--block', '32']))).toThrow(
       /--seq-len 24 and its alias --block 32 disagree/,
     );

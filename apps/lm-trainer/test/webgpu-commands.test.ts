@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { createModel, initBackend, preset, saveCheckpoint, webgpuSuiteGate } from '@grassflow/gpu-layers';
 import type { GenerateBenchRow } from '../src/bench/generate';
 import { formatTrainBench, type TrainBenchResult } from '../src/bench/train';
-import { inspectCommand } from '../src/inspect/command';
+import { inspectCli } from '../src/inspect/command';
 import { formatProfile, type ProfileResult } from '../src/bench/profile';
 import type { ScalingResult } from '../src/bench/scaling-report';
 import type { LadderResults } from '../src/ladder/report';
@@ -80,7 +80,7 @@ describe.skipIf(skip)('commands with --backend webgpu (tiny)', () => {
             '--out',
             out,
           ];
-          expect(await inspectCommand(argv)).toBe(0);
+          expect(await inspectCli.run(argv)).toBe(0);
           expect(tf.getBackend()).toBe(backend);
           json.push(JSON.parse(readFileSync(join(out, 'inspect.json'), 'utf8')));
         }

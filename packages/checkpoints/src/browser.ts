@@ -1,6 +1,7 @@
 // @grassflow/checkpoints in browsers (the package's "browser" export condition): safetensors bytes in and out,
 // config.json, and checkpoints loaded from bytes (fetch, a file picker). The file-system parts (atomic writes,
 // checkpoint folders on disk) need node:fs and are in the Node entry only.
+export { CodedError } from './coded-error.js';
 export * from './safetensors.js';
 export {
   CHECKPOINT_FILES,

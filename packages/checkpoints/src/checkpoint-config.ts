@@ -3,6 +3,7 @@
 // The model config is opaque here: the package that builds the model validates it (`parseModel`).
 
 import { parseStrictJson, StrictJsonError } from './safetensors-json.js';
+import { CodedError } from './coded-error.js';
 
 /** Value of config.json's `format` field. */
 export const CHECKPOINT_FORMAT = 'grassflow-checkpoint';
@@ -53,16 +54,8 @@ export type CheckpointErrorCode =
   | 'NON_FINITE';
 
 /** Every failure of saving or loading a checkpoint folder: `code` says what, the message what to do. */
-export class CheckpointError extends Error {
+export class CheckpointError extends CodedError<CheckpointErrorCode> {
   override readonly name = 'CheckpointError';
-
-  constructor(
-    readonly code: CheckpointErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /**

@@ -12,6 +12,7 @@ export {
   type FileSystemOps,
   type WritableFileOps,
 } from './atomic-write.js';
+export { CodedError } from './coded-error.js';
 export * from './safetensors.js';
 export {
   openSafetensorsFile,

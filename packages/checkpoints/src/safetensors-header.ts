@@ -7,6 +7,7 @@
 // buffer exactly from 0 to its end, and each entry's byte size must equal prod(shape) × dtype size.
 
 import { JsonFloat, parseStrictJson, StrictJsonError, type JsonValue } from './safetensors-json.js';
+import { CodedError } from './coded-error.js';
 
 /** Bytes per element of every dtype of the safetensors format (sub-byte FP4/FP6 dtypes are not supported). */
 export const SAFETENSORS_DTYPE_SIZES = {
@@ -65,16 +66,8 @@ export type SafetensorsErrorCode =
   | 'IO';
 
 /** Every rejection of a safetensors buffer, file or writer argument: `code` says which rule was broken. */
-export class SafetensorsError extends Error {
+export class SafetensorsError extends CodedError<SafetensorsErrorCode> {
   override readonly name = 'SafetensorsError';
-
-  constructor(
-    readonly code: SafetensorsErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** One tensor entry of a validated header. */

@@ -1,4 +1,5 @@
 // Typed errors of @grassflow/datasets: every failure says what is wrong and what to do.
+import { CodedError } from '@grassflow/checkpoints';
 
 /** Machine-readable reason of a {@link DatasetError}. */
 export type DatasetErrorCode =
@@ -18,17 +19,8 @@ export type DatasetErrorCode =
   | 'UNKNOWN_DATASET';
 
 /** Error thrown by every public function of this package; `code` says what failed, `file` which file. */
-export class DatasetError extends Error {
+export class DatasetError extends CodedError<DatasetErrorCode> {
   override readonly name = 'DatasetError';
-  readonly code: DatasetErrorCode;
-  /** The file (path or URL) the error is about, when there is one. */
-  readonly file: string | undefined;
-
-  constructor(code: DatasetErrorCode, message: string, options: { file?: string; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.file = options.file;
-  }
 }
 
 /** Throw `INVALID_ARGUMENT` unless `value` is an integer in [min, max]. */

@@ -1,4 +1,5 @@
 // Typed errors of @grassflow/distilbert-adapter: every failure says what is wrong and what to do.
+import { CodedError } from '@grassflow/checkpoints';
 
 /** Machine-readable reason of a {@link DistilBertError}. */
 export type DistilBertErrorCode =
@@ -21,17 +22,8 @@ export type DistilBertErrorCode =
   | 'DISPOSED'; // the encoder was used after dispose()
 
 /** Error thrown by every public function of this package; `code` says what failed, `file` which file. */
-export class DistilBertError extends Error {
+export class DistilBertError extends CodedError<DistilBertErrorCode> {
   override readonly name = 'DistilBertError';
-  readonly code: DistilBertErrorCode;
-  /** The file, folder or URL the error is about, when there is one. */
-  readonly file: string | undefined;
-
-  constructor(code: DistilBertErrorCode, message: string, options: { file?: string; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.file = options.file;
-  }
 }
 
 /** Message of an unknown thrown value. */

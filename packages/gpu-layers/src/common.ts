@@ -18,6 +18,7 @@ export {
   embeddingLookup,
   sumTensors,
 } from './shared/ops.js';
+export { feedForward, postNormResidual, type FeedForwardWeights, type LinearWeights } from './shared/block-parts.js';
 export { crossEntropy, lmLoss, tokenNll, logSumExp } from './shared/loss.js';
 export { AdaptiveSoftmaxHead, frequencyOrder } from './shared/adaptive-head.js';
 export { chunkedLmLoss, type ChunkedLmLossOptions } from './shared/chunked-loss.js';

@@ -1,4 +1,5 @@
 // Typed errors of @grassflow/tokenizers: each says what is wrong and what to do about it.
+import { CodedError } from '@grassflow/checkpoints';
 
 /** Machine-readable reason of a {@link TokenizerError}. */
 export type TokenizerErrorCode =
@@ -10,17 +11,8 @@ export type TokenizerErrorCode =
   | 'ENCODE_FAILED'; // the Hugging Face tokenizer rejected an input (message carries its reason)
 
 /** Error thrown by every public function of this package; `code` says what failed, `file` which file. */
-export class TokenizerError extends Error {
+export class TokenizerError extends CodedError<TokenizerErrorCode> {
   override readonly name = 'TokenizerError';
-  readonly code: TokenizerErrorCode;
-  /** The file the error is about, when there is one. */
-  readonly file: string | undefined;
-
-  constructor(code: TokenizerErrorCode, message: string, options: { file?: string; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.file = options.file;
-  }
 }
 
 /** Throw `INVALID_ARGUMENT` unless `value` is an integer in [min, max]. */

@@ -6,8 +6,15 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { countParams, type ModelConfig } from '@grassflow/gpu-layers';
-import { parseFlags, wantsHelp, type FlagSpecs, UsageError } from '@grassflow/training';
-import { microBatchOf } from '../shared/model-options.js';
+import {
+  parseFlags,
+  planCommand,
+  UsageError,
+  type CliCommand,
+  type FlagSpecs,
+  type ParsedFlags,
+} from '@grassflow/training';
+import { microBatchOf } from '../train/config.js';
 import {
   BENCH_FLAGS,
   benchModelConfig,
@@ -273,20 +280,18 @@ function runPytorch(python: string, script: string, args: readonly string[]): Pr
   });
 }
 
-/** `grassflow-lm bench --against pytorch`: grassflow's benchmark, then PyTorch's, then the table and JSON line. */
-export async function againstPytorchCommand(argv: readonly string[]): Promise<number> {
-  if (
-    wantsHelp(
-      argv,
-      'grassflow-lm bench --against pytorch [--preset P] [--d-model N --layers N --vocab N] [--batch B] [--seq-len L] [--steps N] [--rounds N] [--json]',
-      `Run the training-step benchmark and the PyTorch reference (${PYTORCH_SCRIPT}: the same model, N(0, 0.02) init, AdamW, clip 1.0, float32, the same threads) back to back on one configuration; print a table with both throughputs, their ratio (grassflow / PyTorch) and the load average, then a JSON line (only the JSON line with --json). Exit code 2 when no Python can import torch.`,
-      AGAINST_FLAGS,
-    )
-  )
-    return 0;
+/** `bench --against pytorch`, resolved once from its flags. */
+interface AgainstPlan {
+  flags: ParsedFlags<typeof AGAINST_FLAGS>;
+  /** The model both sides time. */
+  config: ModelConfig;
+}
+
+/** The plan of `grassflow-lm bench --against pytorch ARGV`: flags parsed and checked once, before anything slow. */
+function planAgainst(argv: readonly string[]): AgainstPlan {
   const f = parseFlags(argv, AGAINST_FLAGS);
   microBatchOf(f.batch, f['micro-batch']);
-  const config = benchModelConfig(f); // refuses bad flags before anything slow
+  const config = benchModelConfig(f);
   if ((config.head === 'adaptive') !== (f.ids === 'wiki')) {
     throw new UsageError(
       '--against pytorch times the tied head on synthetic ids, or the adaptive head (PyTorch: ' +
@@ -294,6 +299,11 @@ export async function againstPytorchCommand(argv: readonly string[]): Promise<nu
       config.head === 'adaptive' ? 'ids' : 'head',
     );
   }
+  return { flags: f, config };
+}
+
+/** Run the plan: grassflow's benchmark, then PyTorch's, then the table and JSON line. */
+async function runAgainstPlan({ flags: f, config }: AgainstPlan): Promise<number> {
   const { python, tried } = findTorchPython(f.python);
   if (python === null) {
     process.stderr.write(`${PYTORCH_MISSING} (tried ${tried.join('; ')})\n`);
@@ -323,11 +333,11 @@ export async function againstPytorchCommand(argv: readonly string[]): Promise<nu
     let g: TrainBenchResult;
     let p: PytorchBenchResult;
     if (first === 'grassflow') {
-      g = await runTrainBench(f);
+      g = await runTrainBench(f, config);
       p = await runPytorch(python, script, [...pytorchArgs(f, config, g.threads), ...extra]);
     } else {
       p = await runPytorch(python, script, [...pytorchArgs(f, config, threads), ...extra]);
-      g = await runTrainBench(f);
+      g = await runTrainBench(f, config);
     }
     ours.push(g);
     theirs.push(p);
@@ -352,3 +362,19 @@ export async function againstPytorchCommand(argv: readonly string[]): Promise<nu
   process.stdout.write(f.json ? `${JSON.stringify(c)}\n` : `${formatComparison(c)}\n\n${JSON.stringify(c)}\n`);
   return 0;
 }
+
+/** `grassflow-lm bench --against pytorch`: grassflow's benchmark, then PyTorch's, then the table and JSON line. */
+export const againstPytorchCli: CliCommand = planCommand({
+  usage:
+    'grassflow-lm bench --against pytorch [--preset P] [--d-model N --layers N --vocab N] [--batch B] [--seq-len L] ' +
+    '[--steps N] [--rounds N] [--json]',
+  description:
+    `Run the training-step benchmark and the PyTorch reference (${PYTORCH_SCRIPT}: the same model, N(0, 0.02) ` +
+    'init, AdamW, clip 1.0, float32, the same threads) back to back on one configuration; print a table with both ' +
+    'throughputs, their ratio (grassflow / PyTorch) and the load average, then a JSON line (only the JSON line with ' +
+    '--json). Exit code 2 when no Python can import torch.',
+  flags: AGAINST_FLAGS,
+  help: 'the training-step benchmark beside PyTorch',
+  plan: planAgainst,
+  run: runAgainstPlan,
+});

@@ -7,19 +7,23 @@ import {
   createModel,
   describeAdapter,
   initBackend,
+  PRESETS,
   sampleToken,
   type BackendName,
   type GrassmannLM,
+  type ModelConfig,
+  type PresetName,
   type TransformerLM,
 } from '@grassflow/gpu-layers';
 import {
   markdownTable,
   parseFlags,
+  planCommand,
   TrainingRng,
   UsageError,
+  type CliCommand,
   type FlagSpecs,
   type ParsedFlags,
-  wantsHelp,
 } from '@grassflow/training';
 import {
   COMMON_TRAIN_FLAGS,
@@ -263,19 +267,32 @@ async function measure(
   return { decode: medians(stepSeconds), steps, stateBytes, fullForward };
 }
 
-/** Measure every (model, context) row; `onRow` sees each row as soon as it is measured. */
-export async function runGenerateBench(
-  f: GenerateBenchFlags,
-  onRow: (row: GenerateBenchRow) => void = () => {},
-): Promise<GenerateBenchRow[]> {
+/** `bench --generate`, resolved once from its flags. */
+interface GenerateBenchPlan {
+  flags: GenerateBenchFlags;
+  /** The models, in --models order, and their configs (random weights). */
+  kinds: ModelKind[];
+  configs: ModelConfig[];
+  /** The positional table of every model: --block, else the preset's. */
+  maxLen: number;
+  /** Context lengths measured, each at most maxLen. */
+  contexts: number[];
+}
+
+/** The plan of `grassflow-lm bench --generate ARGV`: flags parsed and checked once, the model configs built. */
+function planGenerateBench(argv: readonly string[]): GenerateBenchPlan {
+  const f = parseFlags(argv, GENERATE_BENCH_FLAGS);
+  if (!f.generate) throw new UsageError('this is the --generate benchmark: pass --generate', 'generate');
+  if (f.scaling) throw new UsageError('give --scaling or --generate, not both', 'scaling');
   const kinds = f.models.split(',').map((m) => m.trim());
   for (const k of kinds) {
     if (!(MODEL_KINDS as readonly string[]).includes(k))
       throw new UsageError(`--models: unknown model kind '${k}'; choose from ${MODEL_KINDS.join(', ')}`, 'models');
   }
   const common = { ...f, dropout: undefined, tokenizer: 'wordpiece' } as unknown as CommonTrainFlags;
-  const configs = kinds.map((k) => modelConfigFrom(k as ModelKind, common, f.vocab));
-  const maxLen = (configs[0] as (typeof configs)[number]).maxLen;
+  // decoding has no training rows: this --block is the positional table itself, the preset's unless given
+  const maxLen = f.block ?? PRESETS[f.preset as PresetName].maxLen;
+  const configs = kinds.map((k) => modelConfigFrom(k as ModelKind, common, f.vocab, maxLen));
   const contexts = f.contexts ?? defaultContexts(maxLen);
   for (const c of contexts) {
     if (c > maxLen)
@@ -284,6 +301,15 @@ export async function runGenerateBench(
         'contexts',
       );
   }
+  return { flags: f, kinds: kinds as ModelKind[], configs, maxLen, contexts };
+}
+
+/** Measure every (model, context) row; `onRow` sees each row as soon as it is measured. */
+async function runGenerateBench(
+  plan: GenerateBenchPlan,
+  onRow: (row: GenerateBenchRow) => void,
+): Promise<GenerateBenchRow[]> {
+  const { flags: f, kinds, configs, maxLen, contexts } = plan;
   const backend = await initBackend({
     ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }),
     ...(f.threads === undefined ? {} : { threads: f.threads }),
@@ -366,24 +392,10 @@ export function formatGenerateBench(rows: readonly GenerateBenchRow[]): string {
   });
 }
 
-/**
- * `grassflow-lm bench --generate`: decoding tokens/s and state bytes against context length, with the full-forward
- * baseline.
- */
-export async function generateBenchCommand(argv: readonly string[]): Promise<number> {
-  if (
-    wantsHelp(
-      argv,
-      'grassflow-lm bench --generate [--models grassmann,transformer-dpa] [--preset P] [--block L] [--contexts 64,128,…] [--steps N] [--json]',
-      'Incremental decoding on random weights and synthetic ids: per model and context length, tokens/s of decoder steps ending at that context, the state the decoder holds there (Grassmann: constant ring buffer; Transformer: key/value cache, linear in the context), and the baseline of one full forward pass over the context per token.',
-      GENERATE_BENCH_FLAGS,
-    )
-  )
-    return 0;
-  const f = parseFlags(argv, GENERATE_BENCH_FLAGS);
-  if (!f.generate) throw new UsageError('this is the --generate benchmark: pass --generate', 'generate');
-  if (f.scaling) throw new UsageError('give --scaling or --generate, not both', 'scaling');
-  const rows = await runGenerateBench(f, (row) => {
+/** Run a plan: the rows as they are measured (JSON lines with --json), then the table. */
+async function runGenerateBenchPlan(plan: GenerateBenchPlan): Promise<number> {
+  const f = plan.flags;
+  const rows = await runGenerateBench(plan, (row) => {
     if (f.json) process.stdout.write(`${JSON.stringify(row)}\n`);
     else
       process.stderr.write(
@@ -405,3 +417,21 @@ export async function generateBenchCommand(argv: readonly string[]): Promise<num
   }
   return 0;
 }
+
+/**
+ * `grassflow-lm bench --generate`: decoding tokens/s and state bytes against context length, with the full-forward
+ * baseline.
+ */
+export const generateBenchCli: CliCommand = planCommand({
+  usage:
+    'grassflow-lm bench --generate [--models grassmann,transformer-dpa] [--preset P] [--block L] ' +
+    '[--contexts 64,128,…] [--steps N] [--json]',
+  description:
+    'Incremental decoding on random weights and synthetic ids: per model and context length, tokens/s of decoder ' +
+    'steps ending at that context, the state the decoder holds there (Grassmann: constant ring buffer; Transformer: ' +
+    'key/value cache, linear in the context), and the baseline of one full forward pass over the context per token.',
+  flags: GENERATE_BENCH_FLAGS,
+  help: 'decoding speed and state memory',
+  plan: planGenerateBench,
+  run: runGenerateBenchPlan,
+});

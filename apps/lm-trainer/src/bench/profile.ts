@@ -9,14 +9,16 @@ import {
   globalNorm,
   parseFlags,
   trainStep,
+  planCommand,
   UsageError,
-  wantsHelp,
   withSeededRandom,
   type AdamW,
+  type CliCommand,
 } from '@grassflow/training';
 import type { ModelKind } from '../shared/model-options.js';
 import { deviceLabel, SOFTWARE_RENDERING_NOTE, type DeviceLabel } from './device-label.js';
-import { BENCH_FLAGS, BENCH_OPTIMIZER, benchModelConfig, benchTask, type TrainBenchFlags } from './train.js';
+import { BENCH_FLAGS, BENCH_OPTIMIZER, benchModelConfig, benchTask } from './train.js';
+import type { TrainBenchPlan } from './train.js';
 
 /** What tf.profile resolves to (tfjs-core does not export the type by name). */
 type ProfileInfo = Awaited<ReturnType<typeof tf.profile>>;
@@ -221,11 +223,16 @@ async function timedStep(
 
 const OPTIMIZER = BENCH_OPTIMIZER;
 
-/** Profile `f.steps` timed steps (after `f.warmup` untimed ones) and one step under tf.profile. */
-export async function runProfile(f: TrainBenchFlags): Promise<ProfileResult> {
+/** The plan of `grassflow-lm bench --profile ARGV`: the training-step benchmark's flags, one pass per step. */
+export function planProfile(argv: readonly string[]): TrainBenchPlan {
+  const f = parseFlags(argv, BENCH_FLAGS);
   if (f['micro-batch'] !== undefined && f['micro-batch'] !== f.batch)
     throw new UsageError('--profile times one pass per step: give no --micro-batch', 'micro-batch');
-  const config = benchModelConfig(f);
+  return { flags: f, config: benchModelConfig(f) };
+}
+
+/** Profile `f.steps` timed steps (after `f.warmup` untimed ones) and one step under tf.profile. */
+export async function runProfile({ flags: f, config }: TrainBenchPlan): Promise<ProfileResult> {
   const backend = await initBackend({
     ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }),
     ...(f.threads === undefined ? {} : { threads: f.threads }),
@@ -362,19 +369,20 @@ export function formatProfile(p: ProfileResult): string {
 }
 
 /** `grassflow-lm bench --profile`: the breakdown of a training step. */
-export async function profileCommand(argv: readonly string[]): Promise<number> {
-  const flags = BENCH_FLAGS;
-  if (
-    wantsHelp(
-      argv,
-      'grassflow-lm bench --profile [--preset P] [--d-model N --layers N --vocab N] [--batch B] [--seq-len L] [--steps N] [--json]',
-      'Where a training step spends its time: wall-clock phases of trainStep (forward + loss + backward, clip, readback, AdamW), every kernel of one step under tf.profile (by kind and the largest), and the cost of dispatching one op.',
-      flags,
-    )
-  )
+export const profileBenchCli: CliCommand = planCommand({
+  usage:
+    'grassflow-lm bench --profile [--preset P] [--d-model N --layers N --vocab N] [--batch B] [--seq-len L] ' +
+    '[--steps N] [--json]',
+  description:
+    'Where a training step spends its time: wall-clock phases of trainStep (forward + loss + backward, clip, ' +
+    'readback, AdamW), every kernel of one step under tf.profile (by kind and the largest), and the cost of ' +
+    'dispatching one op.',
+  flags: BENCH_FLAGS,
+  help: 'where a training step spends its time',
+  plan: planProfile,
+  run: async (plan) => {
+    const p = await runProfile(plan);
+    process.stdout.write(plan.flags.json ? `${JSON.stringify(p)}\n` : `${formatProfile(p)}\n`);
     return 0;
-  const f = parseFlags(argv, flags);
-  const p = await runProfile(f);
-  process.stdout.write(f.json ? `${JSON.stringify(p)}\n` : `${formatProfile(p)}\n`);
-  return 0;
-}
+  },
+});

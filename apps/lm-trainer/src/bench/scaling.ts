@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
-import { markdownTable, parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp } from '@grassflow/training';
+import { markdownTable, parseFlags, planCommand, startBackend, UsageError } from '@grassflow/training';
+import type { CliCommand, FlagSpecs, ParsedFlags } from '@grassflow/training';
 import { deviceLabel, type DeviceLabel } from './device-label.js';
 import { timePoint, type ScalingStack } from './scaling-point.js';
 import {
@@ -133,19 +134,59 @@ function lastErrorLine(stderr: string): string {
   return lines[lines.length - 1] ?? stderr.trim().split('\n').pop()?.slice(0, 300) ?? '';
 }
 
+/** `bench --scaling`, resolved once from its flags: the whole sweep, or (--point, a child process) one point. */
+type ScalingPlan =
+  | { kind: 'point'; model: ModelKind; L: number; stack: ScalingStack; flags: ScalingFlags }
+  | {
+      kind: 'sweep';
+      models: ModelKind[];
+      stack: ScalingStack;
+      /** Distinct, ascending; each divides --tokens. */
+      lengths: number[];
+      out: string;
+      command: string;
+      flags: ScalingFlags;
+      /** The command's arguments, passed on to each point's process. */
+      argv: readonly string[];
+    };
+
+type ScalingFlags = ParsedFlags<typeof SCALING_FLAGS>;
+
+/** The plan of `grassflow-lm bench --scaling ARGV`: flags parsed and checked once. */
+function planScaling(argv: readonly string[]): ScalingPlan {
+  const f = parseFlags(argv, SCALING_FLAGS);
+  const models = parseModels(f.models);
+  const d = f['d-model'];
+  if (d % f.heads !== 0) throw new UsageError(`--d-model ${d} must be divisible by --heads ${f.heads}`, 'd-model');
+  const stack: ScalingStack = { d, dFF: 4 * d, layers: f.layers, r: f.r, offsets: f.offsets, nHeads: f.heads };
+  if (f.point !== undefined) {
+    const m = /^([\w-]+):(\d+)$/.exec(f.point);
+    if (m === null || !(MODEL_KINDS as readonly string[]).includes(m[1] as string))
+      throw new UsageError(
+        `--point must be MODEL:L with MODEL one of ${MODEL_KINDS.join(', ')}, got '${f.point}'`,
+        'point',
+      );
+    return { kind: 'point', model: m[1] as ModelKind, L: Number(m[2]), stack, flags: f };
+  }
+  const lengths = [...new Set(f.lengths)].sort((a, b) => a - b);
+  for (const L of lengths) {
+    if (f.tokens % L !== 0) {
+      throw new UsageError(
+        `--tokens ${f.tokens} must be a multiple of every L (B = tokens / L sequences per batch), but L ${L} does ` +
+          `not divide it; e.g. --tokens ${Math.max(...lengths)}`,
+        'tokens',
+      );
+    }
+  }
+  const command = ['grassflow-lm', 'bench', ...argv].join(' ');
+  return { kind: 'sweep', models, stack, lengths, out: resolve(f.out), command, flags: f, argv };
+}
+
 /** `--point MODEL:L`: time one point here and print it as one JSON line. */
-async function pointCommand(
-  spec: string,
-  stack: ScalingStack,
-  tokens: number,
-  repeats: number,
-  backendFlag: string | undefined,
-): Promise<number> {
-  const m = /^([\w-]+):(\d+)$/.exec(spec);
-  if (m === null || !(MODEL_KINDS as readonly string[]).includes(m[1] as string))
-    throw new UsageError(`--point must be MODEL:L with MODEL one of ${MODEL_KINDS.join(', ')}, got '${spec}'`, 'point');
-  const info = await startBackend(backendFlag);
-  const t = await timePoint(m[1] as ModelKind, Number(m[2]), tokens, repeats, stack);
+async function runPoint(plan: Extract<ScalingPlan, { kind: 'point' }>): Promise<number> {
+  const { flags: f } = plan;
+  const info = await startBackend(f.backend);
+  const t = await timePoint(plan.model, plan.L, f.tokens, f.repeats, plan.stack);
   const line: PointLine = {
     model: t.model,
     L: t.L,
@@ -165,35 +206,10 @@ async function pointCommand(
   process.exit(0);
 }
 
-/** `grassflow-lm bench --scaling`: returns the exit code (1 if a point failed for a reason other than memory). */
-export async function scalingBenchCommand(argv: readonly string[]): Promise<number> {
-  if (
-    wantsHelp(
-      argv,
-      'grassflow-lm bench --scaling [--lengths 128,256,… --tokens N --models M,M --repeats R --json --out DIR]',
-      'Forward+backward time per token of a stack of blocks (default one block, d 256) against the sequence length L at a fixed number of tokens per batch, for Grassmann, DPA and EA; each point in its own process. Writes scaling.md (table), scaling.json and a log-log plot (scaling.png, scaling.svg) to --out, and states where Grassmann becomes faster per token than attention.',
-      SCALING_FLAGS,
-    )
-  )
-    return 0;
-  const f = parseFlags(argv, SCALING_FLAGS);
-  const models = parseModels(f.models);
-  const d = f['d-model'];
-  if (d % f.heads !== 0) throw new UsageError(`--d-model ${d} must be divisible by --heads ${f.heads}`, 'd-model');
-  const stack: ScalingStack = { d, dFF: 4 * d, layers: f.layers, r: f.r, offsets: f.offsets, nHeads: f.heads };
-  if (f.point !== undefined) return pointCommand(f.point, stack, f.tokens, f.repeats, f.backend);
-
-  const lengths = [...new Set(f.lengths)].sort((a, b) => a - b);
-  for (const L of lengths) {
-    if (f.tokens % L !== 0) {
-      throw new UsageError(
-        `--tokens ${f.tokens} must be a multiple of every L (B = tokens / L sequences per batch), but L ${L} does not divide it; e.g. --tokens ${Math.max(...lengths)}`,
-        'tokens',
-      );
-    }
-  }
-  const out = resolve(f.out);
-  const command = ['grassflow-lm', 'bench', ...argv].join(' ');
+/** Run a plan: one point, or every point in its own process; 1 if a point failed for a reason other than memory. */
+async function runScalingPlan(plan: ScalingPlan): Promise<number> {
+  if (plan.kind === 'point') return runPoint(plan);
+  const { models, stack, lengths, out, command, flags: f, argv } = plan;
   const loadStart = loadavg()[0] as number;
   const points: ScalingPoint[] = [];
   const oomAt = new Map<ModelKind, number>();
@@ -291,3 +307,17 @@ export async function scalingBenchCommand(argv: readonly string[]): Promise<numb
   }
   return points.some((p) => p.status === 'error') ? 1 : 0;
 }
+
+/** `grassflow-lm bench --scaling`: time per token against L. */
+export const scalingBenchCli: CliCommand = planCommand({
+  usage: 'grassflow-lm bench --scaling [--lengths 128,256,… --tokens N --models M,M --repeats R --json --out DIR]',
+  description:
+    'Forward+backward time per token of a stack of blocks (default one block, d 256) against the sequence length L ' +
+    'at a fixed number of tokens per batch, for Grassmann, DPA and EA; each point in its own process. Writes ' +
+    'scaling.md (table), scaling.json and a log-log plot (scaling.png, scaling.svg) to --out, and states where ' +
+    'Grassmann becomes faster per token than attention.',
+  flags: SCALING_FLAGS,
+  help: 'time per token against L',
+  plan: planScaling,
+  run: runScalingPlan,
+});

@@ -16,13 +16,14 @@ import {
   optimizerConfigFrom,
   parseFlags,
 } from '@grassflow/training';
-import { trainStep, UsageError, wantsHelp, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
+import { planCommand, trainStep, UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
+import type { CliCommand } from '@grassflow/training';
 import { LmTrainTask } from '../shared/lm-task.js';
 import { deviceLabel, SOFTWARE_RENDERING_NOTE } from './device-label.js';
 import { dataDirOrThrow, loadSplitIds, loadTokenizer } from '../shared/corpus.js';
+import { microBatchOf, seqLenOf } from '../train/config.js';
 import {
   COMMON_TRAIN_FLAGS,
-  microBatchOf,
   MODEL_KINDS,
   modelConfigFrom,
   type CommonTrainFlags,
@@ -107,7 +108,7 @@ export function benchModelConfig(f: TrainBenchFlags): ModelConfig {
     quiet: true,
     tokenizer: 'wordpiece',
   } as unknown as CommonTrainFlags;
-  return modelConfigFrom(f.model as ModelKind, common, f.vocab);
+  return modelConfigFrom(f.model as ModelKind, common, f.vocab, seqLenOf(f));
 }
 
 /** The one JSON line of `grassflow-lm bench --json`. */
@@ -229,10 +230,9 @@ export async function benchTask(
   return { model, optimizer, task, B, L };
 }
 
-/** Run the benchmark and return its result (no printing). */
-export async function runTrainBench(f: TrainBenchFlags): Promise<TrainBenchResult> {
+/** Run the benchmark on `config` (the flags' model unless given) and return its result (no printing). */
+export async function runTrainBench(f: TrainBenchFlags, config = benchModelConfig(f)): Promise<TrainBenchResult> {
   const kind = f.model as ModelKind;
-  const config = benchModelConfig(f);
   const backend = await initBackend({
     ...(f.backend === undefined ? {} : { backend: f.backend as BackendName }),
     ...(f.threads === undefined ? {} : { threads: f.threads }),
@@ -333,17 +333,15 @@ export function formatTrainBench(r: TrainBenchResult): string {
   return rows.map(([k, v]) => k.padEnd(w) + v).join('\n');
 }
 
-/** `grassflow-lm bench` without --scaling/--generate: full training steps, tokens/s and peak memory. */
-export async function trainBenchCommand(argv: readonly string[]): Promise<number> {
-  if (
-    wantsHelp(
-      argv,
-      'grassflow-lm bench --model grassmann|transformer-dpa|transformer-ea --preset P --steps N [--batch B] [--seq-len L] [--backend X] [--json]',
-      'Time full training steps (forward, loss, backward, clip by global norm, AdamW: the code path of `train`) on synthetic token ids; print tokens/s, s/step and peak memory.',
-      BENCH_FLAGS,
-    )
-  )
-    return 0;
+/** The training-step benchmark, resolved once from its flags. */
+export interface TrainBenchPlan {
+  flags: TrainBenchFlags;
+  /** The model timed: train's modelConfigFrom at bench's V and L. */
+  config: ModelConfig;
+}
+
+/** The plan of `grassflow-lm bench ARGV` (the training step): flags parsed and checked once, the model config built. */
+export function planTrainBench(argv: readonly string[]): TrainBenchPlan {
   const f = parseFlags(argv, BENCH_FLAGS);
   if (f.scaling || f.generate || f.against !== undefined || f.profile)
     throw new UsageError(
@@ -351,7 +349,23 @@ export async function trainBenchCommand(argv: readonly string[]): Promise<number
       f.scaling ? 'scaling' : f.generate ? 'generate' : f.profile ? 'profile' : 'against',
     );
   microBatchOf(f.batch, f['micro-batch']); // the one check of --micro-batch against --batch (train's)
-  const r = await runTrainBench(f);
-  process.stdout.write(f.json ? `${JSON.stringify(r)}\n` : `${formatTrainBench(r)}\n`);
-  return 0;
+  return { flags: f, config: benchModelConfig(f) };
 }
+
+/** `grassflow-lm bench` without --scaling/--generate: full training steps, tokens/s and peak memory. */
+export const trainBenchCli: CliCommand = planCommand({
+  usage:
+    'grassflow-lm bench --model grassmann|transformer-dpa|transformer-ea --preset P --steps N [--batch B] ' +
+    '[--seq-len L] [--backend X] [--json]',
+  description:
+    'Time full training steps (forward, loss, backward, clip by global norm, AdamW: the code path of `train`) on ' +
+    'synthetic token ids; print tokens/s, s/step and peak memory.',
+  flags: BENCH_FLAGS,
+  help: 'training throughput',
+  plan: planTrainBench,
+  run: async ({ flags: f, config }) => {
+    const r = await runTrainBench(f, config);
+    process.stdout.write(f.json ? `${JSON.stringify(r)}\n` : `${formatTrainBench(r)}\n`);
+    return 0;
+  },
+});

@@ -11,21 +11,24 @@ import {
   writeReport,
   type FlagSpecs,
   type MetricRecord,
+  planCommand,
   startBackend,
-  wantsHelp,
   type CliCommand,
   type ChartSeries,
 } from '@grassflow/training';
-import { dataDirOrThrow, loadRunData, loadSplitIds, loadTokenizer, type TokenizerKind } from '../shared/corpus.js';
-import { evaluatePerplexity } from '../shared/lm-task.js';
 import {
-  COMMON_TRAIN_FLAGS,
-  MODEL_KINDS,
-  modelConfigFrom,
-  seqLenFlag,
-  trainingConfigFrom,
-} from '../shared/model-options.js';
-import { startRun } from '../train/run.js';
+  dataDirOrThrow,
+  loadRunData,
+  loadSplitIds,
+  loadTokenizer,
+  type CorpusTokenizer,
+  type TokenizerKind,
+} from '../shared/corpus.js';
+import { evaluatePerplexity } from '../shared/lm-task.js';
+import { COMMON_TRAIN_FLAGS, MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
+import type { TrainingConfig } from '../train/config.js';
+import { freshRunOf } from '../train/command.js';
+import { startRun, type FreshRun } from '../train/run.js';
 import { cachedNgramBaselines } from '../baselines/cache.js';
 import type { BaselineResult } from '../baselines/ngram.js';
 import { baselineSeries, smoothingLines, standingLines, xRange } from '../baselines/report.js';
@@ -33,6 +36,9 @@ import { referenceBaselines, standingAgainst } from '../baselines/standing.js';
 
 /** Sequence length of the compare runs unless --seq-len (or --block) says otherwise. */
 const COMPARE_SEQ_LEN = 64;
+
+/** The token budget of the compare runs unless --epochs, --steps or --tokens says otherwise. */
+const COMPARE_LENGTH = { tokens: 409_600 } as const satisfies TrainingConfig['length'];
 
 /**
  * Defaults sized so that all three runs finish in under 10 minutes on a 2-core machine and end well below the
@@ -44,6 +50,7 @@ export const COMPARE_FLAGS = {
   preset: { ...COMMON_TRAIN_FLAGS.preset, default: 'tiny' },
   'd-model': { ...COMMON_TRAIN_FLAGS['d-model'], default: 64 },
   r: { ...COMMON_TRAIN_FLAGS.r, default: 16 },
+  // no spec default for these two: --block may give the one, --epochs or --steps replace the other
   'seq-len': {
     ...COMMON_TRAIN_FLAGS['seq-len'],
     help: `${COMMON_TRAIN_FLAGS['seq-len'].help} (default ${COMPARE_SEQ_LEN})`,
@@ -51,41 +58,70 @@ export const COMPARE_FLAGS = {
   batch: { ...COMMON_TRAIN_FLAGS.batch, default: 16 },
   head: { ...COMMON_TRAIN_FLAGS.head, default: 'adaptive' },
   lr: { ...COMMON_TRAIN_FLAGS.lr, default: 3e-3 },
-  tokens: { ...COMMON_TRAIN_FLAGS.tokens, default: 409600 },
+  tokens: {
+    ...COMMON_TRAIN_FLAGS.tokens,
+    help: `${COMMON_TRAIN_FLAGS.tokens.help} (default ${COMPARE_LENGTH.tokens})`,
+  },
   'eval-every': { ...COMMON_TRAIN_FLAGS['eval-every'], default: 100 },
   'eval-tokens': { ...COMMON_TRAIN_FLAGS['eval-tokens'], default: 16384 },
   'log-every': { ...COMMON_TRAIN_FLAGS['log-every'], default: 10 },
   out: { type: 'string', metavar: 'DIR', default: 'runs/compare', help: 'folder for the three runs and the report' },
 } as const satisfies FlagSpecs;
 
-/** `grassflow-lm compare`: returns the exit code; prints where the report is. */
-export async function compareCommand(argv: readonly string[]): Promise<number> {
-  if (
-    wantsHelp(
-      argv,
-      'grassflow-lm compare [--preset P --tokens T --seed S …]',
-      'Train grassmann, transformer-dpa and transformer-ea with one token budget, seed and data order; evaluate each best checkpoint on the first --eval-tokens tokens of wiki.valid and wiki.test; write one report.',
-      COMPARE_FLAGS,
-    )
-  )
-    return 0;
+const USAGE = 'grassflow-lm compare [--preset P --tokens T --seed S …]';
+const DESCRIPTION =
+  'Train grassmann, transformer-dpa and transformer-ea with one token budget, seed and data order; evaluate each ' +
+  'best checkpoint on the first --eval-tokens tokens of wiki.valid and wiki.test; write one report.';
+
+/** Everything `compare` does, resolved once from its flags: one fresh run per model kind, as `train` plans one. */
+export interface ComparePlan {
+  /** The folder of the three runs and the report. */
+  out: string;
+  /** The command line (config.json and the report). */
+  command: string;
+  /** One fresh run per model kind, in MODEL_KINDS order: the same training config, seed and data order. */
+  runs: FreshRun[];
+  /** The tokens of wiki.valid and of wiki.test each best checkpoint is scored on. */
+  evalTokens: number;
+  tok: CorpusTokenizer;
+  dataDir: string;
+  backend: string | undefined;
+}
+
+/**
+ * The plan of `grassflow-lm compare ARGV`: flags parsed and checked once, then train's fresh run per kind with
+ * compare's defaults (seqLen 64, a budget of 409,600 tokens that any length flag replaces).
+ */
+export async function planCompare(argv: readonly string[]): Promise<ComparePlan> {
   const f = parseFlags(argv, COMPARE_FLAGS);
-  // --tokens has a default here: another length flag replaces it
-  const lengthGiven = argv.some((a) => /^--(epochs|steps)(=|$)/.test(a));
-  const flags = lengthGiven && !argv.some((a) => /^--tokens(=|$)/.test(a)) ? { ...f, tokens: undefined } : f;
-  const withSeqLen = { ...flags, 'seq-len': seqLenFlag(flags) ?? COMPARE_SEQ_LEN, block: undefined };
   const dataDir = dataDirOrThrow(f['data-dir']);
   const tok = await loadTokenizer(f.tokenizer as TokenizerKind, dataDir);
-  // the plan: one model config per kind and one training config, resolved once before any slow work
-  const models = MODEL_KINDS.map((kind) => ({ kind, model: modelConfigFrom(kind, withSeqLen, tok.vocabSize) }));
-  const training = trainingConfigFrom(withSeqLen, withSeqLen['seq-len']);
+  const out = resolve(f.out);
   const command = ['grassflow-lm', 'compare', ...argv].join(' ');
-  const backend = await startBackend(f.backend);
+  // --stop-at-step is accepted (a train flag) but compare runs each kind to its end, as it always has
+  const runs = MODEL_KINDS.map((kind) =>
+    freshRunOf(kind, f, tok.vocabSize, {
+      out: join(out, kind),
+      command,
+      control: { quiet: f.quiet },
+      seqLen: COMPARE_SEQ_LEN,
+      length: COMPARE_LENGTH,
+    }),
+  );
+  return { out, command, runs, evalTokens: f['eval-tokens'], tok, dataDir, backend: f.backend };
+}
+
+/** Run a compare plan: the three runs one after the other, then the report; prints where the report is. */
+export async function runComparePlan(plan: ComparePlan): Promise<number> {
+  const { out, command, runs, tok, dataDir } = plan;
+  const first = runs[0] as FreshRun;
+  const training = first.training;
+  const backend = await startBackend(plan.backend);
   const data = await loadRunData(tok, dataDir);
   const test = await loadSplitIds('test', data.tok, data.dataDir);
-  const evalN = f['eval-tokens'];
-  const validIds = data.valid.subarray(0, evalN ?? data.valid.length);
-  const testIds = test.subarray(0, evalN ?? test.length);
+  const evalN = plan.evalTokens;
+  const validIds = data.valid.subarray(0, evalN);
+  const testIds = test.subarray(0, evalN);
   // unigram / bigram / trigram on the same ids the models are scored on (cached per data hash)
   const baselinesOf = async (evalIds: Int32Array): Promise<BaselineResult[]> =>
     (
@@ -97,22 +133,13 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
       })
     ).baselines.results;
   const baselines = { valid: await baselinesOf(validIds), test: await baselinesOf(testIds) };
-  const out = resolve(f.out);
   await mkdir(out, { recursive: true });
   const rows: Array<Array<string | number | null>> = [];
   const curves: Array<{ name: string; records: MetricRecord[] }> = [];
   const finals: Array<{ name: string; ppl: number }> = [];
   let totalSteps = 0;
-  for (const { kind, model } of models) {
-    const run = {
-      out: join(out, kind),
-      modelKind: kind,
-      preset: f.preset,
-      model,
-      training,
-      command,
-      control: { quiet: f.quiet },
-    };
+  for (const run of runs) {
+    const { modelKind: kind, model } = run;
     const o = await startRun(run, data, backend);
     if (o.result.status !== 'finished') {
       process.stderr.write(
@@ -123,7 +150,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     totalSteps = o.result.state.step;
     const best = await loadCheckpoint(o.run.bestCheckpoint);
     for (const t of best.extraTensors.values()) t.dispose();
-    const opts = { seqLen: model.maxLen, batch: 16 };
+    const opts = { seqLen: run.training.seqLen, batch: 16 };
     const v = await evaluatePerplexity(best.model, validIds, opts);
     const te = await evaluatePerplexity(best.model, testIds, opts);
     best.model.dispose();
@@ -154,8 +181,9 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     const t = baselines.test.find((r) => r.name === b.name);
     rows.push([b.name, null, null, null, data.train.length, null, b.ppl, t?.ppl ?? null, null, null, null]);
   }
-  const cfg = modelConfigFrom('grassmann', withSeqLen, data.tok.vocabSize);
-  const heads = modelConfigFrom('transformer-dpa', withSeqLen, data.tok.vocabSize).nHeads;
+  const modelOf = (kind: ModelKind) => (runs.find((r) => r.modelKind === kind) as FreshRun).model;
+  const cfg = modelOf('grassmann');
+  const heads = modelOf('transformer-dpa').nHeads;
   const series = (type: string, key: string, x: string): Array<{ name: string; points: Array<[number, number]> }> =>
     curves.map((c) => ({
       name: c.name,
@@ -164,15 +192,14 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
         .map((r) => [x === 'tokens' ? (r['tokens'] as number) : r.step, r[key] as number]),
     }));
   const withBaselines = (s: ChartSeries[]): ChartSeries[] => [...s, ...baselineSeries(baselines.valid, ...xRange(s))];
-  const evalNote =
-    evalN === undefined
-      ? 'every token of wiki.valid and wiki.test'
-      : `the first ${evalN.toLocaleString('en-US')} tokens of wiki.valid and of wiki.test`;
+  const evalNote = `the first ${evalN.toLocaleString('en-US')} tokens of wiki.valid and of wiki.test`;
   const path = await writeReport(out, {
     title: 'Grassmann vs Transformer (DPA, EA) on WikiText-2',
     intro: [
-      `Command: \`${['grassflow-lm', 'compare', ...argv].join(' ')}\`; backend ${backend.name}; tokenizer ${data.tok.kind} (V ${data.tok.vocabSize.toLocaleString('en-US')}).`,
-      `Same for all three: preset ${f.preset} (${cfg.nLayers} layers, d ${cfg.dModel}, d_ff ${cfg.dFF}, seqLen = maxLen ${cfg.maxLen}, ${cfg.norm}-LN, dropout ${cfg.dropout}; ` +
+      `Command: \`${command}\`; backend ${backend.name}; tokenizer ${data.tok.kind} ` +
+        `(V ${data.tok.vocabSize.toLocaleString('en-US')}).`,
+      `Same for all three: preset ${first.preset} (${cfg.nLayers} layers, d ${cfg.dModel}, d_ff ${cfg.dFF}, ` +
+        `seqLen = maxLen ${training.seqLen}, ${cfg.norm}-LN, dropout ${cfg.dropout}; ` +
         `Grassmann r ${cfg.r}, offsets ${JSON.stringify(cfg.offsets)}; attention ${heads} heads; ${cfg.head ?? 'tied'} head), batch ${training.batch}, token budget ` +
         `${JSON.stringify(training.length)}, seed ${training.seed} (same initialisation seed and data order), AdamW lr ${training.lr}, warmup ${warmupSteps(training, totalSteps)} steps of ${totalSteps}.`,
       `PPL columns: the best checkpoint (by validation PPL during training) evaluated on ${evalNote}. ` +
@@ -239,8 +266,12 @@ export function gapNote(finals: ReadonlyArray<{ name: string; ppl: number }>): s
   );
 }
 
-/** `grassflow-lm compare` in the program's command table. */
-export const compareCli: CliCommand = {
-  run: compareCommand,
+/** `grassflow-lm compare` in the program's command table: flags → plan (once) → run. */
+export const compareCli: CliCommand = planCommand({
+  usage: USAGE,
+  description: DESCRIPTION,
+  flags: COMPARE_FLAGS,
   help: 'train the three model kinds under one budget and write one report',
-};
+  plan: planCompare,
+  run: runComparePlan,
+});

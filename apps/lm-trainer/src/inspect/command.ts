@@ -1,6 +1,13 @@
 // `grassflow-lm inspect`: the geometry inside a trained model — gates, Plücker pairs, subspace flow, attention entropy.
 import { resolve } from 'node:path';
-import { parseFlags, startBackend, UsageError, type FlagSpecs, wantsHelp, type CliCommand } from '@grassflow/training';
+import {
+  parseFlags,
+  planCommand,
+  startBackend,
+  UsageError,
+  type CliCommand,
+  type FlagSpecs,
+} from '@grassflow/training';
 import {
   checkpointSourceOf,
   CHECKPOINT_FLAGS,
@@ -19,7 +26,8 @@ const INSPECT_FLAGS = {
     choices: ['valid', 'test'],
     help: 'or inspect windows of L tokens from this WikiText-2 split',
   },
-  samples: { type: 'int', min: 1, default: 8, help: 'with --split: number of windows, evenly spaced over the split' },
+  // no spec default: given without --split it is refused, which a default would hide
+  samples: { type: 'int', min: 1, help: 'with --split: number of windows, evenly spaced over the split (default 8)' },
   top: { type: 'int', min: 1, default: 5, help: 'largest subspace steps listed per layer and offset' },
   out: { type: 'string', metavar: 'DIR', help: 'output folder for inspect.json, report.md and the charts' },
   tokenizer: CHECKPOINT_FLAGS.tokenizer,
@@ -69,21 +77,14 @@ function summaryLines(r: InspectResult): string[] {
   return lines;
 }
 
-/** `grassflow-lm inspect`. Returns the process exit code. */
-export async function inspectCommand(argv: readonly string[]): Promise<number> {
-  if (
-    wantsHelp(
-      argv,
-      'grassflow-lm inspect --checkpoint DIR (--text "…" | --split valid --samples N) --out DIR',
-      'Look inside a trained model: gates, pair angles and areas, and the flow of pair-planes on Gr(2, r) per layer and offset (Grassmann), ' +
-        'or attention entropy and weight on antiparallel pairs per head (Transformer). Writes inspect.json and report.md with charts.',
-      INSPECT_FLAGS,
-    )
-  ) {
-    return 0;
-  }
-  return runInspectPlan(planInspect(argv));
-}
+/** Windows of a split inspected without --samples. */
+const DEFAULT_SAMPLES = 8;
+
+const USAGE = 'grassflow-lm inspect --checkpoint DIR (--text "…" | --split valid --samples N) --out DIR';
+const DESCRIPTION =
+  'Look inside a trained model: gates, pair angles and areas, and the flow of pair-planes on Gr(2, r) per layer and ' +
+  'offset (Grassmann), or attention entropy and weight on antiparallel pairs per head (Transformer). Writes ' +
+  'inspect.json and report.md with charts.';
 
 /** What `inspect` does, resolved once from its flags. */
 export interface InspectPlan {
@@ -96,6 +97,7 @@ export interface InspectPlan {
   command: string;
 }
 
+/** The plan of `grassflow-lm inspect ARGV`: flags parsed and checked once (the checkpoint is read when it runs). */
 export function planInspect(argv: readonly string[]): InspectPlan {
   const f = parseFlags(argv, INSPECT_FLAGS);
   if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
@@ -108,11 +110,13 @@ export function planInspect(argv: readonly string[]): InspectPlan {
     );
   if (f.text !== undefined && f.text.trim() === '')
     throw new UsageError('--text is empty: give the text to inspect, e.g. --text "the game was released"', 'text');
-  if (f.split === undefined && argv.some((a) => a === '--samples' || a.startsWith('--samples=')))
-    throw new UsageError('--samples goes with --split', 'samples');
+  if (f.split === undefined && f.samples !== undefined) throw new UsageError('--samples goes with --split', 'samples');
   return {
     source: checkpointSourceOf(f),
-    input: f.text !== undefined ? { text: f.text } : { split: f.split as 'valid' | 'test', samples: f.samples },
+    input:
+      f.text !== undefined
+        ? { text: f.text }
+        : { split: f.split as 'valid' | 'test', samples: f.samples ?? DEFAULT_SAMPLES },
     top: f.top,
     out: resolve(f.out),
     command: ['grassflow-lm', 'inspect', ...argv].join(' '),
@@ -158,8 +162,12 @@ export async function runInspectPlan(plan: InspectPlan): Promise<number> {
   }
 }
 
-/** `grassflow-lm inspect` in the program's command table. */
-export const inspectCli: CliCommand = {
-  run: inspectCommand,
+/** `grassflow-lm inspect` in the program's command table: flags → plan (once) → run. */
+export const inspectCli: CliCommand = planCommand({
+  usage: USAGE,
+  description: DESCRIPTION,
+  flags: INSPECT_FLAGS,
   help: 'the geometry inside a trained model: gates, Plücker pairs, subspace flow, attention entropy',
-};
+  plan: planInspect,
+  run: runInspectPlan,
+});

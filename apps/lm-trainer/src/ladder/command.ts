@@ -12,7 +12,7 @@ import {
   UsageError,
   writeJsonAtomic,
   formatDuration,
-  wantsHelp,
+  planCommand,
   type CliCommand,
 } from '@grassflow/training';
 import { ladderConfigFrom, LADDER_FLAGS, type LadderConfig } from './options.js';
@@ -28,9 +28,7 @@ import {
 } from './report.js';
 import { runRung, type RungResult } from './task.js';
 import { ladderRungCommand, queueRungs, rungSpecs } from './queue.js';
-import { RedisRunQueue } from '../queue/coordinator.js';
-import { queueUrlOf } from '../queue/redis.js';
-import type { QueueOutcome } from '../study/queue.js';
+import { queueUrlOf, RedisRunQueue, type QueueOutcome, type QueueUrl } from '@grassflow/studies';
 
 /** config.json of a ladder run folder. */
 export interface LadderRunConfig {
@@ -77,20 +75,36 @@ const DESCRIPTION =
   'config.json, results.json and report.md (tables level × model, mean ± std over seeds, accuracy plots in SVG and PNG). ' +
   'Without --quick the larger "full" profile is used; any size flag overrides either profile.';
 
-/** `grassflow-lm ladder`: returns the exit code; prints where the report is. */
-export async function ladderCommand(argv: readonly string[]): Promise<number> {
-  if (argv[0] === 'rung') return ladderRungCommand(argv.slice(1)); // a worker's child process, one rung
-  if (wantsHelp(argv, USAGE, DESCRIPTION, LADDER_FLAGS)) return 0;
+/** Everything `ladder` does, resolved once from its flags. */
+export interface LadderPlan {
+  /** The validated ladder: levels, models, seeds, sizes, optimizer. */
+  cfg: LadderConfig;
+  /** The run folder (refused when it already holds a ladder run). */
+  out: string;
+  command: string;
+  backend: string | undefined;
+  /** Where the rungs go as jobs for `grassflow-lm worker` (--queue or GRASSFLOW_QUEUE); undefined: in this process. */
+  queue: QueueUrl | undefined;
+}
+
+/** The plan of `grassflow-lm ladder ARGV`: flags parsed and checked once, before any backend or folder. */
+export function planLadder(argv: readonly string[]): LadderPlan {
   const f = parseFlags(argv, LADDER_FLAGS);
   const cfg = ladderConfigFrom(f);
   const out = resolve(f.out ?? `runs/ladder-${cfg.family}`);
   if (existsSync(join(out, 'config.json')))
     throw new UsageError(`${out} already holds a ladder run: choose another --out`, 'out');
   const command = ['grassflow-lm', 'ladder', ...argv].join(' ');
+  return { cfg, out, command, backend: f.backend, queue: queueUrlOf(f.queue) };
+}
+
+/** Run a ladder plan: every rung (in this process or on workers), then the report; returns the exit code. */
+export async function runLadderPlan(plan: LadderPlan): Promise<number> {
+  const { cfg, out, command } = plan;
   // The ladder's models are tiny (d 32–64): a wasm thread pool only adds synchronisation (measured: 1 thread is
   // faster on 2 loaded cores). GRASSFLOW_WASM_THREADS, when set, still decides.
   process.env['GRASSFLOW_WASM_THREADS'] ??= '1';
-  const backend = await startBackend(f.backend);
+  const backend = await startBackend(plan.backend);
   await mkdir(out, { recursive: true });
   const runConfig: LadderRunConfig = {
     format: 'grassflow-lm-ladder',
@@ -127,7 +141,7 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
   );
   const t0 = performance.now();
   const specs = rungSpecs(cfg);
-  const q = queueUrlOf(f.queue);
+  const q = plan.queue;
   const progress = (r: RungResult, on = ''): void => {
     const elapsed = (performance.now() - t0) / 1000;
     process.stderr.write(
@@ -139,7 +153,7 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
   let failed = 0;
   if (q !== undefined) {
     // each rung a job for `grassflow-lm worker`; results come in any order and are kept in the in-process order
-    const queue = await RedisRunQueue.open(q);
+    const queue = await RedisRunQueue.open(q, { program: 'grassflow-lm' });
     const byIndex: Array<RungResult | undefined> = [];
     let outcome: QueueOutcome;
     try {
@@ -202,8 +216,21 @@ export async function ladderCommand(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-/** `grassflow-lm ladder` in the program's command table. */
-export const ladderCli: CliCommand = {
-  run: ladderCommand,
+/** `ladder`: flags → plan (once) → run. */
+const plannedLadder = planCommand({
+  usage: USAGE,
+  description: DESCRIPTION,
+  flags: LADDER_FLAGS,
   help: 'DPA vs EA vs Grassmann on a ladder of synthetic tasks, one report',
+  plan: planLadder,
+  run: runLadderPlan,
+});
+
+/**
+ * `grassflow-lm ladder` in the program's command table; `ladder rung …` is a worker's child process for one rung
+ * (its own flags, not the ladder's: see ladderRungCommand).
+ */
+export const ladderCli: CliCommand = {
+  ...plannedLadder,
+  run: (argv) => (argv[0] === 'rung' ? ladderRungCommand(argv.slice(1)) : plannedLadder.run(argv)),
 };

@@ -3,7 +3,8 @@ import { BACKEND_NAMES, offsetSchedule, preset, type ModelConfig } from '@grassf
 import { DatasetError, LAGGED_SUM_LAGS, SyntheticTask, type SyntheticFamily } from '@grassflow/datasets';
 import { UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import type { OptimizerConfig } from '@grassflow/training';
-import { BLOCK_ALIAS_FLAG, MODEL_KINDS, seqLenFlag, type ModelKind } from '../shared/model-options.js';
+import { BLOCK_ALIAS_FLAG, MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
+import { seqLenFlag } from '../train/config.js';
 
 export const LADDER_FAMILIES = ['lagged-sum', 'recall'] as const;
 

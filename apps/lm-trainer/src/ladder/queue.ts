@@ -5,9 +5,7 @@ import { gitCommit, parseFlags, startBackend, StopSignal, UsageError, writeJsonA
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
 import type { LadderConfig } from './options.js';
 import { runRung, type RungResult, type RungSpec } from './task.js';
-import { runKey } from '../study/key.js';
-import type { QueueOutcome } from '../study/queue.js';
-import type { QueuedJob, RedisRunQueue } from '../queue/coordinator.js';
+import { runKey, type QueuedJob, type QueueOutcome, type RedisRunQueue } from '@grassflow/studies';
 
 /** BullMQ's job name of a ladder rung. */
 export const LADDER_JOB = 'ladder-rung';

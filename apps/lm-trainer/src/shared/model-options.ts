@@ -1,4 +1,5 @@
-// Flags of `train`/`compare`/`bench` and how they become a ModelConfig and a training config (once, in a plan).
+// Flags of `train`/`compare`/`bench` and how they become a ModelConfig (once, in a plan); the training config they
+// also give is train/config.ts's.
 import {
   BACKEND_NAMES,
   MODEL_OPTIONS,
@@ -11,22 +12,13 @@ import {
   type ModelOptionName,
   type PresetName,
 } from '@grassflow/gpu-layers';
-import {
-  OPTIMIZER_FLAG_SPECS,
-  optimizerConfigFrom,
-  UsageError,
-  type FlagSpecs,
-  type OptimizerConfig,
-  type ParsedFlags,
-} from '@grassflow/training';
-
-export type { OptimizerConfig };
+import { OPTIMIZER_FLAG_SPECS, UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 
 export const MODEL_KINDS = ['grassmann', 'transformer-dpa', 'transformer-ea'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
 export { PRESET_NAMES }; // derived from gpu-layers' PRESETS table
 
-/** --seq-len: sequence length L of the training rows (seqLen ≤ maxLen, the positional table; train sets it). */
+/** --seq-len: sequence length L of the training rows (the model's positional table, maxLen, is made to hold it). */
 export const SEQ_LEN_FLAG = {
   type: 'int',
   min: 2,
@@ -42,31 +34,6 @@ export const BLOCK_ALIAS_FLAG = {
   max: 16384,
   help: 'alias of --seq-len (the old name)',
 } as const satisfies FlagSpecs[string];
-
-/** The sequence length given as --seq-len or its alias --block (both: they must agree); undefined when neither. */
-export function seqLenFlag(f: { 'seq-len'?: number | undefined; block?: number | undefined }): number | undefined {
-  const a = f['seq-len'];
-  const b = f.block;
-  if (a !== undefined && b !== undefined && a !== b) {
-    throw new UsageError(`--seq-len ${a} and its alias --block ${b} disagree: give one of them`, 'block');
-  }
-  return a ?? b;
-}
-
-/**
- * --micro-batch M checked against --batch B (once, for train and bench): M must divide B, each step then
- * accumulates B/M equal passes. Returns M, or undefined when it is absent or equals B (no accumulation).
- */
-export function microBatchOf(batch: number, micro: number | undefined): number | undefined {
-  if (micro === undefined || micro === batch) return undefined;
-  if (micro > batch || batch % micro !== 0) {
-    throw new UsageError(
-      `--micro-batch ${micro} must divide --batch ${batch} (each step accumulates B/M equal passes)`,
-      'micro-batch',
-    );
-  }
-  return micro;
-}
 
 type Options = typeof MODEL_OPTIONS;
 
@@ -171,26 +138,11 @@ export const COMMON_TRAIN_FLAGS = {
 
 export type CommonTrainFlags = ParsedFlags<typeof COMMON_TRAIN_FLAGS>;
 
-/** Hyper-parameters of a training run (config.json's `training`). */
-export interface TrainingConfig extends OptimizerConfig {
-  batch: number;
-  /**
-   * Sequences per forward/backward pass (gradient accumulation over batch/microBatch passes); absent: the whole batch.
-   */
-  microBatch?: number;
-  /** L: tokens per training row (equals the model's maxLen in runs made by train). */
-  seqLen: number;
-  /** Requested length as given: { epochs } | { steps } | { tokens }. */
-  length: { epochs: number } | { steps: number } | { tokens: number };
-  evalEvery: number;
-  evalTokens: number | null;
-  checkpointEvery: number | null;
-  logEvery: number;
-  seed: number;
-}
-
-/** Model config for a model kind from a preset and the override flags; `vocabSize` from the tokenizer. */
-export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize: number): ModelConfig {
+/**
+ * Model config for a model kind from a preset and the override flags; `vocabSize` from the tokenizer, and the
+ * positional table (maxLen) sized to the training rows, `seqLen` (the caller resolves it once, see seqLenFlag).
+ */
+export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize: number, seqLen: number): ModelConfig {
   const name = f.preset as PresetName;
   const base = PRESETS[name]; // a size: the fields of both kinds
   const o: Partial<FullModelConfig> = {
@@ -215,8 +167,7 @@ export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize:
       );
   }
   if (f.r !== undefined && kind === 'grassmann') o.r = f.r;
-  const seqLen = seqLenFlag(f);
-  if (seqLen !== undefined) o.maxLen = seqLen;
+  o.maxLen = seqLen;
   if (f.dropout !== undefined) o.dropout = f.dropout;
   if (f.norm !== undefined) o.norm = f.norm as 'post' | 'pre';
   architectureOptions(kind, f, o);
@@ -256,60 +207,4 @@ function architectureOptions(kind: ModelKind, f: CommonTrainFlags, o: Partial<Fu
     }
     (o as Record<string, unknown>)[name] = value;
   }
-}
-
-/** The run's length from --epochs/--steps/--tokens (at most one of them; default 1 epoch). */
-export function runLengthFrom(f: Pick<CommonTrainFlags, 'epochs' | 'steps' | 'tokens'>): TrainingConfig['length'] {
-  const given = (['epochs', 'steps', 'tokens'] as const).filter((k) => f[k] !== undefined);
-  if (given.length > 1)
-    throw new UsageError(
-      `give only one of --epochs, --steps, --tokens (got ${given.map((k) => `--${k}`).join(' and ')})`,
-      given[1],
-    );
-  return f.steps !== undefined
-    ? { steps: f.steps }
-    : f.tokens !== undefined
-      ? { tokens: f.tokens }
-      : { epochs: f.epochs ?? 1 };
-}
-
-/** Training config from the flags (exactly one of --epochs/--steps/--tokens, default 1 epoch). */
-export function trainingConfigFrom(f: CommonTrainFlags, seqLen: number): TrainingConfig {
-  const length = runLengthFrom(f);
-  const micro = microBatchOf(f.batch, f['micro-batch']);
-  return {
-    batch: f.batch,
-    ...(micro === undefined ? {} : { microBatch: micro }),
-    seqLen,
-    ...optimizerConfigFrom(f),
-    length,
-    evalEvery: f['eval-every'],
-    evalTokens: f['eval-tokens'] ?? null,
-    checkpointEvery: f['checkpoint-every'] ?? null,
-    logEvery: f['log-every'],
-    seed: f.seed,
-  };
-}
-
-/** Optimizer steps of a run: ⌈epochs · batches/epoch⌉, the given steps, or ⌈tokens / (B·L)⌉. */
-export function totalStepsOf(t: TrainingConfig, batchesPerEpoch: number): number {
-  if ('steps' in t.length) return t.length.steps;
-  if ('tokens' in t.length) return Math.ceil(t.length.tokens / (t.batch * t.seqLen));
-  return Math.max(1, Math.ceil(t.length.epochs * batchesPerEpoch));
-}
-
-/** config.json `training` as stored: the sequence length under its old key `block` (run folders stay readable). */
-export type StoredTrainingConfig = Omit<TrainingConfig, 'seqLen'> & { block: number };
-
-/** The training config as config.json stores it (`seqLen` under `block`, the key existing runs and scripts read). */
-export function storedTrainingConfig(t: TrainingConfig): StoredTrainingConfig {
-  const { seqLen, ...rest } = t;
-  const { batch, microBatch, ...others } = rest;
-  return { batch, ...(microBatch === undefined ? {} : { microBatch }), block: seqLen, ...others };
-}
-
-/** The training config of a stored config.json `training`. */
-export function readTrainingConfig(t: StoredTrainingConfig): TrainingConfig {
-  const { block, ...rest } = t;
-  return { ...rest, seqLen: block };
 }

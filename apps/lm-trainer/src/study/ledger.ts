@@ -1,18 +1,14 @@
-// The study's memory: ledger.jsonl, one JSON record per finished run (its key, resolved config, provenance, results).
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import os from 'node:os';
-import { writeFileAtomic } from '@grassflow/checkpoints';
+// grassflow-lm's ledger records (ledger.jsonl of @grassflow/studies): one per finished run, its key, resolved
+// config, provenance and results, checked strictly where reports read them.
+import {
+  appendLedger as appendAnyLedger,
+  readLedger as readAnyLedger,
+  type LedgerContents,
+  type LedgerFormat,
+  type Machine,
+  type RunFlags,
+} from '@grassflow/studies';
 import type { ResolvedRunConfig } from './key.js';
-import type { RunFlags } from './spec.js';
-
-/** The machine a run finished on (no host name: ledgers are meant to be committed). */
-export interface Machine {
-  cpu: string;
-  cpus: number;
-  platform: string;
-  memoryGiB: number;
-}
 
 /** A split scored whole by the final checkpoint: every target once, in windows of the model's seqLen. */
 export interface HeldOutScore {
@@ -65,28 +61,10 @@ export interface LedgerRecord {
   };
 }
 
-/** This machine. */
-export function thisMachine(): Machine {
-  const cpus = os.cpus();
-  return {
-    cpu: cpus[0]?.model.trim() ?? 'unknown',
-    cpus: cpus.length,
-    platform: `${os.platform()}-${os.arch()}`,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-  };
-}
-
-/** A ledger as read: its records (the first of each key) and what was wrong with the file. */
-export interface LedgerContents {
-  records: LedgerRecord[];
-  warnings: string[];
-}
-
 const positive = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v > 0;
 
 /** What is wrong with a parsed record (the fields reports and statistics read), or null. */
 function recordProblem(r: LedgerRecord): string | null {
-  if (typeof r.study !== 'string') return '"study" is not a string';
   const c = r.config as unknown as { model?: { kind?: unknown }; training?: { seed?: unknown } } | undefined;
   if (typeof c !== 'object' || c === null || typeof c.model?.kind !== 'string' || !Number.isInteger(c.training?.seed))
     return '"config" lacks model.kind or training.seed';
@@ -103,52 +81,24 @@ function recordProblem(r: LedgerRecord): string | null {
   return null;
 }
 
+/** grassflow-lm's records as @grassflow/studies reads and checks them. */
+export const LM_LEDGER: LedgerFormat<LedgerRecord> = {
+  format: 'grassflow-lm-study-run',
+  what: 'grassflow-lm study record',
+  problem: recordProblem,
+};
+
 /**
  * Read ledger.jsonl (absent: empty). A last line that is not JSON (cut by a crash or a bad merge) is skipped with a
  * warning; a bad line before the last is an error naming it, and so is a record whose fields are not what reports
- * read (a PPL that is null or not a number, a missing config: checked strictly, as a merge by hand can leave them). A key seen twice keeps its first record (warning).
+ * read (a PPL that is null or not a number, a missing config: checked strictly, as a merge by hand can leave them).
+ * A key seen twice keeps its first record (warning).
  */
-export async function readLedger(path: string): Promise<LedgerContents> {
-  if (!existsSync(path)) return { records: [], warnings: [] };
-  const lines = (await readFile(path, 'utf8')).split('\n');
-  while (lines.length > 0 && (lines[lines.length - 1] as string).trim() === '') lines.pop();
-  const records: LedgerRecord[] = [];
-  const warnings: string[] = [];
-  const seen = new Set<string>();
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    let r: LedgerRecord;
-    try {
-      r = JSON.parse(line) as LedgerRecord;
-    } catch {
-      if (i === lines.length - 1) {
-        warnings.push(`${path}:${i + 1}: a torn last line (not JSON) skipped`);
-        return;
-      }
-      throw new Error(`${path}:${i + 1}: not a JSON record; fix or remove that line`);
-    }
-    if (r.format !== 'grassflow-lm-study-run' || typeof r.key !== 'string') {
-      throw new Error(`${path}:${i + 1}: not a grassflow-lm study record`);
-    }
-    const bad = recordProblem(r);
-    if (bad !== null) throw new Error(`${path}:${i + 1}: ${bad}; fix or remove that line (record ${r.key})`);
-    if (seen.has(r.key)) {
-      warnings.push(`${path}:${i + 1}: key ${r.key} again (the first record kept)`);
-      return;
-    }
-    seen.add(r.key);
-    records.push(r);
-  });
-  return { records, warnings };
+export function readLedger(path: string): Promise<LedgerContents<LedgerRecord>> {
+  return readAnyLedger(path, LM_LEDGER);
 }
 
-/**
- * Add one record: the ledger is read again and written whole with writeFileAtomic (temp file, fsync, rename), so
- * after a crash it holds either the old records or the old ones and this one, never half a line (a torn line left
- * by something else is dropped then).
- */
-export async function appendLedger(path: string, record: LedgerRecord): Promise<void> {
-  const { records } = await readLedger(path);
-  const text = [...records.filter((r) => r.key !== record.key), record].map((r) => `${JSON.stringify(r)}\n`).join('');
-  await writeFileAtomic(path, new TextEncoder().encode(text));
+/** Add one record (or replace the record of its key), the ledger written whole and atomically. */
+export function appendLedger(path: string, record: LedgerRecord): Promise<void> {
+  return appendAnyLedger(path, record, LM_LEDGER);
 }

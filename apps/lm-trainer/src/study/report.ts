@@ -1,13 +1,28 @@
 // `study report`: a ledger's runs grouped over seeds (mean ± sd, 95% t-interval), per-seed paired differences
 // Grassmann − Transformer, and validation PPL against training tokens; report.md with SVG and PNG charts.
 import { paramBreakdown } from '@grassflow/gpu-layers';
-import { formatCell, markdownTable, writeReport, type ChartSeries, type ReportChart } from '@grassflow/training';
-import { baselineSeries, smoothingLines, standingLines, xRange } from '../baselines/report.js';
+import { markdownTable, writeReport, type ChartSeries, type ReportChart } from '@grassflow/training';
+import {
+  cellOf as cellOfConfig,
+  cellPairs,
+  groupBySeed,
+  interval,
+  kindFields as kindFieldsOf,
+  label as labelOf,
+  leaves,
+  meanCurve as meanOf,
+  seedDifferences,
+  spread,
+  varyingFields as varyingOf,
+  type ReportArgs,
+  type Spread,
+} from '@grassflow/studies';
+import { baselineSeries, smoothingLines, standingLines, validationBaselines, xRange } from '../baselines/report.js';
 import type { BaselineResult } from '../baselines/ngram.js';
 import { referenceBaselines } from '../baselines/standing.js';
-import { canonicalJson, runKey, type ResolvedRunConfig } from './key.js';
+import { dataDirOrThrow } from '../shared/corpus.js';
+import type { ResolvedRunConfig } from './key.js';
 import type { LedgerRecord } from './ledger.js';
-import { pairedDifferences, spread, type Spread } from './stats.js';
 
 /** A group: the runs whose resolved configs agree in every field but the seed. */
 export interface StudyGroup {
@@ -35,29 +50,19 @@ export interface PairedComparison {
   finalDiffs: number[];
 }
 
-function withoutSeed(c: ResolvedRunConfig): ResolvedRunConfig {
-  const { seed: _s, ...training } = c.training;
-  return { ...c, training: training as ResolvedRunConfig['training'] };
-}
-
 const seedOf = (r: LedgerRecord): number => r.config.training.seed;
+
+/** The two kinds a study compares, Grassmann − Transformer (model.kind), and the config field naming the kind. */
+const KINDS = ['grassmann', 'transformer'] as const;
+const KIND_COLUMN = 'modelKind';
 
 /** Group records by their config without the seed (groups in the order of their first record; records by seed). */
 export function groupRuns(records: readonly LedgerRecord[]): StudyGroup[] {
-  const groups = new Map<string, { config: ResolvedRunConfig; records: LedgerRecord[] }>();
-  for (const r of records) {
-    const config = withoutSeed(r.config);
-    const key = runKey(config);
-    const g = groups.get(key) ?? { config, records: [] };
-    g.records.push(r);
-    groups.set(key, g);
-  }
-  return [...groups].map(([key, g]) => {
-    const rs = [...g.records].sort((a, b) => seedOf(a) - seedOf(b));
+  return groupBySeed<ResolvedRunConfig, LedgerRecord>(records).map(({ key, config, records: rs }) => {
     const scored = rs.every((r) => r.heldOut !== undefined);
     return {
       key,
-      config: g.config,
+      config,
       records: rs,
       final: spread(rs.map((r) => r.finalValPpl)),
       best: spread(rs.map((r) => r.bestValPpl)),
@@ -74,11 +79,10 @@ export function groupRuns(records: readonly LedgerRecord[]): StudyGroup[] {
  * offsets of Grassmann, attention and nHeads of the Transformer; with `kind` they are what a comparison ignores.
  */
 function kindFields(groups: readonly StudyGroup[]): Set<string> {
-  const by = (kind: string): Set<string> =>
-    new Set(groups.filter((g) => g.config.model.kind === kind).flatMap((g) => Object.keys(g.config.model)));
-  const gr = by('grassmann');
-  const tr = by('transformer');
-  return new Set(['kind', ...[...gr].filter((k) => !tr.has(k)), ...[...tr].filter((k) => !gr.has(k))]);
+  return kindFieldsOf(
+    groups.map((g) => g.config),
+    KINDS,
+  );
 }
 
 /**
@@ -86,10 +90,7 @@ function kindFields(groups: readonly StudyGroup[]): Set<string> {
  * fields of one kind, and the training fields the study lets each kind choose, its `pairAcross`).
  */
 function cellOf(g: StudyGroup, kindOnly: ReadonlySet<string>): string {
-  const model = Object.fromEntries(Object.entries(g.config.model).filter(([k]) => !kindOnly.has(k)));
-  const training = Object.fromEntries(Object.entries(g.config.training).filter(([k]) => !kindOnly.has(k)));
-  const { modelKind: _k, ...rest } = g.config;
-  return canonicalJson({ ...rest, model, training });
+  return cellOfConfig(g.config, kindOnly, KIND_COLUMN);
 }
 
 /**
@@ -101,44 +102,21 @@ export function pairedComparisons(
   pairAcross: readonly string[] = [],
 ): PairedComparison[] {
   const kindOnly = new Set([...kindFields(groups), ...pairAcross]);
-  const bySeed = (g: StudyGroup, f: (r: LedgerRecord) => number): Map<number, number> =>
-    new Map(g.records.map((r) => [seedOf(r), f(r)]));
   const out: PairedComparison[] = [];
-  for (const g of groups.filter((x) => x.config.model.kind === 'grassmann')) {
-    for (const t of groups.filter((x) => x.config.model.kind === 'transformer')) {
-      if (cellOf(g, kindOnly) !== cellOf(t, kindOnly)) continue;
-      const fin = pairedDifferences(
-        bySeed(g, (r) => r.finalValPpl),
-        bySeed(t, (r) => r.finalValPpl),
-      );
-      if (fin.seeds.length === 0) continue;
-      const best = pairedDifferences(
-        bySeed(g, (r) => r.bestValPpl),
-        bySeed(t, (r) => r.bestValPpl),
-      );
-      const scored = (x: StudyGroup) =>
-        new Map(x.records.flatMap((r) => (r.heldOut ? [[seedOf(r), r.heldOut.test.ppl]] : [])));
-      const test = pairedDifferences(scored(g), scored(t));
-      out.push({
-        grassmann: g,
-        transformer: t,
-        seeds: fin.seeds,
-        final: fin.spread,
-        best: best.spread,
-        test: test.seeds.length === 0 ? null : test.spread,
-        finalDiffs: fin.diffs,
-      });
-    }
-  }
-  return out;
-}
-
-/** The config's leaves as `path → JSON value`, paths without their first segment (dModel, lr, length.tokens). */
-function leaves(v: unknown, path: string[] = [], out: Map<string, string> = new Map()): Map<string, string> {
-  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
-    for (const [k, x] of Object.entries(v as Record<string, unknown>)) leaves(x, [...path, k], out);
-  } else {
-    out.set(path.length > 1 ? path.slice(1).join('.') : path.join('.'), typeof v === 'string' ? v : JSON.stringify(v));
+  for (const [g, t] of cellPairs(groups, KINDS, kindOnly, KIND_COLUMN)) {
+    const fin = seedDifferences(g.records, t.records, (r) => r.finalValPpl);
+    if (fin.seeds.length === 0) continue;
+    const best = seedDifferences(g.records, t.records, (r) => r.bestValPpl);
+    const test = seedDifferences(g.records, t.records, (r) => r.heldOut?.test.ppl);
+    out.push({
+      grassmann: g,
+      transformer: t,
+      seeds: fin.seeds,
+      final: fin.spread,
+      best: best.spread,
+      test: test.seeds.length === 0 ? null : test.spread,
+      finalDiffs: fin.diffs,
+    });
   }
   return out;
 }
@@ -153,31 +131,23 @@ function varyingFields(
   kindOnly: ReadonlySet<string>,
   skip: ReadonlySet<string> = new Set(),
 ): string[] {
-  const all = groups.map((g) => ({ kind: g.config.model.kind, m: leaves(g.config) }));
-  const names = [...new Set(all.flatMap(({ m }) => [...m.keys()]))].filter((k) => !skip.has(k));
-  const varying = names.filter((k) => {
-    const kinds = kindOnly.has(k) ? new Set(all.filter(({ m }) => m.has(k)).map(({ kind }) => kind)) : null;
-    const values = all.filter(({ kind }) => kinds?.has(kind) ?? true).map(({ m }) => m.get(k) ?? '–');
-    return new Set(values).size > 1;
-  });
-  return ['modelKind', ...varying.filter((k) => !['modelKind', 'kind', 'attention'].includes(k))];
+  return varyingOf(
+    groups.map((g) => g.config),
+    kindOnly,
+    KIND_COLUMN,
+    ['attention'],
+    skip,
+  );
 }
 
 /** A group's name: its model kind and its values of the other varying fields (those it has). */
 function label(g: StudyGroup, fields: readonly string[]): string {
-  const m = leaves(g.config);
-  return fields.flatMap((f, i) => (i === 0 ? [m.get(f) ?? '–'] : m.has(f) ? [`${f} ${m.get(f)}`] : [])).join(', ');
-}
-
-function interval(s: Spread | null): string {
-  return s === null || s.lo === null || s.hi === null ? '–' : `${formatCell(s.lo)} … ${formatCell(s.hi)}`;
+  return labelOf(g.config, fields);
 }
 
 /** The mean validation-PPL curve of a group: at each token count that every run of the group evaluated. */
 function meanCurve(g: StudyGroup): Array<[number, number]> {
-  const maps = g.records.map((r) => new Map(r.curve.map(([t, p]) => [t, p])));
-  const tokens = [...(maps[0] ?? new Map<number, number>()).keys()].filter((t) => maps.every((m) => m.has(t)));
-  return tokens.map((t) => [t, maps.reduce((s, m) => s + (m.get(t) as number), 0) / maps.length]);
+  return meanOf(g.records.map((r) => r.curve));
 }
 
 /** The group's block parameters (what a size match compares; embeddings and head are shared or kind-free). */
@@ -393,4 +363,19 @@ export async function writeStudyReport(
     ],
     charts,
   });
+}
+
+/** `study report`: the n-gram baselines where a data folder is given (or GRASSFLOW_DATA_DIR), then the report. */
+export async function writeLmStudyReport(a: ReportArgs<LedgerRecord>): Promise<string> {
+  let dataDir: string | undefined;
+  try {
+    dataDir = dataDirOrThrow(a.dataDir);
+  } catch (e) {
+    process.stderr.write(`n-gram baselines left out of the report: ${(e as Error).message}\n`);
+  }
+  const baselines: BaselinesOf = async (tokenizer, evalTokens) =>
+    dataDir === undefined
+      ? undefined
+      : validationBaselines({ tokenizer, dataDir, evalTokens: evalTokens ?? Number.MAX_SAFE_INTEGER });
+  return writeStudyReport(a.dir, a.study, a.records, a.source, baselines, a.spec?.pairAcross ?? []);
 }

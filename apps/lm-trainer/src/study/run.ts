@@ -1,37 +1,38 @@
-// One run of a study: planned from its flags, trained (or resumed) in its run folder, turned into a ledger record.
-// The in-process queue and a queue worker's child process both run a study run through trainStudyRun.
-import { existsSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+// grassflow-lm's trainer of study runs (@grassflow/studies' StudyTrainer): a run planned from its flags by `train`'s
+// own planning, trained (or resumed) in its run folder, turned into a ledger record, scored on wiki.valid and
+// wiki.test. The in-process queue and a queue worker's child process both run a study run through it.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunFolder, UsageError } from '@grassflow/training';
+import { RunFolder } from '@grassflow/training';
+import {
+  flagsToArgv,
+  runKey,
+  thisMachine,
+  type PlannedRun as AnyPlannedRun,
+  type RecordArgs,
+  type StudyEntry,
+  type StudyTrainer,
+} from '@grassflow/studies';
 import { planTrain, runTrainPlan, type TrainPlan } from '../train/command.js';
 import type { StoredRunConfig } from '../train/config.js';
-import { resolvedOfStored, resolvedRunConfig, runKey, type ResolvedRunConfig } from './key.js';
-import { thisMachine, type HeldOutScore, type LedgerRecord } from './ledger.js';
+import { resolvedOfStored, resolvedRunConfig, type ResolvedRunConfig } from './key.js';
+import { LM_LEDGER, type HeldOutScore, type LedgerRecord } from './ledger.js';
 import { loadModelAndTokenizer } from '../shared/checkpoint-dir.js';
 import { loadSplitIds } from '../shared/corpus.js';
 import { evaluatePerplexity } from '../shared/lm-task.js';
-import { flagsToArgv, type StudyEntry } from './spec.js';
+import { LM_STUDY_FLAGS } from './spec.js';
+import { writeLmStudyReport } from './report.js';
 
 /** One run of a study, planned: its train flags, the fresh train plan they resolve to, and its key. */
-export interface PlannedRun {
-  entry: StudyEntry;
-  argv: string[];
+export interface PlannedRun extends AnyPlannedRun {
   config: ResolvedRunConfig;
-  key: string;
   plan: Extract<TrainPlan, { kind: 'fresh' }>;
 }
 
 /** A study entry through `train`'s own planning (every check that needs no data), with the sitting's flags. */
-export async function planRun(entry: StudyEntry, file: string, sitting: readonly string[]): Promise<PlannedRun> {
+async function planRun(entry: StudyEntry, sitting: readonly string[]): Promise<PlannedRun> {
   const argv = flagsToArgv(entry.flags);
-  let plan: TrainPlan;
-  try {
-    plan = await planTrain([...argv, ...sitting]);
-  } catch (e) {
-    if (e instanceof UsageError) throw new UsageError(`${file}: ${entry.where}: ${e.message}`, e.flag);
-    throw e;
-  }
+  let plan = await planTrain([...argv, ...sitting]);
   if (plan.kind !== 'fresh') throw new Error('a study run is a fresh train plan');
   // without --eval-tokens a study's runs validate on all of wiki.valid, as they always have (their keys say null)
   plan = { ...plan, run: { ...plan.run, evalDefault: 'full' } };
@@ -54,7 +55,7 @@ function trainSecondsOf(run: RunFolder): number | null {
 }
 
 /** The ledger record of a finished run folder (an error when it has not reached its last step's evaluation). */
-export async function ledgerRecord(
+async function ledgerRecord(
   study: string,
   p: PlannedRun,
   run: RunFolder,
@@ -119,56 +120,39 @@ export async function scoreHeldOut(
   }
 }
 
-/** What a planned run's folder holds: nothing (or a start without a checkpoint), or a checkpoint to resume from. */
-export function folderState(run: RunFolder): 'new' | 'partial' | 'resumable' {
-  if (run.exists() && run.hasCheckpoint()) return 'resumable';
-  return existsSync(run.dir) ? 'partial' : 'new';
-}
-
-/** How a study run's training ended: its ledger record, or the exit code of a run that stopped (signal, stop step). */
-export type StudyRunOutcome = { record: LedgerRecord } | { stopped: number };
-
-/**
- * Train one planned run in `runs/<key>`: resumed from its checkpoint when the folder has one (its config.json must
- * resolve to the same key), else started afresh (a folder without a checkpoint is started again). `head` starts the
- * progress lines; `trainArgv` are the sitting's train flags (--quiet, --backend, --data-dir).
- */
-export async function trainStudyRun(
-  study: string,
-  p: PlannedRun,
-  runs: string,
-  trainArgv: readonly string[],
-  head: string,
-  heldOut = true,
-): Promise<StudyRunOutcome> {
-  const run = new RunFolder(join(runs, p.key));
-  const state = folderState(run);
-  const t0 = performance.now();
-  let code: number;
-  if (state === 'resumable') {
-    const stored = resolvedOfStored(await run.readConfig<StoredRunConfig>());
-    if (runKey(stored) !== p.key) {
-      throw new Error(
-        `${run.dir}: its config.json resolves to key ${runKey(stored)}, not ${p.key}; move the folder away`,
-      );
-    }
-    process.stderr.write(`${head}: resuming from its checkpoint\n`);
-    code = await runTrainPlan(await planTrain(['--resume', run.dir, ...trainArgv]));
-  } else {
-    if (state === 'partial') {
-      process.stderr.write(`${head}: ${run.dir} has no checkpoint yet; starting it again\n`);
-      await rm(run.dir, { recursive: true, force: true });
-    } else process.stderr.write(`${head}\n`);
-    const command = ['grassflow-lm', 'train', ...p.argv, '--out', run.dir].join(' ');
-    code = await runTrainPlan({ ...p.plan, run: { ...p.plan.run, out: run.dir, command } });
-  }
-  if (code !== 0) return { stopped: code };
-  const record = await ledgerRecord(study, p, run, { wallSeconds: 0, resumed: state === 'resumable' });
+/** The record of a finished run, scored on all of wiki.valid and wiki.test when the study asks for it. */
+async function recordOf(a: RecordArgs<PlannedRun>): Promise<LedgerRecord> {
+  const run = new RunFolder(a.runDir);
+  const record = await ledgerRecord(a.study, a.planned, run, { wallSeconds: 0, resumed: a.resumed });
   let scores: Pick<LedgerRecord, 'heldOut'> = {};
-  if (heldOut) {
-    process.stderr.write(`${head}: scoring the final checkpoint on all of wiki.valid and wiki.test\n`);
-    scores = { heldOut: await scoreHeldOut(run, p.plan.dataDir) };
+  if (a.heldOut) {
+    process.stderr.write(`${a.head}: scoring the final checkpoint on all of wiki.valid and wiki.test\n`);
+    scores = { heldOut: await scoreHeldOut(run, a.planned.plan.dataDir) };
   }
-  const wallSeconds = (performance.now() - t0) / 1000;
-  return { record: { ...record, ...scores, timing: { ...record.timing, wallSeconds } } };
+  const wallSeconds = (performance.now() - a.started) / 1000;
+  return { ...record, ...scores, timing: { ...record.timing, wallSeconds } };
 }
+
+/** grassflow-lm's trainer: each study run exactly a `train` run in its own folder (runs/<key>). */
+export const lmTrainer: StudyTrainer<PlannedRun, LedgerRecord> = {
+  program: 'grassflow-lm',
+  flags: LM_STUDY_FLAGS,
+  ledger: LM_LEDGER,
+  plan: planRun,
+  storedKey: async (runDir) => runKey(resolvedOfStored(await new RunFolder(runDir).readConfig<StoredRunConfig>())),
+  start: (p, runDir) => {
+    const command = ['grassflow-lm', 'train', ...p.argv, '--out', runDir].join(' ');
+    return runTrainPlan({ ...p.plan, run: { ...p.plan.run, out: runDir, command } });
+  },
+  resume: async (_p, runDir, sitting) => runTrainPlan(await planTrain(['--resume', runDir, ...sitting])),
+  record: recordOf,
+  asStudyRecord: (r, p, study) => ({
+    ...r,
+    study,
+    config: p.config,
+    flags: p.entry.flags,
+    command: ['grassflow-lm', 'train', ...p.argv].join(' '),
+  }),
+  describe: (r) => `final val PPL ${r.finalValPpl.toFixed(2)}, best ${r.bestValPpl.toFixed(2)}`,
+  report: writeLmStudyReport,
+};

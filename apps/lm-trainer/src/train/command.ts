@@ -14,12 +14,11 @@ import {
   COMMON_TRAIN_FLAGS,
   MODEL_KINDS,
   modelConfigFrom,
-  runLengthFrom,
-  trainingConfigFrom,
+  type CommonTrainFlags,
   type ModelKind,
-  type TrainingConfig,
 } from '../shared/model-options.js';
-import { resumedConfig, type RunConfig, type StoredRunConfig } from './config.js';
+import { resumedConfig, runLengthFrom, seqLenOf, trainingConfigFrom } from './config.js';
+import type { RunConfig, StoredRunConfig, TrainingConfig } from './config.js';
 import { resumeRun, startRun, type FreshRun, type RunOutcome } from './run.js';
 
 const TRAIN_FLAGS = {
@@ -72,6 +71,31 @@ export type TrainPlan =
       extend?: { length: TrainingConfig['length']; flag: string };
     };
 
+/** Where a fresh run's resolution differs between commands: the folder, the command line, and compare's defaults. */
+export interface FreshRunSetting extends Pick<FreshRun, 'out' | 'command' | 'control' | 'evalDefault'> {
+  /** The sequence length without --seq-len (default: the preset's). */
+  seqLen?: number;
+  /** The run's length without --epochs/--steps/--tokens (default: 1 epoch). */
+  length?: TrainingConfig['length'];
+}
+
+/**
+ * A fresh run of `modelKind` from train's flags (train's plan, and compare's once per kind): the sequence length
+ * resolved once, then the model config (its positional table holds seqLen; vocabulary from the tokenizer) and the
+ * training config.
+ */
+export function freshRunOf(
+  modelKind: ModelKind,
+  f: CommonTrainFlags,
+  vocabSize: number,
+  setting: FreshRunSetting,
+): FreshRun {
+  const { seqLen: defaultSeqLen, length, ...run } = setting;
+  const seqLen = seqLenOf(f, defaultSeqLen);
+  const model = modelConfigFrom(modelKind, f, vocabSize, seqLen);
+  return { ...run, modelKind, preset: f.preset, model, training: trainingConfigFrom(f, seqLen, length) };
+}
+
 /**
  * The plan of `grassflow-lm train ARGV`: flags parsed and checked once; on --resume config.json read once (it fixes the
  * model, the training and the tokenizer); for a fresh run the model config (vocabulary from the tokenizer) and the
@@ -102,17 +126,12 @@ export async function planTrain(argv: readonly string[]): Promise<TrainPlan> {
   }
   const modelKind = f.model as ModelKind;
   const tok = await loadTokenizer(f.tokenizer as TokenizerKind, dataDir);
-  const model = modelConfigFrom(modelKind, f, tok.vocabSize);
-  const run: FreshRun = {
+  const run = freshRunOf(modelKind, f, tok.vocabSize, {
     out: f.out ?? `runs/${modelKind}-${f.preset}-s${f.seed}`,
-    modelKind,
-    preset: f.preset,
-    model,
-    training: trainingConfigFrom(f, model.maxLen),
     command: ['grassflow-lm', 'train', ...argv].join(' '),
     control,
     evalDefault: f['full-eval'] === true ? 'full' : 'proportionate',
-  };
+  });
   return { kind: 'fresh', run, tok, dataDir, backend: f.backend };
 }
 

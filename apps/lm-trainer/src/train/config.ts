@@ -1,9 +1,131 @@
-// The run's config.json: the training config as a run stores it, its length and what each evaluation covers
-// (imported by run.ts, which trains, and report.ts, which writes the report).
-import type { ModelConfig } from '@grassflow/gpu-layers';
-import type { RunProvenance } from '@grassflow/training';
-import { readTrainingConfig } from '../shared/model-options.js';
-import type { ModelKind, StoredTrainingConfig, TrainingConfig } from '../shared/model-options.js';
+// The training config: from the flags (sequence length, batch, optimizer, run length), as a run's config.json stores
+// it, the run's length in steps and what each evaluation covers. Imported by command.ts (the plan), run.ts (which
+// trains) and report.ts (the report), and by the commands that take the same flags or read run folders (compare,
+// bench, ladder, study); it imports no file of train/, so no two of them import each other.
+import { PRESETS, type ModelConfig, type PresetName } from '@grassflow/gpu-layers';
+import { optimizerConfigFrom, UsageError, type OptimizerConfig, type RunProvenance } from '@grassflow/training';
+import type { CommonTrainFlags, ModelKind } from '../shared/model-options.js';
+
+/** Hyper-parameters of a training run (config.json's `training`). */
+export interface TrainingConfig extends OptimizerConfig {
+  batch: number;
+  /**
+   * Sequences per forward/backward pass (gradient accumulation over batch/microBatch passes); absent: the whole batch.
+   */
+  microBatch?: number;
+  /** L: tokens per training row (the model's maxLen, its positional table, is made to hold it: modelConfigFrom). */
+  seqLen: number;
+  /** Requested length as given: { epochs } | { steps } | { tokens }. */
+  length: { epochs: number } | { steps: number } | { tokens: number };
+  evalEvery: number;
+  evalTokens: number | null;
+  checkpointEvery: number | null;
+  logEvery: number;
+  seed: number;
+}
+
+/**
+ * The sequence length given as --seq-len or its alias --block (both: they must agree); undefined when neither.
+ * Plans read the --block flag only here: from here on the value is `seqLen`.
+ */
+export function seqLenFlag(f: { 'seq-len'?: number | undefined; block?: number | undefined }): number | undefined {
+  const a = f['seq-len'];
+  const b = f.block;
+  if (a !== undefined && b !== undefined && a !== b) {
+    throw new UsageError(`--seq-len ${a} and its alias --block ${b} disagree: give one of them`, 'block');
+  }
+  return a ?? b;
+}
+
+/**
+ * The sequence length of a run, resolved once: the flag, else the command's default (compare's 64), else the preset's
+ * positional table (train and bench).
+ */
+export function seqLenOf(f: Pick<CommonTrainFlags, 'seq-len' | 'block' | 'preset'>, fallback?: number): number {
+  return seqLenFlag(f) ?? fallback ?? PRESETS[f.preset as PresetName].maxLen;
+}
+
+/**
+ * --micro-batch M checked against --batch B (once, for train and bench): M must divide B, each step then
+ * accumulates B/M equal passes. Returns M, or undefined when it is absent or equals B (no accumulation).
+ */
+export function microBatchOf(batch: number, micro: number | undefined): number | undefined {
+  if (micro === undefined || micro === batch) return undefined;
+  if (micro > batch || batch % micro !== 0) {
+    throw new UsageError(
+      `--micro-batch ${micro} must divide --batch ${batch} (each step accumulates B/M equal passes)`,
+      'micro-batch',
+    );
+  }
+  return micro;
+}
+
+/**
+ * The run's length from --epochs/--steps/--tokens: at most one of them; none: `fallback` (train's 1 epoch; compare
+ * gives its token budget, which any of the three flags replaces).
+ */
+export function runLengthFrom(
+  f: Pick<CommonTrainFlags, 'epochs' | 'steps' | 'tokens'>,
+  fallback: TrainingConfig['length'] = { epochs: 1 },
+): TrainingConfig['length'] {
+  const given = (['epochs', 'steps', 'tokens'] as const).filter((k) => f[k] !== undefined);
+  if (given.length > 1)
+    throw new UsageError(
+      `give only one of --epochs, --steps, --tokens (got ${given.map((k) => `--${k}`).join(' and ')})`,
+      given[1],
+    );
+  if (f.steps !== undefined) return { steps: f.steps };
+  if (f.tokens !== undefined) return { tokens: f.tokens };
+  return f.epochs !== undefined ? { epochs: f.epochs } : fallback;
+}
+
+/** Training config from the flags at sequence length `seqLen`; the length: see {@link runLengthFrom}. */
+export function trainingConfigFrom(
+  f: CommonTrainFlags,
+  seqLen: number,
+  fallbackLength?: TrainingConfig['length'],
+): TrainingConfig {
+  const length = runLengthFrom(f, fallbackLength);
+  const micro = microBatchOf(f.batch, f['micro-batch']);
+  return {
+    batch: f.batch,
+    ...(micro === undefined ? {} : { microBatch: micro }),
+    seqLen,
+    ...optimizerConfigFrom(f),
+    length,
+    evalEvery: f['eval-every'],
+    evalTokens: f['eval-tokens'] ?? null,
+    checkpointEvery: f['checkpoint-every'] ?? null,
+    logEvery: f['log-every'],
+    seed: f.seed,
+  };
+}
+
+/** Optimizer steps of a run: ⌈epochs · batches/epoch⌉, the given steps, or ⌈tokens / (B·L)⌉. */
+export function totalStepsOf(t: TrainingConfig, batchesPerEpoch: number): number {
+  if ('steps' in t.length) return t.length.steps;
+  if ('tokens' in t.length) return Math.ceil(t.length.tokens / (t.batch * t.seqLen));
+  return Math.max(1, Math.ceil(t.length.epochs * batchesPerEpoch));
+}
+
+/**
+ * config.json `training` as stored: the sequence length under its old key `block`, which existing run folders,
+ * study ledgers and scripts read (the one place besides the --block alias where the name is kept).
+ */
+export type StoredTrainingConfig = Omit<TrainingConfig, 'seqLen'> & { block: number };
+
+/** The training config as config.json stores it (`seqLen` under `block`, the key existing runs and scripts read). */
+export function storedTrainingConfig(t: TrainingConfig): StoredTrainingConfig {
+  const { seqLen, ...rest } = t;
+  const { batch, microBatch, ...others } = rest;
+  return { batch, ...(microBatch === undefined ? {} : { microBatch }), block: seqLen, ...others };
+}
+
+/** The training config of a stored config.json `training`. */
+export function readTrainingConfig(t: StoredTrainingConfig): TrainingConfig {
+  const { block, ...rest } = t;
+  return { ...rest, seqLen: block };
+}
 
 /** config.json of a run folder: everything needed to repeat the run. */
 export interface RunConfig extends RunProvenance {

@@ -17,10 +17,10 @@ import { loadCheckpointToResume, namedParameters, saveTrainerCheckpoint } from '
 import type { OpenedRun, RunControl, RunOutcome as GenericRunOutcome, RunStart } from '@grassflow/training';
 import { WORD_VOCAB_FILE, type RunData } from '../shared/corpus.js';
 import { LmTrainTask } from '../shared/lm-task.js';
-import { storedTrainingConfig, totalStepsOf } from '../shared/model-options.js';
-import type { ModelKind, TrainingConfig } from '../shared/model-options.js';
+import type { ModelKind } from '../shared/model-options.js';
 import { writeRunReport } from './report.js';
-import { checkpointExtra, defaultEvalTokens, evalCoverage, type RunConfig, type RunExtension } from './config.js';
+import { checkpointExtra, defaultEvalTokens, evalCoverage, storedTrainingConfig, totalStepsOf } from './config.js';
+import type { RunConfig, RunExtension, TrainingConfig } from './config.js';
 
 /** A fresh run as `train` (or `compare`, once per kind) resolved it from the flags. */
 export interface FreshRun {

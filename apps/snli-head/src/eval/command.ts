@@ -53,9 +53,23 @@ export function planEval(argv: readonly string[]): SnliEvalPlan {
   };
 }
 
-/** Load the checkpoint (the model and how its features were made), featurize the split, print the JSON line. */
-export async function runEvalPlan(plan: SnliEvalPlan): Promise<number> {
-  await startBackend(plan.backend);
+/** What `eval` prints: the checkpoint's accuracy, loss and confusion matrix on the split (or file). */
+export interface SnliEvalResult {
+  split: 'dev' | 'test' | 'file';
+  file: string;
+  checkpoint: string;
+  head: string;
+  backbone: string;
+  pairs: number;
+  accuracy: number;
+  loss: number;
+  labels: string[];
+  confusion: number[][];
+  params: ReturnType<typeof countParams>;
+}
+
+/** Load the checkpoint (the model and how its features were made), featurize the split, score every pair once. */
+export async function evaluateCheckpoint(plan: Omit<SnliEvalPlan, 'backend'>): Promise<SnliEvalResult> {
   const ck = await loadHeadCheckpoint(plan.dir);
   const model = ck.model;
   try {
@@ -63,7 +77,7 @@ export async function runEvalPlan(plan: SnliEvalPlan): Promise<number> {
     try {
       const split = await prepareSplit(fz, plan.split, plan.dataDir, plan.file, ck.seqLen, 0, log);
       const r = await evaluatePairs(model, split.data, split.features, plan.batch);
-      const line = {
+      return {
         split: plan.file === undefined ? plan.split : 'file',
         file: split.file,
         checkpoint: ck.dir,
@@ -76,14 +90,19 @@ export async function runEvalPlan(plan: SnliEvalPlan): Promise<number> {
         confusion: r.confusion,
         params: countParams(model.config),
       };
-      process.stdout.write(`${JSON.stringify(line)}\n`);
-      return 0;
     } finally {
       fz.encoder?.dispose();
     }
   } finally {
     model.dispose();
   }
+}
+
+/** The backend, then the checkpoint's scores as one JSON line. */
+export async function runEvalPlan(plan: SnliEvalPlan): Promise<number> {
+  await startBackend(plan.backend);
+  process.stdout.write(`${JSON.stringify(await evaluateCheckpoint(plan))}\n`);
+  return 0;
 }
 
 const DESCRIPTION =

@@ -2,11 +2,13 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {
   dropout,
+  feedForward,
   gelu,
   grassmannMixing,
   layerNorm,
   linear,
   pluckerDim,
+  postNormResidual,
   type GrassmannMixingWeights,
 } from '@grassflow/gpu-layers';
 import { maskedMeanPool, PairHead } from './pair-features.js';
@@ -198,8 +200,8 @@ export class GrassmannHead extends PairHead {
       this.layers.forEach((L, i) => {
         const hm = this.mix(h, i, probe); // [B, T, d]
         const hn = dropout(layerNorm(hm, L.ln1.g, L.ln1.b), p, training); // ĥ
-        const ff = linear(gelu(linear(hn, L.fc1.w, L.fc1.b)), L.fc2.w, L.fc2.b); // FFN(ĥ)
-        h = tf.mul<tf.Tensor3D>(layerNorm(tf.add(hn, dropout(ff, p, training)), L.ln2.g, L.ln2.b), m); // [B, T, d]
+        const ffn = postNormResidual(hn, (u) => feedForward(u, L), { gamma: L.ln2.g, beta: L.ln2.b }, p, training);
+        h = tf.mul<tf.Tensor3D>(ffn, m); // [B, T, d], LN2(ĥ + Dropout(FFN(ĥ))) with padding zeroed
       });
       return maskedMeanPool(h, mask);
     });

@@ -1,6 +1,6 @@
 // The Transformer SNLI head (paper-notes §3): 2 self-attention layers over token features, linear classifier.
 import * as tf from '@tensorflow/tfjs-core';
-import { dropout, gelu, layerNorm, linear } from '@grassflow/gpu-layers';
+import { feedForward, linear, postNormResidual } from '@grassflow/gpu-layers';
 import { maskedSelfAttention, type MaskedAttentionWeights } from './masked-attention.js';
 import { maskedMeanPool, PairHead } from './pair-features.js';
 import type { ParamStore } from '@grassflow/training';
@@ -99,13 +99,10 @@ export class TransformerHead extends PairHead {
     return tf.tidy(() => {
       let h = linear(x, this.inProj.w, this.inProj.b) as tf.Tensor3D; // [B, T, d]
       for (const L of this.layers) {
-        h = layerNorm(
-          tf.add(h, dropout(maskedSelfAttention(h, mask, L.attn, this.config.nHeads), p, training)),
-          L.ln1.g,
-          L.ln1.b,
-        ) as tf.Tensor3D;
-        const ff = linear(gelu(linear(h, L.fc1.w, L.fc1.b)), L.fc2.w, L.fc2.b); // FFN(h)
-        h = layerNorm(tf.add(h, dropout(ff, p, training)), L.ln2.g, L.ln2.b) as tf.Tensor3D; // [B, T, d]
+        // the language models' post-LN sublayers (gpu-layers' block parts), with masked attention as the mixer
+        const attend = (u: tf.Tensor3D) => maskedSelfAttention(u, mask, L.attn, this.config.nHeads);
+        h = postNormResidual(h, attend, { gamma: L.ln1.g, beta: L.ln1.b }, p, training);
+        h = postNormResidual(h, (u) => feedForward(u, L), { gamma: L.ln2.g, beta: L.ln2.b }, p, training); // [B, T, d]
       }
       return maskedMeanPool(h, mask);
     });

@@ -26,7 +26,7 @@ export const COMMON = {
   },
 } as const satisfies FlagSpecs;
 
-const TRAIN_FLAGS = {
+export const TRAIN_FLAGS = {
   head: { type: 'string', choices: HEAD_KINDS, default: 'grassmann', help: 'head' },
   backbone: {
     type: 'string',

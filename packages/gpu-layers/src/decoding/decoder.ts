@@ -1,5 +1,6 @@
 // Incremental decoding of the language models: one token per step, earlier positions kept in per-block state.
 import * as tf from '@tensorflow/tfjs-core';
+import { CodedError } from '@grassflow/checkpoints';
 import { GrassmannBlock } from '../grassmann/block.js';
 import { TransformerBlock } from '../transformer/block.js';
 import { checkTokenIds, type TiedEmbeddingLM } from '../shared/language-model.js';
@@ -11,14 +12,8 @@ import type { LayerDecodingState } from '../shared/decoding-state.js';
 export type DecoderErrorCode = 'POSITION_LIMIT' | 'BAD_INPUT' | 'DISPOSED' | 'UNSUPPORTED_MODEL';
 
 /** A decoding call that cannot be served; `code` says which rule it broke, the message what to do. */
-export class DecoderError extends Error {
-  constructor(
-    readonly code: DecoderErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'DecoderError';
-  }
+export class DecoderError extends CodedError<DecoderErrorCode> {
+  override readonly name = 'DecoderError';
 }
 
 export interface DecoderOptions {

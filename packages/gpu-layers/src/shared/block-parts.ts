@@ -1,8 +1,43 @@
-// Pieces shared by the blocks: LayerNorm and feed-forward parameter specs, block arguments.
+// Pieces shared by the blocks (the language models' and the SNLI heads'): the feed-forward network and the post-LN
+// residual sublayer, LayerNorm and feed-forward parameter specs, block arguments.
+import type * as tf from '@tensorflow/tfjs-core';
+import { add } from '@tensorflow/tfjs-core';
+import { dropout, gelu, layerNorm, linear } from './ops.js';
 import type { ParamSpec } from './param-layer.js';
 
 /** LayerNorm ε of every block (paper-notes §1). */
 export const LN_EPS = 1e-5;
+
+/** A linear map's weight (internal [in, out]) and bias. */
+export interface LinearWeights {
+  w: tf.Tensor;
+  b: tf.Tensor;
+}
+
+/** The two linear maps of FFN(x) = fc2(GELU(fc1(x))). */
+export interface FeedForwardWeights {
+  fc1: LinearWeights;
+  fc2: LinearWeights;
+}
+
+/** FFN(x) = fc2(GELU(fc1(x))), exact erf GELU: [.., d] → [.., d_ff] → [.., d]. */
+export function feedForward(x: tf.Tensor, { fc1, fc2 }: FeedForwardWeights): tf.Tensor {
+  return linear(gelu(linear(x, fc1.w, fc1.b)), fc2.w, fc2.b);
+}
+
+/**
+ * The post-LN residual sublayer of every block, LN(x + Dropout(f(x))) with LayerNorm γ, β (ε = 1e-5), f a token
+ * mixer or the FFN: [.., d] → [.., d].
+ */
+export function postNormResidual<T extends tf.Tensor>(
+  x: T,
+  f: (x: T) => tf.Tensor,
+  norm: { gamma: tf.Tensor; beta: tf.Tensor },
+  rate: number,
+  training: boolean,
+): T {
+  return layerNorm(add(x, dropout(f(x), rate, training)), norm.gamma, norm.beta, LN_EPS) as T;
+}
 
 /** `{prefix}.weight` (ones) and `{prefix}.bias` (zeros) of a LayerNorm of width d. */
 export function layerNormSpecs(prefix: string, d: number): ParamSpec[] {

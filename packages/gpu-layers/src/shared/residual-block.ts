@@ -1,9 +1,9 @@
 // ResidualBlock: what GrassmannBlock and TransformerBlock share — LayerNorms, the FFN, the residual wiring.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { dropout, gelu, layerNorm, linear } from './ops.js';
+import { dropout, layerNorm } from './ops.js';
 import { ParamLayer, type LayerKwargs, type ParamLayerArgs } from './param-layer.js';
-import { checkBlockArgs, LN_EPS } from './block-parts.js';
+import { checkBlockArgs, feedForward, LN_EPS, postNormResidual } from './block-parts.js';
 
 export interface ResidualBlockArgs extends ParamLayerArgs {
   dFF: number;
@@ -44,8 +44,14 @@ export abstract class ResidualBlock extends ParamLayer {
   }
 
   protected ffn(x: tf.Tensor3D): tf.Tensor3D {
-    const hidden = gelu(linear(x, this.param('ffn.fc1.weight'), this.param('ffn.fc1.bias'))); // [B, L, d_ff]
-    return linear(hidden, this.param('ffn.fc2.weight'), this.param('ffn.fc2.bias')) as tf.Tensor3D; // [B, L, d]
+    const fc = (k: 1 | 2) => ({ w: this.param(`ffn.fc${k}.weight`), b: this.param(`ffn.fc${k}.bias`) });
+    return feedForward(x, { fc1: fc(1), fc2: fc(2) }) as tf.Tensor3D; // [B, L, d]
+  }
+
+  /** LN_{which}(x + Dropout(f(x))): the post-LN sublayer with this block's LayerNorm `which`. */
+  protected postNorm(x: tf.Tensor3D, f: (u: tf.Tensor3D) => tf.Tensor, which: 'ln1' | 'ln2', training: boolean) {
+    const norm = { gamma: this.param(`${which}.weight`), beta: this.param(`${which}.bias`) };
+    return postNormResidual(x, f, norm, this.dropoutRate, training);
   }
 
   protected drop(x: tf.Tensor3D, training: boolean): tf.Tensor3D {
@@ -60,7 +66,7 @@ export abstract class ResidualBlock extends ParamLayer {
   private wire(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D {
     if (this.norm === 'post') {
       const x = this.postMix(h, training, mix);
-      return this.ln(tf.add(x, this.drop(this.ffn(x), training)), 'ln2');
+      return this.postNorm(x, (u) => this.ffn(u), 'ln2', training);
     }
     const x = tf.add<tf.Tensor3D>(h, this.drop(mix(this.ln(h, 'ln1')), training));
     return tf.add(x, this.drop(this.ffn(this.ln(x, 'ln2')), training));

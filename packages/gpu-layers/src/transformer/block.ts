@@ -79,7 +79,7 @@ export class TransformerBlock extends ResidualBlock {
 
   /** Post-LN: x = LN1(h + Dropout(Attn(h))). */
   protected postMix(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D {
-    return this.ln(tf.add(h, this.drop(mix(h), training)), 'ln1');
+    return this.postNorm(h, mix, 'ln1', training);
   }
 
   protected mixerConfig(): tf.serialization.ConfigDict {

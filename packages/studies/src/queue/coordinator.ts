@@ -1,12 +1,12 @@
-// The coordinator's side of the Redis queue: `study run --queue` (and `ladder --queue`) enqueue each unfinished run
-// as a BullMQ job (job id = the run's key), wait for the workers and hand each result on; `study status` reads job
-// states.
+// The coordinator's side of the Redis queue: `study run --queue` (and any other command with jobs, e.g. grassflow-lm's
+// `ladder --queue`) enqueue each unfinished run as a BullMQ job (job id = the run's key), wait for the workers and
+// hand each result on; `study status` reads job states.
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { gitCommit, StopSignal } from '@grassflow/training';
-import type { LedgerRecord } from '../study/ledger.js';
-import type { QueueOutcome, RunQueue, StudySitting } from '../study/queue.js';
-import type { PlannedRun } from '../study/run.js';
+import type { StudyRecord } from '../ledger.js';
+import type { QueueOutcome, RunQueue, StudySitting } from '../queue.js';
+import type { PlannedRun, StudyTrainer } from '../trainer.js';
 import { JOB_OPTIONS, STUDY_JOB, type StudyJobData, type StudyJobProgress } from './jobs.js';
 import { probeRedis, QUEUE_NAME, QUEUE_PREFIX, redisConnection, type QueueUrl } from './redis.js';
 
@@ -33,25 +33,29 @@ export interface QueuedJob<D> {
   where: string;
 }
 
-/** The Redis queue every study run and ladder rung goes through. */
-export class RedisRunQueue implements RunQueue {
+/** The Redis queue every study run (and any other job, e.g. a ladder rung) goes through. */
+export class RedisRunQueue {
   readonly where: string;
   private constructor(
     private readonly connection: Redis,
     readonly queue: Queue,
     where: string,
     private readonly retryFailed: boolean,
+    private readonly program: string,
   ) {
     this.where = where;
   }
 
-  /** Connect (a clear error when Redis does not answer). */
-  static async open(q: QueueUrl, opts: { retryFailed?: boolean } = {}): Promise<RedisRunQueue> {
+  /**
+   * Connect (a clear error when Redis does not answer). `program` is the one whose workers take the jobs
+   * (`<program> worker`); `retryFailed` queues the jobs that failed in an earlier sitting again.
+   */
+  static async open(q: QueueUrl, opts: { program: string; retryFailed?: boolean }): Promise<RedisRunQueue> {
     await probeRedis(q);
     const connection = redisConnection(q);
     const queue = new Queue(QUEUE_NAME, { connection, prefix: QUEUE_PREFIX });
     await queue.waitUntilReady();
-    return new RedisRunQueue(connection, queue, q.shown, opts.retryFailed ?? false);
+    return new RedisRunQueue(connection, queue, q.shown, opts.retryFailed ?? false, opts.program);
   }
 
   /** The job of a run key, if the queue holds one. */
@@ -109,7 +113,7 @@ export class RedisRunQueue implements RunQueue {
       } else attached++;
     }
     say(
-      `${queued} runs queued, ${attached} already in the queue, on ${this.where}; waiting for workers (grassflow-lm worker --queue …)`,
+      `${queued} runs queued, ${attached} already in the queue, on ${this.where}; waiting for workers (${this.program} worker --queue …)`,
     );
     const signal = new StopSignal().install();
     try {
@@ -154,8 +158,21 @@ export class RedisRunQueue implements RunQueue {
     return { failed };
   }
 
-  /** A study's runs as jobs; each result becomes the ledger record as this study names the run. */
-  async run(s: StudySitting, todo: PlannedRun[], record: (r: LedgerRecord) => Promise<void>): Promise<QueueOutcome> {
+  /** A study's runs as jobs on this queue; each result becomes the ledger record as this study names the run. */
+  studyQueue<P extends PlannedRun, R extends StudyRecord>(trainer: StudyTrainer<P, R>): RunQueue<P, R> {
+    return {
+      where: this.where,
+      run: (s, todo, record) => this.runStudy(trainer, s, todo, record),
+      close: () => this.close(),
+    };
+  }
+
+  private async runStudy<P extends PlannedRun, R extends StudyRecord>(
+    trainer: StudyTrainer<P, R>,
+    s: StudySitting,
+    todo: P[],
+    record: (r: R) => Promise<void>,
+  ): Promise<QueueOutcome> {
     const code = gitCommit();
     const say = (line: string): void => void process.stderr.write(`study ${s.study}: ${line}\n`);
     const byKey = new Map(todo.map((p) => [p.key, p]));
@@ -165,20 +182,13 @@ export class RedisRunQueue implements RunQueue {
       data: { study: s.study, key: p.key, entry: p.entry, runs: s.runs, code, heldOut: s.heldOut },
       where: p.entry.where,
     }));
-    return this.runJobs<StudyJobData, LedgerRecord | null>(jobs, say, async (j, rv, worker) => {
-      const p = byKey.get(j.key) as PlannedRun;
-      if (rv?.format !== 'grassflow-lm-study-run' || rv.key !== j.key) {
+    return this.runJobs<StudyJobData, R | null>(jobs, say, async (j, rv, worker) => {
+      const p = byKey.get(j.key) as P;
+      if (rv?.format !== trainer.ledger.format || rv.key !== j.key) {
         throw new Error(`job ${j.key} completed without a study record; remove it from the queue and run again`);
       }
       // the record as this study names the run (another study may have queued the same run)
-      const rec: LedgerRecord = {
-        ...rv,
-        study: s.study,
-        config: p.config,
-        flags: p.entry.flags,
-        command: ['grassflow-lm', 'train', ...p.argv].join(' '),
-      };
-      await record(rec);
+      await record(trainer.asStudyRecord(rv, p, s.study));
       say(`${j.key} done on ${worker}`);
     });
   }

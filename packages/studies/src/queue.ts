@@ -1,7 +1,8 @@
 // How `study run` gets its runs trained: a queue. In-process (the default: one run after another in this process)
-// or Redis (BullMQ jobs that `grassflow-lm worker` processes on any machine; src/queue/coordinator.ts).
-import type { LedgerRecord } from './ledger.js';
-import { trainStudyRun, type PlannedRun } from './run.js';
+// or Redis (BullMQ jobs that `<program> worker` processes on any machine; queue/coordinator.ts).
+import type { StudyRecord } from './ledger.js';
+import { trainStudyRun } from './run.js';
+import type { PlannedRun, StudyTrainer } from './trainer.js';
 
 /** What a queue is given: the study, its unfinished runs and the sitting. */
 export interface StudySitting {
@@ -10,7 +11,7 @@ export interface StudySitting {
   runs: string;
   /** The sitting's train flags (--quiet, --backend, --data-dir). */
   trainArgv: readonly string[];
-  /** The study file's heldOut: score each finished run on all of wiki.valid and wiki.test. */
+  /** The study file's heldOut: score each finished run on its held-out data. */
   heldOut: boolean;
 }
 
@@ -25,21 +26,23 @@ export interface QueueOutcome {
  * `record` as it comes (the caller writes the ledger: one writer, whatever the queue). It resolves when every run
  * has finished or failed, or when the sitting was stopped.
  */
-export interface RunQueue {
+export interface RunQueue<P extends PlannedRun, R extends StudyRecord> {
   /** How to name it in messages ('in-process', or the Redis URL without its password). */
   readonly where: string;
-  run(sitting: StudySitting, todo: PlannedRun[], record: (r: LedgerRecord) => Promise<void>): Promise<QueueOutcome>;
+  run(sitting: StudySitting, todo: P[], record: (r: R) => Promise<void>): Promise<QueueOutcome>;
   close(): Promise<void>;
 }
 
 /** The default queue: each run in this process, one after another (what `study run` has always done). */
-export class InProcessQueue implements RunQueue {
+export class InProcessQueue<P extends PlannedRun, R extends StudyRecord> implements RunQueue<P, R> {
   readonly where = 'in-process';
 
-  async run(s: StudySitting, todo: PlannedRun[], record: (r: LedgerRecord) => Promise<void>): Promise<QueueOutcome> {
+  constructor(private readonly trainer: StudyTrainer<P, R>) {}
+
+  async run(s: StudySitting, todo: P[], record: (r: R) => Promise<void>): Promise<QueueOutcome> {
     for (const [i, p] of todo.entries()) {
       const head = `study ${s.study}: run ${i + 1}/${todo.length} ${p.key} (${p.entry.where}: ${p.argv.join(' ')})`;
-      const o = await trainStudyRun(s.study, p, s.runs, s.trainArgv, head, s.heldOut);
+      const o = await trainStudyRun(this.trainer, s.study, p, s.runs, s.trainArgv, head, s.heldOut);
       if ('stopped' in o) return { failed: [], stopped: o.stopped };
       await record(o.record);
     }

@@ -1,7 +1,7 @@
 // What travels through the queue: a study run's job data, its progress and its result, and the job options.
 import { hostname } from 'node:os';
 import type { JobsOptions } from 'bullmq';
-import type { StudyEntry } from '../study/spec.js';
+import type { StudyEntry } from '../spec.js';
 
 /** BullMQ's job name of a study run. */
 export const STUDY_JOB = 'study-run';

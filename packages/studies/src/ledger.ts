@@ -1,0 +1,98 @@
+// The study's memory: ledger.jsonl, one JSON record per finished run (its key, resolved config, provenance, results).
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import { writeFileAtomic } from '@grassflow/checkpoints';
+
+/** What every ledger record has: the trainer's record format, the study and the run's key. */
+export interface StudyRecord {
+  format: string;
+  study: string;
+  key: string;
+}
+
+/** How a trainer's records are told apart and checked (the fields its reports read). */
+export interface LedgerFormat<R extends StudyRecord> {
+  /** The `format` field of the trainer's records, e.g. 'grassflow-lm-study-run'. */
+  format: R['format'];
+  /** How messages name such a record, e.g. 'grassflow-lm study record'. */
+  what: string;
+  /** What is wrong with a parsed record of this format, or null. */
+  problem(r: R): string | null;
+}
+
+/** The machine a run finished on (no host name: ledgers are meant to be committed). */
+export interface Machine {
+  cpu: string;
+  cpus: number;
+  platform: string;
+  memoryGiB: number;
+}
+
+/** This machine. */
+export function thisMachine(): Machine {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model.trim() ?? 'unknown',
+    cpus: cpus.length,
+    platform: `${os.platform()}-${os.arch()}`,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  };
+}
+
+/** A ledger as read: its records (the first of each key) and what was wrong with the file. */
+export interface LedgerContents<R> {
+  records: R[];
+  warnings: string[];
+}
+
+/**
+ * Read ledger.jsonl (absent: empty). A last line that is not JSON (cut by a crash or a bad merge) is skipped with a
+ * warning; a bad line before the last is an error naming it, and so is a record whose fields are not what reports
+ * read (checked strictly by the format's `problem`, as a merge by hand can leave them). A key seen twice keeps its
+ * first record (warning).
+ */
+export async function readLedger<R extends StudyRecord>(path: string, f: LedgerFormat<R>): Promise<LedgerContents<R>> {
+  if (!existsSync(path)) return { records: [], warnings: [] };
+  const lines = (await readFile(path, 'utf8')).split('\n');
+  while (lines.length > 0 && (lines[lines.length - 1] as string).trim() === '') lines.pop();
+  const records: R[] = [];
+  const warnings: string[] = [];
+  const seen = new Set<string>();
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    let r: R;
+    try {
+      r = JSON.parse(line) as R;
+    } catch {
+      if (i === lines.length - 1) {
+        warnings.push(`${path}:${i + 1}: a torn last line (not JSON) skipped`);
+        return;
+      }
+      throw new Error(`${path}:${i + 1}: not a JSON record; fix or remove that line`);
+    }
+    if (r.format !== f.format || typeof r.key !== 'string') {
+      throw new Error(`${path}:${i + 1}: not a ${f.what}`);
+    }
+    const bad = typeof r.study !== 'string' ? '"study" is not a string' : f.problem(r);
+    if (bad !== null) throw new Error(`${path}:${i + 1}: ${bad}; fix or remove that line (record ${r.key})`);
+    if (seen.has(r.key)) {
+      warnings.push(`${path}:${i + 1}: key ${r.key} again (the first record kept)`);
+      return;
+    }
+    seen.add(r.key);
+    records.push(r);
+  });
+  return { records, warnings };
+}
+
+/**
+ * Add one record (or replace the record of its key): the ledger is read again and written whole with
+ * writeFileAtomic (temp file, fsync, rename), so after a crash it holds either the old records or the old ones and
+ * this one, never half a line (a torn line left by something else is dropped then).
+ */
+export async function appendLedger<R extends StudyRecord>(path: string, record: R, f: LedgerFormat<R>): Promise<void> {
+  const { records } = await readLedger(path, f);
+  const text = [...records.filter((r) => r.key !== record.key), record].map((r) => `${JSON.stringify(r)}\n`).join('');
+  await writeFileAtomic(path, new TextEncoder().encode(text));
+}
