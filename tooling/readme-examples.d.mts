@@ -5,7 +5,8 @@ export interface ReadmeExample {
   code: string;
   skip: string | undefined;
 }
-export function readmeExamples(packageDir: string): ReadmeExample[];
+/** The TypeScript/JavaScript code blocks of packageDir/README.md (or of packageDir/file), in order. */
+export function readmeExamples(packageDir: string, file?: string): ReadmeExample[];
 export function runReadmeExample(
   packageDir: string,
   example: ReadmeExample,

@@ -14,12 +14,13 @@ const FENCE = /^```(ts|typescript|js|javascript|mjs|cjs)\s*$/;
 const SKIP = /^<!--\s*example:\s*not run\s*\((.+)\)\s*-->\s*$/;
 
 /**
- * The TypeScript/JavaScript code blocks of `packageDir`/README.md, in order.
+ * The TypeScript/JavaScript code blocks of `packageDir`/README.md (or of another Markdown file there), in order.
  * @param {string} packageDir
+ * @param {string} [file]
  * @returns {ReadmeExample[]}
  */
-export function readmeExamples(packageDir) {
-  const lines = readFileSync(join(packageDir, 'README.md'), 'utf8').split('\n');
+export function readmeExamples(packageDir, file = 'README.md') {
+  const lines = readFileSync(join(packageDir, file), 'utf8').split('\n');
   /** @type {ReadmeExample[]} */
   const out = [];
   for (let i = 0; i < lines.length; i++) {

@@ -15,7 +15,8 @@ import { initBackend, loadCheckpoint, sampleIds, WASM_FILES } from '@grassflow/g
 import { Prng } from '@grassflow/datasets/prng';
 import { WordPieceTokenizer } from '@grassflow/tokenizers';
 import { serve } from '../scripts/serve.mjs';
-import { consoleErrors, dataDir, openBrowser, pageResult, skipBrowser, writeTinyCheckpoint } from './chromium.js';
+import { consoleErrors, openBrowser, pageResult, skipBrowser } from '../../../tooling/chromium.mjs';
+import { dataDir, writeTinyCheckpoint } from './chromium.js';
 
 const here = import.meta.dirname;
 const wasmDir = join(

@@ -15,14 +15,8 @@ import { appSlideKeep, initBackend, loadCheckpoint, sampleIds } from '@grassflow
 import { Prng } from '@grassflow/datasets/prng';
 import { wikitextForWordPiece, WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 import { serve } from '../scripts/serve.mjs';
-import {
-  consoleErrors,
-  dataDir,
-  openBrowser,
-  skipBrowser,
-  SOFTWARE_WEBGPU_ARGS,
-  writeTinyCheckpoint,
-} from './chromium.js';
+import { consoleErrors, openBrowser, skipBrowser, SOFTWARE_WEBGPU_ARGS } from '../../../tooling/chromium.mjs';
+import { dataDir, writeTinyCheckpoint } from './chromium.js';
 
 const app = resolve(import.meta.dirname, '..');
 const CLI = resolve(app, '..', 'lm-trainer', 'dist', 'cli.js');
