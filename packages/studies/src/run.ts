@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RunFolder, UsageError } from '@grassflow/training';
+import { lockedByOther, RunFolder, UsageError } from '@grassflow/training';
 import type { StudyRecord } from './ledger.js';
 import type { StudyEntry } from './spec.js';
 import type { PlannedRun, StudyTrainer } from './trainer.js';
@@ -53,6 +53,16 @@ export async function trainStudyRun<P extends PlannedRun, R extends StudyRecord>
   heldOut = true,
 ): Promise<StudyRunOutcome<R>> {
   const runDir = runDirOf(runs, p.key);
+  // Another live process trains this run (a worker that took the job before a queue restart re-queued it, or a
+  // sitting on another ledger): its folder is not touched, neither deleted nor resumed into. The worker hands such a
+  // job back to the queue (the message's "is being written by pid") instead of failing it.
+  const owner = lockedByOther(runDir);
+  if (owner !== null) {
+    throw new UsageError(
+      `${runDir} is being written by pid ${owner.pid} on ${owner.host} since ${owner.since}: another worker or ` +
+        'sitting trains this run; it is left alone (it is handed back to the queue, or run the study again later)',
+    );
+  }
   const state = folderState(runDir);
   const started = performance.now();
   let code: number;

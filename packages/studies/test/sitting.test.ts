@@ -1,16 +1,18 @@
 // The sitting on a toy trainer (no tfjs, no data): every run of a study once into the ledger, a stopped run resumed
 // from its folder on the next sitting, a folder without a checkpoint started again, and the seed report's pairs.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { releaseRunLocks } from '@grassflow/training';
+import { releaseRunLocks, RUN_LOCK_FILE } from '@grassflow/training';
 import {
   flagsToArgv,
   readLedger,
   runKey,
   runSitting,
   seedComparison,
+  trainStudyRun,
   type PlannedRun,
   type RunFlags,
   type StudyTrainer,
@@ -158,5 +160,31 @@ describe('the sitting on any trainer', () => {
     expect(pairs).toHaveLength(1);
     expect(pairs[0]?.seeds).toEqual([1, 2]);
     expect(pairs[0]?.diffs[0]).toEqual({ n: 2, mean: 1, sd: 0, lo: 1, hi: 1 });
+  });
+
+  it('leaves a run folder alone while another live process holds its lock: neither deleted nor resumed into', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-studies-test-'));
+    const events: string[] = [];
+    const trainer = toyTrainer(events, new Set());
+    const other = spawn('sleep', ['60']); // the other worker's training process
+    try {
+      for (const withCheckpoint of [false, true]) {
+        const p = await trainer.plan({ flags: { kind: 'a', seed: withCheckpoint ? 2 : 1 }, where: 'x' }, []);
+        const runDir = join(dir, 'runs', p.key);
+        mkdirSync(join(runDir, withCheckpoint ? 'checkpoints/latest' : ''), { recursive: true });
+        writeFileSync(join(runDir, 'config.json'), JSON.stringify(p.config));
+        writeFileSync(join(runDir, 'metrics.jsonl'), '{"step":1}\n');
+        const lock = { pid: other.pid, host: hostname(), since: new Date().toISOString() };
+        writeFileSync(join(runDir, RUN_LOCK_FILE), `${JSON.stringify(lock)}\n`);
+        await expect(trainStudyRun(trainer, 'toy', p, join(dir, 'runs'), [], 'run')).rejects.toThrow(
+          `is being written by pid ${other.pid}`,
+        );
+        expect(readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')).toBe('{"step":1}\n'); // untouched
+        expect(existsSync(join(runDir, RUN_LOCK_FILE))).toBe(true);
+      }
+      expect(events).toEqual([]); // nothing started or resumed
+    } finally {
+      other.kill();
+    }
   });
 });

@@ -88,12 +88,6 @@ function readOwner(path: string): RunLockOwner | null {
   }
 }
 
-/**
- * Take the exclusive lock of run folder `dir` (created if missing) for this process, until it exits: the lock
- * file is created atomically (O_EXCL) and holds pid, host and start time. A lock this process holds is taken again
- * at once; a stale lock (its process is gone, same host) is taken over with a line on stderr; a live one refuses:
- * "X is being written by pid N on H since T".
- */
 /** Whether another live process (on this host, or any process on another host) holds the lock of `dir`. */
 export function lockedByOther(dir: string): RunLockOwner | null {
   const path = join(resolve(dir), RUN_LOCK_FILE);
@@ -102,6 +96,12 @@ export function lockedByOther(dir: string): RunLockOwner | null {
   return owner !== null && (owner.host !== hostname() || alive(owner.pid)) ? owner : null;
 }
 
+/**
+ * Take the exclusive lock of run folder `dir` (created if missing) for this process, until it exits: the lock
+ * file is created atomically (O_EXCL) and holds pid, host and start time. A lock this process holds is taken again
+ * at once; a stale lock (its process is gone, same host) is taken over with a line on stderr; a live one refuses:
+ * "X is being written by pid N on H since T".
+ */
 export function lockRunFolder(dir: string, flag = 'out'): void {
   const path = join(resolve(dir), RUN_LOCK_FILE);
   if (held.has(path)) return;
