@@ -20,6 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import ts from 'typescript';
 import { findVerdaccio, publishSnapshot, startRegistry } from './local-registry.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -356,7 +357,12 @@ try {
     for (const [manager, dir] of Object.entries(apps)) {
       for (const [title, code] of examples) {
         checks++;
-        writeFileSync(join(dir, 'example.mjs'), code);
+        // the blocks are TypeScript (they compile under strict: examples/test): types stripped, run as the ESM a user's
+        // build would produce
+        const js = ts.transpileModule(code, {
+          compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+        }).outputText;
+        writeFileSync(join(dir, 'example.mjs'), js);
         try {
           const out = execFileSync('node', ['example.mjs'], {
             cwd: dir,
