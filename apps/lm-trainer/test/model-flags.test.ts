@@ -40,6 +40,17 @@ describe('architecture flags from MODEL_OPTIONS', () => {
       L,
     );
     expect(t).toMatchObject({ eaEps: 'relative', head: 'adaptive', cutoffs: [20, 50] });
+    // --dropout-at is each kind's: a Transformer's default is 'branch', its control of the Grassmann placement 'stream'
+    const dpa = modelConfigFrom('transformer-dpa', flags([]), 100, L);
+    expect(modelConfigFrom('transformer-dpa', flags(['--dropout-at', 'branch']), 100, L)).toEqual(dpa);
+    expect(modelConfigFrom('transformer-dpa', flags(['--dropout-at', 'stream']), 100, L)).toMatchObject({
+      dropoutAt: 'stream',
+    });
+  });
+
+  it("--help shows --dropout-at's default of each kind", () => {
+    const help = formatHelp('x', 'y', COMMON_TRAIN_FLAGS);
+    expect(help).toContain('model default grassmann stream, transformer branch');
   });
 
   it('a flag of another model kind, or --cutoffs without --head adaptive, is refused by name', () => {

@@ -259,6 +259,7 @@ const OPTION_CASES: Array<[string, ModelConfig]> = [
     'transformer EA post-LN, eaEps relative',
     preset('tiny', { ...base, kind: 'transformer', attention: 'ea', eaEps: 'relative', eps: 0.05 }),
   ],
+  ['transformer DPA post-LN, dropoutAt stream', preset('tiny', { ...base, kind: 'transformer', dropoutAt: 'stream' })],
   [
     'transformer EA pre-LN, eaEps relative',
     preset('tiny', { ...base, kind: 'transformer', attention: 'ea', norm: 'pre', eaEps: 'relative', eps: 0.05 }),
@@ -301,8 +302,10 @@ describe('the options reach the blocks and survive serialization', () => {
     expect(plain.namedParams().some((q) => q.name.includes('mixer.ln'))).toBe(false);
     expect(g.numParams() - plain.numParams()).toBe(2 * 2 * 16); // LN_mix: 2d per layer
     const t = createModel(preset('tiny', { kind: 'transformer', attention: 'ea', eaEps: 'relative' }));
-    for (const b of t.blocks as TransformerBlock[]) expect(b.eaEps).toBe('relative');
-    [g, plain, t].forEach((m) => m.dispose());
+    for (const b of t.blocks as TransformerBlock[]) expect([b.eaEps, b.dropoutAt]).toEqual(['relative', 'branch']);
+    const ts = createModel(preset('tiny', { kind: 'transformer', dropoutAt: 'stream' }));
+    for (const b of ts.blocks as TransformerBlock[]) expect(b.dropoutAt).toBe('stream');
+    [g, plain, t, ts].forEach((m) => m.dispose());
   });
 
   it('getConfig/fromConfig and a tfjs-layers JSON round trip keep the fields; defaults are left out', async () => {
@@ -415,6 +418,65 @@ describe('dropoutAt: post-LN dropout on the stream or on the mixing branch only 
   });
 });
 
+/** The Transformer's post-LN first half x, computed as the block's own call computes it. */
+class TransformerProbe extends TransformerBlock {
+  firstHalf(h: tf.Tensor3D, training: boolean): tf.Tensor3D {
+    return tf.tidy(() => this.postMix(h, training, (u) => this.mix(u)));
+  }
+}
+
+describe('dropoutAt on a Transformer (the control of the Grassmann placement): rate 0.5, training', () => {
+  it.each(['dpa', 'ea'] as const)(
+    "%s with Attn(h) = 0: 'branch' gives LN1(h) whole, 'stream' zeroes about half and scales the rest by 2",
+    async (attention) => {
+      await useBackend('cpu');
+      const h = tf.randomNormal<tf.Rank.R3>([2, 6, 8], 0, 1, 'float32', 23);
+      const ln1 = tf.tidy(() => {
+        const { mean, variance } = tf.moments(h, -1, true);
+        return tf.div(tf.sub(h, mean), tf.sqrt(tf.add(variance, 1e-5)));
+      });
+      const hats = (['branch', 'stream'] as const).map((dropoutAt) => {
+        const block = new TransformerProbe({ nHeads: 2, dFF: 16, dropout: 0.5, attention, dropoutAt });
+        block.apply(h);
+        for (const q of block.namedParams().filter((n) => n.name.startsWith('mixer.proj.'))) {
+          q.variable.assign(tf.zerosLike(q.variable)); // Attn(h) = 0, so h + Attn(h) = h
+        }
+        const hat = block.firstHalf(h, true);
+        block.dispose();
+        return hat;
+      });
+      const [branch, stream] = hats as [tf.Tensor3D, tf.Tensor3D];
+      // branch: LN1(h + Dropout(0)) = LN1(h), nothing dropped
+      expect(values(branch).filter((v) => v === 0).length).toBe(0);
+      expect(maxAbsDiff(branch, ln1)).toBeLessThanOrEqual(1e-5);
+      // stream: Dropout(LN1(h)), the kept entries LN1(h) / (1 − 0.5)
+      const zeros = values(stream).filter((v) => v === 0).length;
+      expect(zeros).toBeGreaterThan(stream.size * 0.3);
+      expect(zeros).toBeLessThan(stream.size * 0.7);
+      const kept = tf.tidy(() => tf.where(tf.equal(stream, 0), tf.zeros(stream.shape), tf.mul(ln1, 2)));
+      expect(maxAbsDiff(stream, kept)).toBeLessThanOrEqual(1e-5);
+      tf.dispose([h, ln1, branch, stream, kept]);
+    },
+  );
+
+  it('inference does not depend on dropoutAt (the same weights give the same output)', async () => {
+    await useBackend('cpu');
+    const h = tf.randomNormal<tf.Rank.R3>([2, 6, 8], 0, 1, 'float32', 24);
+    const a = new TransformerBlock({ nHeads: 2, dFF: 16, dropout: 0.5, dropoutAt: 'branch' });
+    const b = new TransformerBlock({ nHeads: 2, dFF: 16, dropout: 0.5, dropoutAt: 'stream' });
+    a.apply(h);
+    b.apply(h);
+    b.setWeights(a.getWeights());
+    const [ya, yb] = [a.apply(h) as tf.Tensor, b.apply(h) as tf.Tensor];
+    expect(maxAbsDiff(ya, yb)).toBe(0);
+    const [ta, tb] = [a.apply(h, { training: true }) as tf.Tensor, b.apply(h, { training: true }) as tf.Tensor];
+    expect(maxAbsDiff(ta, tb)).toBeGreaterThan(1e-2); // in training they do differ
+    tf.dispose([h, ya, yb, ta, tb]);
+    a.dispose();
+    b.dispose();
+  });
+});
+
 // ---- (d) EA's relative ε on tiny and masked scores ----
 
 describe("eaEps 'relative': tiny scores still attend, zero rows give 0", () => {
@@ -473,6 +535,7 @@ describe('each option trains: finite gradients, the loss falls over 15 Adam step
       'EA eaEps relative, post-LN',
       preset('tiny', { ...tiny, kind: 'transformer', attention: 'ea', eaEps: 'relative' }),
     ],
+    ['DPA dropoutAt stream, post-LN', preset('tiny', { ...tiny, kind: 'transformer', dropoutAt: 'stream' })],
   ];
   it.each(configs)('%s', async (_n, config) => {
     await useBackend('cpu');

@@ -33,6 +33,16 @@ const CONFIGS: Record<string, [ModelConfigInput, string, number]> = {
     '{"kind":"grassmann","vocabSize":30522,"dModel":256,"nLayers":6,"dFF":1024,"maxLen":128,"r":32,"offsets":[[1],[2],[4],[8],[12],[16]],"eps":0.000001,"norm":"post","dropout":0.1}',
     12606656,
   ],
+  transformerDropoutAt: [
+    { kind: 'transformer', dropoutAt: 'stream' },
+    '{"kind":"transformer","attention":"dpa","vocabSize":30522,"dModel":256,"nLayers":6,"dFF":1024,"maxLen":128,"eps":0.000001,"nHeads":4,"norm":"post","dropout":0.1,"dropoutAt":"stream"}',
+    12584960,
+  ],
+  transformerDropoutAtDefaultLeftOut: [
+    { kind: 'transformer', dropoutAt: 'branch' },
+    '{"kind":"transformer","attention":"dpa","vocabSize":30522,"dModel":256,"nLayers":6,"dFF":1024,"maxLen":128,"eps":0.000001,"nHeads":4,"norm":"post","dropout":0.1}',
+    12584960,
+  ],
   adaptive: [
     { kind: 'grassmann', nLayers: 3, head: 'adaptive' },
     '{"kind":"grassmann","vocabSize":30522,"dModel":256,"nLayers":3,"dFF":1024,"maxLen":128,"r":32,"offsets":[[1],[2],[4]],"eps":0.000001,"norm":"post","dropout":0.1,"head":"adaptive","cutoffs":[2000,10000]}',

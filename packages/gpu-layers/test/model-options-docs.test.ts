@@ -22,8 +22,11 @@ function optionsTable(): string {
         : o.type === 'boolean'
           ? 'true \\| false'
           : 'integers';
-    const d = o.default;
-    const shown = typeof d === 'string' ? `'${d}'` : typeof d === 'boolean' ? String(d) : `[${d.join(', ')}]`;
+    const show = (d: string | boolean | readonly number[]) =>
+      typeof d === 'string' ? `'${d}'` : typeof d === 'boolean' ? String(d) : `[${d.join(', ')}]`;
+    const byKind = 'defaultFor' in o ? (o.defaultFor as Partial<Record<string, string>>) : undefined;
+    const shown =
+      byKind === undefined ? show(o.default) : o.kinds.map((k) => `${k} ${show(byKind[k] ?? o.default)}`).join(', ');
     const kinds = o.kinds.map((k) => `'${k}'`).join(', ');
     return `| \`${name}\` | ${kinds} | ${values} | ${shown}: ${cell(o.why)} | \`--${o.flag}\` | ${cell(o.doc)} |`;
   });

@@ -38,14 +38,21 @@ describe('MODEL_OPTIONS', () => {
     }
   });
 
-  it('gives OPTIONAL_DEFAULTS the values they had before the table', () => {
+  it('gives OPTIONAL_DEFAULTS, by kind, the values they had before the table (a Transformer drops its branch)', () => {
     expect(OPTIONAL_DEFAULTS).toEqual({
-      head: 'tied',
-      gate: 'blend',
-      dropoutAt: 'stream',
-      mixerNorm: false,
-      eaEps: 'absolute',
+      grassmann: { head: 'tied', gate: 'blend', dropoutAt: 'stream', mixerNorm: false },
+      transformer: { head: 'tied', dropoutAt: 'branch', eaEps: 'absolute' },
     });
+  });
+
+  it("leaves dropoutAt out of a config at its kind's default and keeps it otherwise", () => {
+    expect('dropoutAt' in validateModelConfig({ kind: 'transformer', dropoutAt: 'branch' })).toBe(false);
+    expect(validateModelConfig({ kind: 'transformer', dropoutAt: 'stream' }).dropoutAt).toBe('stream');
+    expect('dropoutAt' in validateModelConfig({ kind: 'grassmann', dropoutAt: 'stream' })).toBe(false);
+    expect(validateModelConfig({ kind: 'grassmann', dropoutAt: 'branch' }).dropoutAt).toBe('branch');
+    expect(new TransformerBlock({ nHeads: 2, dFF: 8 }).dropoutAt).toBe('branch');
+    expect(new TransformerBlock({ nHeads: 2, dFF: 8, dropoutAt: 'stream' }).getConfig()['dropoutAt']).toBe('stream');
+    expect('dropoutAt' in new TransformerBlock({ nHeads: 2, dFF: 8 }).getConfig()).toBe(false);
   });
 
   it('validateModelConfig checks each field against the table, once, and refuses fields of the other kind', () => {
@@ -92,12 +99,15 @@ describe('MODEL_OPTIONS', () => {
     // a field of the other kind is not in a kind's type
     expectTypeOf<'gate' extends keyof TransformerConfig ? true : false>().toEqualTypeOf<false>();
     expectTypeOf<'eaEps' extends keyof GrassmannConfig ? true : false>().toEqualTypeOf<false>();
+    expectTypeOf<TransformerConfig['dropoutAt']>().toEqualTypeOf<'stream' | 'branch' | undefined>();
     expectTypeOf<typeof OPTIONAL_DEFAULTS>().toEqualTypeOf<{
-      readonly head: 'tied';
-      readonly gate: 'blend';
-      readonly dropoutAt: 'stream';
-      readonly mixerNorm: false;
-      readonly eaEps: 'absolute';
+      grassmann: {
+        readonly head: 'tied';
+        readonly gate: 'blend';
+        readonly dropoutAt: 'stream';
+        readonly mixerNorm: false;
+      };
+      transformer: { readonly head: 'tied'; readonly dropoutAt: 'branch'; readonly eaEps: 'absolute' };
     }>();
   });
 });

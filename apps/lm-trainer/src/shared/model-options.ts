@@ -47,10 +47,17 @@ type FlagOf<O> = O extends { type: 'choice'; values: infer V extends readonly st
 /** One flag per optional architecture field, named by the table (--gate, --mixer-norm, …), in table order. */
 type ArchitectureFlags = { [N in ModelOptionName as Options[N]['flag']]: FlagOf<Options[N]> };
 
-/** A field's --help line from the table: what it does, then the model's default and why (a flag may default else). */
+/** A default as --help shows it. */
+const shownDefault = (d: string | boolean | readonly number[]) =>
+  typeof d === 'boolean' ? (d ? 'on' : 'off') : typeof d === 'string' ? d : d.join(',');
+
+/** A field's --help line from the table: what it does, then the model's default (by kind where it differs) and why. */
 function optionHelp(o: Options[ModelOptionName]): string {
-  const d = o.default;
-  const shown = typeof d === 'boolean' ? (d ? 'on' : 'off') : typeof d === 'string' ? d : d.join(',');
+  const byKind = 'defaultFor' in o ? o.defaultFor : undefined;
+  const shown =
+    byKind === undefined
+      ? shownDefault(o.default)
+      : o.kinds.map((k) => `${k} ${shownDefault(byKind[k as keyof typeof byKind] ?? o.default)}`).join(', ');
   return `${o.doc}; model default ${shown}: ${o.why}`;
 }
 

@@ -117,7 +117,7 @@ export class GrassmannBlock extends ResidualBlock {
       direction: this.direction,
     };
     // omitted at their defaults, so the configs of blocks without them stay as they were
-    return { ...config, ...nonDefaultOptions(this, GRASSMANN_BLOCK_OPTIONS) };
+    return { ...config, ...nonDefaultOptions(this, GRASSMANN_BLOCK_OPTIONS, 'grassmann') };
   }
 }
 tf.serialization.registerClass(GrassmannBlock);

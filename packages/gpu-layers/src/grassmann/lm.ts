@@ -25,7 +25,7 @@ export class GrassmannLM extends TiedEmbeddingLM {
         norm: c.norm,
         dropout: c.dropout,
         eps: c.eps,
-        ...nonDefaultOptions(c, GRASSMANN_BLOCK_OPTIONS),
+        ...nonDefaultOptions(c, GRASSMANN_BLOCK_OPTIONS, 'grassmann'),
         ...(seed === undefined ? {} : { seed }),
       });
     });

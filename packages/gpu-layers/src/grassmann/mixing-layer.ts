@@ -135,7 +135,7 @@ export class CausalGrassmannMixing extends ParamLayer {
       eps: this.eps,
       direction: this.direction,
     };
-    Object.assign(config, nonDefaultOptions(this, MIXER_OPTIONS)); // omitted at the defaults: older configs stay
+    Object.assign(config, nonDefaultOptions(this, MIXER_OPTIONS, 'grassmann')); // omitted at the defaults: older configs stay
     if (this.seed !== undefined) config['seed'] = this.seed;
     return { ...super.getConfig(), ...config };
   }

@@ -7,6 +7,7 @@ import {
   MODEL_OPTIONS,
   OPTION_NAMES,
   optionProblem,
+  optionDefault,
   optionSpec,
   type ModelOptions,
 } from './model-options.js';
@@ -110,13 +111,31 @@ type DefaultedOption = {
   [N in keyof typeof MODEL_OPTIONS]: (typeof MODEL_OPTIONS)[N] extends { needs: object } ? never : N;
 }[keyof typeof MODEL_OPTIONS];
 
-/** Defaults of the optional architecture fields, from MODEL_OPTIONS (where the reason for each is). */
-export const OPTIONAL_DEFAULTS = Object.fromEntries(
-  OPTION_NAMES.flatMap((n) => {
-    const o = optionSpec(n);
-    return o.type === 'int-list' ? [] : [[n, o.default]];
-  }),
-) as { readonly [N in DefaultedOption]: (typeof MODEL_OPTIONS)[N]['default'] };
+/** The defaults of kind K's optional fields (cutoffs' excepted: they come with an adaptive head). */
+type KindDefaults<K extends ModelConfig['kind']> = {
+  readonly [N in DefaultedOption as N extends keyof ModelOptions<K> ? N : never]: DefaultIn<
+    (typeof MODEL_OPTIONS)[N],
+    K
+  >;
+};
+
+/** The default of option O in a config of kind K: its `defaultFor` entry for K, else its `default`. */
+type DefaultIn<O, K extends string> = O extends { defaultFor: { readonly [k in K]: infer D } }
+  ? D
+  : O extends { default: infer D }
+    ? D
+    : never;
+
+function defaultsOf<K extends ModelConfig['kind']>(kind: K): KindDefaults<K> {
+  const names = OPTION_NAMES.filter((n) => optionSpec(n).type !== 'int-list' && optionSpec(n).kinds.includes(kind));
+  return Object.fromEntries(names.map((n) => [n, optionDefault(n, kind)])) as KindDefaults<K>;
+}
+
+/**
+ * Defaults of the optional architecture fields of each kind, from MODEL_OPTIONS (where the reason for each is);
+ * by kind because dropoutAt's differs: a Grassmann block's 'stream', a Transformer block's 'branch'.
+ */
+export const OPTIONAL_DEFAULTS = { grassmann: defaultsOf('grassmann'), transformer: defaultsOf('transformer') };
 
 const COMMON_FIELDS = ['kind', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'eps', 'norm', 'dropout'] as const;
 const GRASSMANN_FIELDS = ['r', 'offsets'] as const;
@@ -257,7 +276,7 @@ function checkOptionalFields(
     if (!(name in given)) continue;
     const problem = optionProblem(name, given[name]);
     if (problem !== null) throw new ModelConfigError(name, problem);
-    if (!isOptionDefault(name, given[name])) clean[name] = given[name];
+    if (!isOptionDefault(name, given[name], kind)) clean[name] = given[name];
   }
 }
 

@@ -25,8 +25,13 @@ interface OptionBase {
   onlyWith?: { attention: 'dpa' | 'ea' };
 }
 
+/** A default that differs by kind: `default` is the first kind's, `defaultFor` names the others'. */
+interface KindDefaults<V> {
+  defaultFor?: Partial<Record<Kind, V>>;
+}
+
 /** A field with named values (a string in config.json). */
-interface ChoiceOption extends OptionBase {
+interface ChoiceOption extends OptionBase, KindDefaults<string> {
   type: 'choice';
   values: readonly string[];
   default: string;
@@ -92,16 +97,20 @@ export const MODEL_OPTIONS = {
     flag: 'gate',
     doc: "Grassmann gate: 'blend' α⊙h + (1−α)⊙g, or 'additive' α⊙g added to h as a residual (a reproduction's)",
   },
-  /** Post-LN dropout placement: 'stream' ĥ = Dropout(LN1(h_mix)), or 'branch' (only the mixing branch dropped). */
+  /**
+   * Post-LN dropout placement: 'stream' drops the whole stream after LN1 (Grassmann ĥ = Dropout(LN1(h_mix)),
+   * Transformer x = Dropout(LN1(h + Attn(h)))), 'branch' only the mixing branch (x = LN1(h + Dropout(Attn(h)))).
+   */
   dropoutAt: {
-    kinds: ['grassmann'],
+    kinds: ['grassmann', 'transformer'],
     scope: 'block',
     type: 'choice',
     values: ['stream', 'branch'],
     default: 'stream',
-    why: "the paper's block: ĥ = Dropout(LN1(h_mix))",
+    defaultFor: { transformer: 'branch' },
+    why: "each kind's own block: the Grassmann paper's Dropout(LN1(h_mix)), the Transformer's LN1(h + Dropout(Attn))",
     flag: 'dropout-at',
-    doc: "Grassmann post-LN dropout: the whole 'stream' after LN1, or only the mixing 'branch' (pre-LN: no effect)",
+    doc: "post-LN dropout: the whole 'stream' after LN1, or only the mixing 'branch' (pre-LN: no effect)",
   },
   /** A LayerNorm (ε = 1e-5) on the mixer's output inside the mixer. */
   mixerNorm: {
@@ -183,9 +192,15 @@ export function optionProblem(name: ModelOptionName, value: unknown): string | n
   return null; // an int-list depends on other fields: validateModelConfig checks it
 }
 
-/** Whether `value` is the field's default (for leaving it out of a stored config). */
-export function isOptionDefault(name: ModelOptionName, value: unknown): boolean {
-  return value === optionSpec(name).default;
+/** A field's default in a config of `kind` (dropoutAt's differs by kind; the others' do not). */
+export function optionDefault(name: ModelOptionName, kind: Kind): ModelOption['default'] {
+  const o = optionSpec(name);
+  return (o.type === 'choice' ? o.defaultFor?.[kind] : undefined) ?? o.default;
+}
+
+/** Whether `value` is the field's default in a config of `kind` (for leaving it out of a stored config). */
+export function isOptionDefault(name: ModelOptionName, value: unknown, kind: Kind): boolean {
+  return value === optionDefault(name, kind);
 }
 
 /**
@@ -201,7 +216,7 @@ export function layerOptions<K extends Kind, S extends Scope>(
   const given = args as Partial<Record<ModelOptionName, unknown>>;
   const out: Partial<Record<ModelOptionName, unknown>> = {};
   for (const name of optionNames(kind, scopes)) {
-    const value = given[name] === undefined ? optionSpec(name).default : given[name];
+    const value = given[name] === undefined ? optionDefault(name, kind) : given[name];
     const problem = optionProblem(name, value);
     if (problem !== null) throw new RangeError(`${who}: ${name} ${problem}`);
     out[name] = value;
@@ -216,11 +231,12 @@ export function layerOptions<K extends Kind, S extends Scope>(
 export function nonDefaultOptions<N extends ModelOptionName>(
   values: { readonly [K in N]?: ModelOptionValue<K> },
   names: readonly N[],
+  kind: Kind,
 ): { [K in N]?: ModelOptionValue<K> } {
   const out: { [K in N]?: ModelOptionValue<K> } = {};
   for (const name of names) {
     const v = values[name];
-    if (v !== undefined && !isOptionDefault(name, v)) out[name] = v;
+    if (v !== undefined && !isOptionDefault(name, v, kind)) out[name] = v;
   }
   return out;
 }

@@ -4,12 +4,18 @@ import type { Shape } from '@tensorflow/tfjs-layers';
 import { causalAttention, type AttentionWeights, type EaEps } from './attention.js';
 import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
 import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
-import { layerOptions, nonDefaultOptions, optionNames, type ModelOptions } from '../shared/model-options.js';
+import {
+  layerOptions,
+  nonDefaultOptions,
+  optionNames,
+  type ModelOptions,
+  type ModelOptionValue,
+} from '../shared/model-options.js';
 
-/** The options a Transformer block reads (eaEps: MODEL_OPTIONS'), in stored order. */
+/** The options a Transformer block reads (dropoutAt, eaEps: MODEL_OPTIONS'), in stored order. */
 export const TRANSFORMER_BLOCK_OPTIONS = optionNames('transformer', ['block']);
 
-/** Arguments of a Transformer block; eaEps (absent: its default) as in MODEL_OPTIONS. */
+/** Arguments of a Transformer block; dropoutAt, eaEps (absent: their defaults) as in MODEL_OPTIONS. */
 export interface TransformerBlockArgs extends ResidualBlockArgs, ModelOptions<'transformer', 'block'> {
   nHeads: number;
   /** 'dpa' (default) softmax attention or 'ea' expressive attention. */
@@ -19,8 +25,10 @@ export interface TransformerBlockArgs extends ResidualBlockArgs, ModelOptions<'t
 }
 
 /**
- * post: x = LN1(h + Dropout(Attn(h))); out = LN2(x + Dropout(FFN(x))).
- * pre:  x = h + Dropout(Attn(LN1(h))); out = x + Dropout(FFN(LN2(x))). [B, L, d] → [B, L, d].
+ * post: x = LN1(h + Dropout(Attn(h))) (dropoutAt 'branch', the default) or x = Dropout(LN1(h + Attn(h))) ('stream',
+ *       the Grassmann paper's placement); out = LN2(x + Dropout(FFN(x))).
+ * pre:  x = h + Dropout(Attn(LN1(h))); out = x + Dropout(FFN(LN2(x))) (dropoutAt has no effect).
+ * [B, L, d] → [B, L, d].
  * EA's weights a = e/(Σe + ε) or, with eaEps 'relative', e/(Σe + ε·max e + ε²) (see attention.ts).
  */
 export class TransformerBlock extends ResidualBlock {
@@ -29,6 +37,7 @@ export class TransformerBlock extends ResidualBlock {
   readonly attention: 'dpa' | 'ea';
   readonly eps: number;
   readonly eaEps: EaEps;
+  readonly dropoutAt: ModelOptionValue<'dropoutAt'>;
 
   constructor(args: TransformerBlockArgs) {
     super(TransformerBlock.className, args);
@@ -38,7 +47,9 @@ export class TransformerBlock extends ResidualBlock {
     if (attention !== 'dpa' && attention !== 'ea')
       throw new RangeError(`TransformerBlock: attention must be 'dpa' or 'ea', got ${JSON.stringify(attention)}`);
     if (!(eps > 0)) throw new RangeError(`TransformerBlock: eps must be > 0, got ${eps}`);
-    this.eaEps = layerOptions(TransformerBlock.className, 'transformer', ['block'], args).eaEps;
+    const { eaEps, dropoutAt } = layerOptions(TransformerBlock.className, 'transformer', ['block'], args);
+    this.eaEps = eaEps;
+    this.dropoutAt = dropoutAt;
     this.nHeads = nHeads;
     this.attention = attention;
     this.eps = eps;
@@ -77,14 +88,15 @@ export class TransformerBlock extends ResidualBlock {
     return causalAttention(h, this.mixerWeights(), { nHeads, kind, eps, eaEps });
   }
 
-  /** Post-LN: x = LN1(h + Dropout(Attn(h))). */
+  /** Post-LN first half: branch x = LN1(h + Dropout(Attn(h))), stream x = Dropout(LN1(h + Attn(h))). */
   protected postMix(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D {
-    return this.postNorm(h, mix, 'ln1', training);
+    if (this.dropoutAt === 'branch') return this.postNorm(h, mix, 'ln1', training);
+    return this.drop(this.ln(tf.add(h, mix(h)), 'ln1'), training);
   }
 
   protected mixerConfig(): tf.serialization.ConfigDict {
     const config: tf.serialization.ConfigDict = { nHeads: this.nHeads, attention: this.attention, eps: this.eps };
-    return { ...config, ...nonDefaultOptions(this, TRANSFORMER_BLOCK_OPTIONS) }; // omitted at defaults, as before
+    return { ...config, ...nonDefaultOptions(this, TRANSFORMER_BLOCK_OPTIONS, 'transformer') }; // omitted at defaults, as before
   }
 }
 tf.serialization.registerClass(TransformerBlock);

@@ -23,7 +23,7 @@ export class TransformerLM extends TiedEmbeddingLM {
           norm: config.norm,
           dropout: config.dropout,
           eps: config.eps,
-          ...nonDefaultOptions(config, TRANSFORMER_BLOCK_OPTIONS),
+          ...nonDefaultOptions(config, TRANSFORMER_BLOCK_OPTIONS, 'transformer'),
           ...(seed === undefined ? {} : { seed }),
         }),
     );
