@@ -1,8 +1,18 @@
-// The fused LayerNorm and GELU kernels of the wasm backend equal the composition of tfjs ops they replace (the path
-// every other backend takes): values and gradients, on the shapes the models use, odd widths and one row included.
+// The fused LayerNorm, GELU and expressive-attention kernels of the wasm backend equal the composition of tfjs ops they
+// replace (the path every other backend takes): values and gradients, on the shapes the models use, odd widths, one
+// row, a key/value cache and bidirectional attention included.
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { gelu, initBackend, layerNorm, useFusedKernels } from '@grassflow/gpu-layers';
+import {
+  attentionWeights,
+  causalAttention,
+  gelu,
+  initBackend,
+  layerNorm,
+  useFusedKernels,
+  type AttentionOptions,
+  type AttentionWeights,
+} from '@grassflow/gpu-layers';
 import { relErr, values } from './helpers.js';
 
 await initBackend({ backend: 'wasm' });
@@ -19,6 +29,23 @@ function bothPaths(f: () => tf.Tensor[]): [Float32Array[], Float32Array[]] {
     }
   };
   return [run(false), run(true)];
+}
+
+/** The names of the kernels f runs (inside a tidy). */
+function kernelsRun(f: () => void): string[] {
+  const names: string[] = [];
+  const engine = tf.engine();
+  const runKernel = engine.runKernel.bind(engine);
+  engine.runKernel = ((name: string, ...rest: unknown[]) => {
+    names.push(name);
+    return (runKernel as (...a: unknown[]) => unknown)(name, ...rest);
+  }) as typeof engine.runKernel;
+  try {
+    tf.tidy(f);
+  } finally {
+    engine.runKernel = runKernel;
+  }
+  return names;
 }
 
 function randn(shape: number[], seed: number, scale = 1): tf.Tensor {
@@ -60,6 +87,79 @@ describe('fused kernels on wasm', () => {
     });
   }
 
+  for (const kind of ['ea', 'dpa'] as const) {
+    it(`${kind} attention weights equal the composed ops to 1e-5, values and gradients, rows sum to 1`, () => {
+      const [composed, fused] = bothPaths(() => {
+        const scores = randn([8, 37, 37], 7, 2) as tf.Tensor3D; // [BH, L, L], odd L
+        const dy = randn([8, 37, 37], 8);
+        const [ds] = tf.grads((s: tf.Tensor) => tf.sum(tf.mul(attentionWeights(s as tf.Tensor3D, kind, 1e-6), dy)))([
+          scores,
+        ]);
+        return [attentionWeights(scores, kind, 1e-6), ds as tf.Tensor];
+      });
+      composed.forEach((c, i) => expect(relErr(fused[i] as Float32Array, c), `output ${i}`).toBeLessThan(1e-5));
+      const a = fused[0] as Float32Array;
+      for (const row of [0, 1, 36, 8 * 37 - 1]) {
+        const i = row % 37;
+        const r = a.subarray(row * 37, row * 37 + 37);
+        expect(
+          r.slice(i + 1).every((v) => v === 0),
+          `row ${row}: nothing past the causal limit`,
+        ).toBe(true);
+        // EA's ε keeps Σ a just below 1: 1 − Σa = ε/(Σe + ε)
+        expect(r.reduce((p, v) => p + v, 0)).toBeCloseTo(1, 5);
+      }
+    });
+
+    for (const { what, L, t0, causal } of [
+      { what: 'causal, L 16', L: 16, t0: 0, causal: true },
+      { what: 'with a cache of 5 positions, 3 new', L: 3, t0: 5, causal: true },
+      { what: 'one new query after 9 cached (a decoding step)', L: 1, t0: 9, causal: true },
+      { what: 'bidirectional', L: 11, t0: 0, causal: false },
+    ]) {
+      it(`${kind} attention through the fused kernels equals the composed ops, output and gradients: ${what}`, () => {
+        const [B, d, H] = [2, 16, 4];
+        const [composed, fused] = bothPaths(() => {
+          const h = randn([B, L, d], 11) as tf.Tensor3D;
+          const w: AttentionWeights = {
+            wQkv: randn([d, 3 * d], 12, 0.5) as tf.Tensor2D,
+            bQkv: randn([3 * d], 13, 0.1) as tf.Tensor1D,
+            wProj: randn([d, d], 14, 0.3) as tf.Tensor2D,
+            bProj: randn([d], 15, 0.1) as tf.Tensor1D,
+          };
+          const cache =
+            t0 === 0
+              ? undefined
+              : {
+                  keysT: randn([B * H, d / H, t0], 16) as tf.Tensor3D,
+                  values: randn([B * H, t0, d / H], 17) as tf.Tensor3D,
+                };
+          const options: AttentionOptions = { nHeads: H, kind, eps: 1e-6, causal, ...(cache ? { cache } : {}) };
+          const dy = randn([B, L, d], 18);
+          const loss = (x: tf.Tensor, wq: tf.Tensor) =>
+            tf.sum(tf.mul(causalAttention(x as tf.Tensor3D, { ...w, wQkv: wq as tf.Tensor2D }, options), dy));
+          return [causalAttention(h, w, options), ...tf.grads(loss)([h, w.wQkv])];
+        });
+        composed.forEach((c, i) => expect(relErr(fused[i] as Float32Array, c), `output ${i}`).toBeLessThan(1e-5));
+      });
+    }
+  }
+
+  it("DPA, EA's 'relative' ε and a key mask take the composed ops (no fused kernel runs)", () => {
+    const names = kernelsRun(() => {
+      attentionWeights(tf.ones<tf.Rank.R3>([1, 4, 4]), 'ea', 1e-6, 'relative');
+      attentionWeights(tf.ones<tf.Rank.R3>([1, 4, 4]), 'dpa', 1e-6);
+      const w: AttentionWeights = {
+        wQkv: tf.ones([4, 12]),
+        bQkv: tf.zeros([12]),
+        wProj: tf.ones([4, 4]),
+        bProj: tf.zeros([4]),
+      };
+      causalAttention(tf.ones([1, 3, 4]), w, { nHeads: 1, kind: 'ea', eps: 1e-6, keyMask: tf.ones([1, 3]) });
+    });
+    expect(names.filter((n) => n.startsWith('Grassflow'))).toEqual([]);
+  });
+
   it('gelu at known points: GELU(0) = 0, GELU(1) = Φ(1) = 0.841345, GELU(−1) = −0.158655, GELU(10) = 10', () => {
     const y = tf.tidy(() => Array.from(gelu(tf.tensor1d([0, 1, -1, 10])).dataSync()));
     expect(y[0]).toBe(0);
@@ -76,21 +176,16 @@ describe('fused kernels on wasm', () => {
   });
 
   it('the fused kernels are the ones that run on wasm (one kernel a call)', () => {
-    const names: string[] = [];
-    const engine = tf.engine();
-    const runKernel = engine.runKernel.bind(engine);
-    engine.runKernel = ((name: string, ...rest: unknown[]) => {
-      names.push(name);
-      return (runKernel as (...a: unknown[]) => unknown)(name, ...rest);
-    }) as typeof engine.runKernel;
-    try {
-      tf.tidy(() => {
-        layerNorm(tf.ones([2, 8]), tf.ones([8]), tf.zeros([8]));
-        gelu(tf.ones([2, 8]));
-      });
-    } finally {
-      engine.runKernel = runKernel;
-    }
-    expect(names.filter((n) => n.startsWith('Grassflow'))).toEqual(['GrassflowLayerNorm', 'GrassflowGelu']);
+    const names = kernelsRun(() => {
+      layerNorm(tf.ones([2, 8]), tf.ones([8]), tf.zeros([8]));
+      gelu(tf.ones([2, 8]));
+      tf.grad((s: tf.Tensor) => tf.sum(attentionWeights(s as tf.Tensor3D, 'ea', 1e-6)))(tf.ones([1, 4, 4]));
+    });
+    expect(names.filter((n) => n.startsWith('Grassflow'))).toEqual([
+      'GrassflowLayerNorm',
+      'GrassflowGelu',
+      'GrassflowExpressiveWeights',
+      'GrassflowExpressiveWeightsGrad',
+    ]);
   });
 });

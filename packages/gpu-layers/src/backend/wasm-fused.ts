@@ -1,4 +1,5 @@
-// Fused element-wise kernels for the wasm backend: LayerNorm and exact GELU, forward and backward, each one pass of
+// Fused element-wise kernels for the wasm backend: LayerNorm, exact GELU and expressive attention's weights, forward
+// and backward, each one pass of
 // plain JS over views of the wasm heap instead of 6–9 tfjs kernels (each its own dispatch, allocation and pass over
 // memory). ops.ts calls them where the active backend has them and composes the same formulas from tfjs ops
 // elsewhere, so every backend computes the same function; test/fused-kernels.test.ts checks the two agree.
@@ -10,6 +11,8 @@ export const FUSED = {
   layerNormGrad: 'GrassflowLayerNormGrad',
   gelu: 'GrassflowGelu',
   geluGrad: 'GrassflowGeluGrad',
+  expressiveWeights: 'GrassflowExpressiveWeights',
+  expressiveWeightsGrad: 'GrassflowExpressiveWeightsGrad',
 } as const;
 
 /** Whether the active backend has fused kernel `name` (the wasm backend once initBackend has set it up). */
@@ -192,6 +195,79 @@ function geluGradKernel(args: KernelArgs): tf.TensorInfo {
   return out;
 }
 
+/** Attrs of the expressive-attention kernels: ε, and the causal limit (key j of query i allowed: j ≤ t0 + i). */
+function expressiveAttrs(args: KernelArgs): { eps: number; causal: boolean; t0: number } {
+  const attrs = args.attrs ?? {};
+  return { eps: Number(attrs['eps']), causal: attrs['causal'] === true, t0: Number(attrs['t0']) };
+}
+
+/** EA's unnormalised weight e = s²/(1 + s²). */
+function expressive(s: number): number {
+  const s2 = s * s;
+  return s2 / (s2 + 1);
+}
+
+/**
+ * Scaled scores s [BH, L, n] → EA's weights a = e/(Σ_j e + ε), e = s²/(1 + s²), one row per query; keys past the
+ * causal limit get 0.
+ */
+function expressiveWeightsKernel(args: KernelArgs): tf.TensorInfo {
+  const backend = args.backend as WasmHeapBackend;
+  const scores = input(args, 'scores');
+  const [BH, L, n] = scores.shape as [number, number, number];
+  const { eps, causal, t0 } = expressiveAttrs(args);
+  const out = backend.makeOutput(scores.shape, 'float32');
+  const [s, a] = views(backend, [scores, out]) as [Float32Array, Float32Array];
+  for (let row = 0, o = 0; row < BH * L; row++, o += n) {
+    const last = causal ? Math.min(n, t0 + (row % L) + 1) : n; // keys 0 … last − 1 are allowed
+    let total = eps;
+    for (let j = 0; j < last; j++) {
+      const e = expressive(s[o + j] as number);
+      a[o + j] = e;
+      total += e;
+    }
+    const inv = 1 / total;
+    for (let j = 0; j < last; j++) a[o + j] = (a[o + j] as number) * inv;
+    a.fill(0, o + last, o + n); // the heap is not zeroed
+  }
+  return out;
+}
+
+/**
+ * dy, s, a [BH, L, n] → ds = 2s/(1 + s²)² ⊙ (dy − Σ_j dy_j·a_j)/(Σ_j e + ε) per row [BH, L, n]; 0 past the causal
+ * limit.
+ */
+function expressiveWeightsGradKernel(args: KernelArgs): tf.TensorInfo {
+  const backend = args.backend as WasmHeapBackend;
+  const dyInfo = input(args, 'dy');
+  const [BH, L, n] = dyInfo.shape as [number, number, number];
+  const { eps, causal, t0 } = expressiveAttrs(args);
+  const out = backend.makeOutput(dyInfo.shape, 'float32');
+  const [dy, s, a, ds] = views(backend, [dyInfo, input(args, 'scores'), input(args, 'weights'), out]) as [
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+  ];
+  for (let row = 0, o = 0; row < BH * L; row++, o += n) {
+    const last = causal ? Math.min(n, t0 + (row % L) + 1) : n;
+    let c = 0;
+    let total = eps;
+    for (let j = 0; j < last; j++) {
+      c += (dy[o + j] as number) * (a[o + j] as number);
+      total += expressive(s[o + j] as number);
+    }
+    const inv = 1 / total;
+    for (let j = 0; j < last; j++) {
+      const v = s[o + j] as number;
+      const q = 1 + v * v;
+      ds[o + j] = ((2 * v) / (q * q)) * ((dy[o + j] as number) - c) * inv;
+    }
+    ds.fill(0, o + last, o + n);
+  }
+  return out;
+}
+
 /** Register the fused kernels for 'wasm' (idempotent). */
 export function registerWasmFusedKernels(): void {
   const kernels: Array<[string, tf.KernelFunc]> = [
@@ -199,6 +275,8 @@ export function registerWasmFusedKernels(): void {
     [FUSED.layerNormGrad, layerNormGradKernel],
     [FUSED.gelu, geluKernel],
     [FUSED.geluGrad, geluGradKernel],
+    [FUSED.expressiveWeights, expressiveWeightsKernel],
+    [FUSED.expressiveWeightsGrad, expressiveWeightsGradKernel],
   ];
   for (const [kernelName, kernelFunc] of kernels) {
     if (tf.getKernel(kernelName, 'wasm') === undefined)

@@ -1,6 +1,7 @@
 // Multi-head attention, causal or bidirectional: dot-product softmax (DPA) and expressive attention (EA, paper-notes
 // §4), with an optional key/value cache and key padding mask.
 import * as tf from '@tensorflow/tfjs-core';
+import { FUSED, hasFusedKernel } from '../backend/wasm-fused.js';
 import { linear, matmul } from '../shared/ops.js';
 import type { ModelOptionValue } from '../shared/model-options.js';
 
@@ -89,6 +90,39 @@ function maskedWeights(
   });
 }
 
+/**
+ * EA's maskedWeights for a mask that is only causal (query i sees keys j ≤ t0 + i) or allows every key, as one fused
+ * kernel forward and one backward where the backend has them (wasm): the composed ops make ≈ 20 passes over the
+ * [BH, L, n] scores and their gradient (≈ 2.7× the CPU time at the ladder's size). Null where there is no such
+ * kernel, for DPA (wasm's own softmax beats a JS loop) and for EA's 'relative' ε.
+ */
+function fusedExpressiveWeights(
+  scores: tf.Tensor3D,
+  kind: 'dpa' | 'ea',
+  eps: number,
+  eaEps: EaEps,
+  causal: boolean,
+  t0: number,
+): tf.Tensor3D | null {
+  if (kind !== 'ea' || eaEps !== 'absolute' || !hasFusedKernel(FUSED.expressiveWeights)) return null;
+  const attrs = { eps, causal, t0 };
+  const withGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const s = args[0] as tf.Tensor3D;
+    const save = args[1] as tf.GradSaveFunc;
+    const value = tf.engine().runKernel<tf.Tensor3D>(FUSED.expressiveWeights, { scores: s }, attrs);
+    save([s, value]);
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [ss, a] = saved as [tf.Tensor3D, tf.Tensor3D];
+        const inputs = { dy, scores: ss, weights: a };
+        return [tf.engine().runKernel<tf.Tensor3D>(FUSED.expressiveWeightsGrad, inputs, attrs)];
+      },
+    };
+  });
+  return withGrad(scores);
+}
+
 /** Causal attention weights from scaled scores [BH, L, L] (see {@link causalAttention}); eaEps: EA's ε form. */
 export function attentionWeights(
   scores: tf.Tensor3D,
@@ -96,7 +130,11 @@ export function attentionWeights(
   eps: number,
   eaEps: EaEps = 'absolute',
 ): tf.Tensor3D {
-  return tf.tidy(() => maskedWeights(scores, causalMask(scores.shape[1]), kind, eps, eaEps));
+  return tf.tidy(
+    () =>
+      fusedExpressiveWeights(scores, kind, eps, eaEps, true, 0) ??
+      maskedWeights(scores, causalMask(scores.shape[1]), kind, eps, eaEps),
+  );
 }
 
 /**
@@ -179,7 +217,12 @@ function attentionParts(
     const kT = oldK === null ? kTNew : tf.concat<tf.Tensor3D>([oldK, kTNew], 2); // [B·H, dh, t0 + L]
     const v = oldV === null ? vNew : tf.concat<tf.Tensor3D>([oldV, vNew], 1); // [B·H, t0 + L, dh]
     const scores = tf.mul<tf.Tensor3D>(matmul(q, kT), 1 / Math.sqrt(dh)); // [B·H, L, t0 + L]
-    const a = maskedWeights(scores, attentionMask(B, H, L, t0, options), options.kind, options.eps, options.eaEps);
+    const { kind, eps, eaEps = 'absolute' } = options;
+    // a single new query (L 1) sees all its keys: no causal limit, as attentionMask has it
+    const causalLimit = (options.causal ?? true) && L > 1;
+    const a =
+      (options.keyMask === undefined ? fusedExpressiveWeights(scores, kind, eps, eaEps, causalLimit, t0) : null) ??
+      maskedWeights(scores, attentionMask(B, H, L, t0, options), kind, eps, eaEps); // [B·H, L, t0 + L]
     const y = matmul(a, v); // [B·H, L, dh]
     const merged = tf.reshape(tf.transpose(tf.reshape(y, [B, H, L, dh]), [0, 2, 1, 3]), [B, L, d]); // [B, L, d]
     const output = linear(merged, w.wProj, w.bProj) as tf.Tensor3D;
