@@ -1,5 +1,5 @@
 // An exclusive lock on a run folder for the life of its writer: two processes never write one run.
-import { existsSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from '../flags.js';
@@ -62,6 +62,24 @@ function makeFolder(dir: string, flag: string): void {
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: dir });
   } catch (err) {
     throw folderProblem(dir, err as NodeJS.ErrnoException, flag);
+  }
+}
+
+/**
+ * Make sure `dir` is a folder this process can write (created with its missing parents if needed): a file in the way,
+ * a read-only or full file system, /proc/x are refused at once, naming the flag, before anything is trained into it.
+ * A lock does this for the folder it takes; this is for folders of many runs (`--runs`), which hold no lock.
+ */
+export function checkWritableFolder(dir: string, flag: string): void {
+  const at = resolve(dir);
+  makeFolder(at, flag);
+  const probe = join(at, `.grassflow-write-check.${process.pid}.tmp`);
+  try {
+    writeFileSync(probe, 'x');
+  } catch (err) {
+    throw folderProblem(at, err as NodeJS.ErrnoException, flag);
+  } finally {
+    rmSync(probe, { force: true });
   }
 }
 
