@@ -34,6 +34,7 @@ export {
 } from './trainer-checkpoint.js';
 export {
   checkWritableFolder,
+  fileSystemProblem,
   lockedByOther,
   lockRunFolder,
   releaseRunLocks,

@@ -20,20 +20,30 @@ export interface RunLockOwner {
   since: string;
 }
 
-/** What to tell a user whose run folder cannot be made or written, by errno code. */
-function folderProblem(dir: string, err: NodeJS.ErrnoException, flag: string): UsageError {
+/**
+ * What to tell a user whose file or folder `path` cannot be made, read or written, by errno code: what is wrong and
+ * what to do, with the code in brackets (e.g. "the disk is full: free space or choose another disk [ENOSPC]").
+ */
+export function fileSystemProblem(path: string, err: NodeJS.ErrnoException): string {
   const code = err.code ?? 'unknown error';
   const what =
     code === 'ENOTDIR' || code === 'EEXIST'
-      ? `a file is in the way (${err.path ?? dir} is not a folder): choose a folder path`
-      : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
-        ? 'it cannot be written here (permission denied or a read-only file system): choose a writable folder'
-        : code === 'ENOSPC'
-          ? 'the disk is full: free space or choose another disk'
-          : code === 'ENOENT'
-            ? 'its parent cannot hold folders here (a special file system?): choose a normal folder'
-            : `the file system refused it (${err.message})`;
-  return new UsageError(`--${flag} ${dir}: ${what} [${code}]`, flag);
+      ? `a file is in the way (${err.path ?? path} is not a folder): choose a folder path`
+      : code === 'EISDIR'
+        ? `a folder is in the way (${err.path ?? path} is a folder, not a file): move it away or choose another path`
+        : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+          ? 'it cannot be written here (permission denied or a read-only file system): choose a writable folder'
+          : code === 'ENOSPC' || code === 'EDQUOT'
+            ? 'the disk is full: free space or choose another disk'
+            : code === 'ENOENT'
+              ? 'its parent cannot hold folders here (a special file system?): choose a normal folder'
+              : `the file system refused it (${err.message})`;
+  return `${what} [${code}]`;
+}
+
+/** What to tell a user whose run folder cannot be made or written, naming the flag. */
+function folderProblem(dir: string, err: NodeJS.ErrnoException, flag: string): UsageError {
+  return new UsageError(`--${flag} ${dir}: ${fileSystemProblem(dir, err)}`, flag);
 }
 
 /**
