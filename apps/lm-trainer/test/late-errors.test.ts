@@ -68,7 +68,7 @@ describe.skipIf(skip !== undefined)('late or unclear errors of a sitting, refuse
         `${node} --out "${disk}/ro" 2>&1; echo "== read-only: exit $?"`,
         `umount "${disk}"; mount -t tmpfs -o size=64k none "${disk}"`,
         `${node} --out "${disk}" 2>&1 & pid=$!`,
-        `while [ ! -e "${disk}/.grassflow-run.lock" ]; do sleep 0.2; done`,
+        `while [ ! -e "${disk}/.grassflow-run.lock" ] && kill -0 $pid 2>/dev/null; do sleep 0.2; done`,
         `dd if=/dev/zero of="${disk}/fill" bs=4k 2>/dev/null`,
         'wait $pid; echo "== full: exit $?"',
         `rm "${disk}/fill"`,
@@ -79,7 +79,7 @@ describe.skipIf(skip !== undefined)('late or unclear errors of a sitting, refuse
         cwd: APP_DIR,
         env: env(),
         encoding: 'utf8',
-        timeout: 220_000,
+        timeout: 400_000, // three sittings of a tiny run, each starting node and tsx
       });
       const said = `${r.stdout}${r.stderr}`;
       const [ro = '', full = '', again = ''] = said.split(/^== [\w-]+: exit \d+$/m);
@@ -117,5 +117,5 @@ describe.skipIf(skip !== undefined)('late or unclear errors of a sitting, refuse
     expect(p.out().trim().split('\n').pop()).toMatch(
       /^study run \S+killed\.json .*: killed by SIGKILL, not by a signal sent to it here: most likely the kernel's OOM killer/,
     );
-  }, 240_000);
+  }, 420_000);
 });
