@@ -32,7 +32,7 @@ const COMMANDS: Record<string, CliCommand> = {
 void cliMain({
   program: 'grassflow-lm',
   commands: COMMANDS,
-  knownErrors: ['QueueUnreachableError'],
+  knownErrors: ['QueueUnreachableError', 'LedgerError'],
   epilogue:
     'Data: GRASSFLOW_DATA_DIR or --data-dir (wikitext-2/*.tokens, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND. ' +
     'Study queue: --queue or GRASSFLOW_QUEUE (redis://host:port/db).',

@@ -1,12 +1,24 @@
 // `study run --queue` on a real redis-server with two `grassflow-lm worker` processes: every run once, the ledger of
 // the in-process sitting, a worker killed mid-run (its job stalls and is resumed elsewhere), a failing run failed once,
 // and a killed coordinator that re-attaches. Everything listens on 127.0.0.1 and is stopped at the end.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliAsync, DATA_DIR, metrics, tmp } from './helpers';
+import {
+  cli,
+  cliAsync,
+  DATA_DIR,
+  freePort,
+  metrics,
+  sleep,
+  startRedis,
+  stop,
+  tmp,
+  until,
+  watch,
+  type Proc,
+} from './helpers';
 
 const REQUIRE_REDIS = process.env['GRASSFLOW_REQUIRE_REDIS'] === '1';
 const HAVE_REDIS = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -29,51 +41,6 @@ const ledger = (dir: string): Rec[] =>
 // timing and the commit (other work may be committed while a test runs) differ between sittings; order by key
 const untimed = (rs: Rec[]): Array<Record<string, unknown>> =>
   [...rs].sort((a, b) => (a.key < b.key ? -1 : 1)).map(({ timing: _t, code: _c, ...r }) => r);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** A free TCP port on the loopback address. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => (typeof a === 'object' && a !== null ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** A process and everything it wrote to stdout and stderr so far. */
-interface Proc {
-  child: ChildProcess;
-  out: () => string;
-  exited: Promise<number | null>;
-}
-function watch(child: ChildProcess): Proc {
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, out: () => out, exited };
-}
-
-/** Stop a process: SIGTERM, then SIGKILL after `ms`. */
-async function stop(p: Proc | undefined, ms = 15_000): Promise<void> {
-  if (p === undefined || p.child.exitCode !== null || p.child.signalCode !== null) return;
-  p.child.kill('SIGTERM');
-  const t = setTimeout(() => p.child.kill('SIGKILL'), ms);
-  await p.exited;
-  clearTimeout(t);
-}
-
-async function until(what: string, ok: () => boolean, ms: number, log: () => string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${log()}`);
-    await sleep(200);
-  }
-}
-
 describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and two workers (tiny, WikiText-2)', () => {
   it.runIf(!HAVE_REDIS)('needs redis-server (GRASSFLOW_REQUIRE_REDIS=1)', () => {
     expect.fail(
@@ -108,21 +75,7 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
   const coordinators: Proc[] = [];
 
   beforeAll(async () => {
-    const port = await freePort();
-    url = `redis://127.0.0.1:${port}/0`;
-    redis = watch(
-      spawn(
-        'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', root],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      ),
-    );
-    await until(
-      'redis-server to accept connections',
-      () => redis!.out().includes('Ready to accept'),
-      20_000,
-      () => redis!.out(),
-    );
+    ({ redis, url } = await startRedis(root));
   });
 
   afterAll(async () => {

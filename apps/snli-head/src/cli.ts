@@ -18,5 +18,5 @@ void cliMain({
   commands: COMMANDS,
   epilogue:
     'Data: GRASSFLOW_DATA_DIR or --data-dir (snli/*.jsonl, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND.',
-  knownErrors: ['DistilBertError'],
+  knownErrors: ['DistilBertError', 'LedgerError'],
 });

@@ -1,10 +1,18 @@
 // `<program> study run|status|report|job`, on any trainer: a study file's runs, each exactly a run of the trainer in
 // its own run folder (runs/<key>), remembered in ledger.jsonl so that a study grows over sittings and machines.
 // Each subcommand resolves its flags once into a plan (planCommand), then runs it.
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { lockRunFolder, parseFlags, planCommand, UsageError, wantsHelp, writeJsonAtomic } from '@grassflow/training';
+import {
+  checkWritableFolder,
+  lockRunFolder,
+  parseFlags,
+  planCommand,
+  UsageError,
+  wantsHelp,
+  writeJsonAtomic,
+} from '@grassflow/training';
 import type { CliCommand, FlagSpecs } from '@grassflow/training';
 import { appendLedger, readLedger, type StudyRecord } from './ledger.js';
 import { InProcessQueue, type RunQueue } from './queue.js';
@@ -15,9 +23,22 @@ import { describeJob, RedisRunQueue } from './queue/coordinator.js';
 import type { StudyJobData } from './queue/jobs.js';
 import { QUEUE_ENV, queueUrlOf } from './queue/redis.js';
 
+/** The largest study file read: the project's longest is a few KiB; a larger one is not a study file. */
+const STUDY_FILE_MAX_BYTES = 1 << 20;
+
 /** Read and check a study file against a trainer's flags. */
 export async function readStudy(path: string, flags: StudyFlags): Promise<StudySpec> {
   if (!existsSync(path)) throw new UsageError(`study file ${path} does not exist`);
+  // looked at before it is read: a device (/dev/full, /dev/zero) or a huge file would be read whole into memory
+  const st = statSync(path);
+  if (!st.isFile()) {
+    throw new UsageError(`study file ${path} is not a regular file (${st.isDirectory() ? 'a folder' : 'a device'})`);
+  }
+  if (st.size > STUDY_FILE_MAX_BYTES) {
+    throw new UsageError(
+      `study file ${path} is ${(st.size / 2 ** 20).toFixed(1)} MiB; a study file is JSON of at most 1 MiB`,
+    );
+  }
   let json: unknown;
   try {
     json = JSON.parse(await readFile(path, 'utf8'));
@@ -185,6 +206,9 @@ export async function runSitting<P extends PlannedRun, R extends StudyRecord>(
     // one sitting per ledger, in process or queued: it alone writes the ledger and touches the run folders of its
     // study (a second sitting would take a live run without a checkpoint yet for a partial one and start it again)
     lockRunFolder(dirname(s.ledger), 'out');
+    // in process, the run folders are this machine's: a file in the way or a read-only disk is refused now, not
+    // after planning and loading (on a queue they are the workers', which check them on their machines)
+    if (redis === undefined) checkWritableFolder(s.runs, 'runs');
     if (redis !== undefined) await redis.forget(done);
     const sitting = { study: s.spec.name, runs: s.runs, trainArgv: s.trainArgv, heldOut: s.spec.heldOut };
     const outcome = await queue.run(sitting, todo, async (record) => {

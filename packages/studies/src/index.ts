@@ -16,6 +16,7 @@ export { canonicalJson, runKey } from './key.js';
 export { pairedDifferences, spread, tQuantile975, type Spread } from './stats.js';
 export {
   appendLedger,
+  LedgerError,
   readLedger,
   thisMachine,
   type LedgerContents,

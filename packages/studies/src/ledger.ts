@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { writeFileAtomic } from '@grassflow/checkpoints';
+import { fileSystemProblem } from '@grassflow/training';
 
 /** What every ledger record has: the trainer's record format, the study and the run's key. */
 export interface StudyRecord {
@@ -40,6 +41,25 @@ export function thisMachine(): Machine {
   };
 }
 
+/** A ledger that cannot be read or written (a folder in its place, a full disk, no permission): names it and what to do. */
+export class LedgerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LedgerError';
+  }
+}
+
+/** The file system's error on the ledger `path`, as a LedgerError naming it (`doing`: "read" or "write"). */
+function ledgerProblem(path: string, doing: 'read' | 'write', err: unknown): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (typeof e.code !== 'string') return err; // not the file system's (a bug): as it is
+  const after =
+    doing === 'write'
+      ? '; the finished run stays in its run folder, and the next `study run` records it without training it again'
+      : '';
+  return new LedgerError(`cannot ${doing} the ledger ${path}: ${fileSystemProblem(path, e)}${after}`);
+}
+
 /** A ledger as read: its records (the first of each key) and what was wrong with the file. */
 export interface LedgerContents<R> {
   records: R[];
@@ -54,7 +74,13 @@ export interface LedgerContents<R> {
  */
 export async function readLedger<R extends StudyRecord>(path: string, f: LedgerFormat<R>): Promise<LedgerContents<R>> {
   if (!existsSync(path)) return { records: [], warnings: [] };
-  const lines = (await readFile(path, 'utf8')).split('\n');
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw ledgerProblem(path, 'read', err); // EISDIR and EIO say no path by themselves
+  }
+  const lines = text.split('\n');
   while (lines.length > 0 && (lines[lines.length - 1] as string).trim() === '') lines.pop();
   const records: R[] = [];
   const warnings: string[] = [];
@@ -94,5 +120,9 @@ export async function readLedger<R extends StudyRecord>(path: string, f: LedgerF
 export async function appendLedger<R extends StudyRecord>(path: string, record: R, f: LedgerFormat<R>): Promise<void> {
   const { records } = await readLedger(path, f);
   const text = [...records.filter((r) => r.key !== record.key), record].map((r) => `${JSON.stringify(r)}\n`).join('');
-  await writeFileAtomic(path, new TextEncoder().encode(text));
+  try {
+    await writeFileAtomic(path, new TextEncoder().encode(text));
+  } catch (err) {
+    throw ledgerProblem(path, 'write', err);
+  }
 }

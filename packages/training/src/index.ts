@@ -32,7 +32,15 @@ export {
   type TrainableModel,
   type BuildOptions,
 } from './trainer-checkpoint.js';
-export { lockedByOther, lockRunFolder, releaseRunLocks, RUN_LOCK_FILE, type RunLockOwner } from './run/lock.js';
+export {
+  checkWritableFolder,
+  fileSystemProblem,
+  lockedByOther,
+  lockRunFolder,
+  releaseRunLocks,
+  RUN_LOCK_FILE,
+  type RunLockOwner,
+} from './run/lock.js';
 export { loadCheckpointToResume } from './run/resume-checkpoint.js';
 export {
   RunFolder,

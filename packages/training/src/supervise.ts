@@ -74,6 +74,18 @@ export function superviseSelf(): Promise<number> {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       if (code !== null) return resolve(code);
+      if (first === null && signal !== null) {
+        // killed by no signal of ours: by the kernel's OOM killer (SIGKILL) as a rule, or by someone else's kill
+        const cause =
+          signal === 'SIGKILL'
+            ? "most likely the kernel's OOM killer: the machine ran out of memory (`dmesg` says; a smaller --batch " +
+              'or model, or fewer processes at once)'
+            : 'by another process or the system';
+        process.stderr.write(
+          `\n${process.argv.slice(2).join(' ')}: killed by ${signal}, not by a signal sent to it here: ${cause}; ` +
+            'its last checkpoint, if one was written, is intact (run it again to resume)\n',
+        );
+      }
       const by = first ?? signal ?? 'SIGKILL'; // killed: report the signal the user sent, as a shell does
       resolve(128 + (constants.signals[by] ?? 9));
     });

@@ -8,7 +8,7 @@ import type { StudyRecord } from '../ledger.js';
 import type { QueueOutcome, RunQueue, StudySitting } from '../queue.js';
 import type { PlannedRun, StudyTrainer } from '../trainer.js';
 import { JOB_OPTIONS, STUDY_JOB, type StudyJobData, type StudyJobProgress } from './jobs.js';
-import { probeRedis, QUEUE_NAME, QUEUE_PREFIX, redisConnection, type QueueUrl } from './redis.js';
+import { probeRedis, QUEUE_NAME, QUEUE_PREFIX, redisConnection, RedisOutage, type QueueUrl } from './redis.js';
 
 /** How often the coordinator looks at its jobs (states are read, not pushed: a restart loses nothing). */
 const POLL_MS = 1000;
@@ -52,8 +52,11 @@ export class RedisRunQueue {
    */
   static async open(q: QueueUrl, opts: { program: string; retryFailed?: boolean }): Promise<RedisRunQueue> {
     await probeRedis(q);
-    const connection = redisConnection(q);
+    const outage = new RedisOutage(q);
+    const connection = redisConnection(q, outage);
     const queue = new Queue(QUEUE_NAME, { connection, prefix: QUEUE_PREFIX });
+    // without a listener BullMQ prints each of the Queue's errors with its stack (dozens in an outage of seconds)
+    queue.on('error', (e: Error) => outage.error(e));
     await queue.waitUntilReady();
     return new RedisRunQueue(connection, queue, q.shown, opts.retryFailed ?? false, opts.program);
   }

@@ -6,11 +6,11 @@ import { existsSync, openSync, readSync, closeSync, fstatSync, readFileSync } fr
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
-import { gitCommit, parseFlags, SUPERVISED_ENV, UsageError, wantsHelp } from '@grassflow/training';
+import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import { checkWritableFolder, gitCommit, parseFlags, SUPERVISED_ENV, UsageError, wantsHelp } from '@grassflow/training';
 import type { CliCommand, FlagSpecs } from '@grassflow/training';
 import { workerName, type StudyJobData, type StudyJobProgress } from './jobs.js';
-import { probeRedis, QUEUE_ENV, QUEUE_NAME, QUEUE_PREFIX, queueUrlOf, redisConnection } from './redis.js';
+import { probeRedis, QUEUE_ENV, QUEUE_NAME, QUEUE_PREFIX, queueUrlOf, redisConnection, RedisOutage } from './redis.js';
 
 const WORKER_FLAGS = {
   queue: { type: 'string', metavar: 'URL', help: `the study queue, redis://host:port/db (default ${QUEUE_ENV})` },
@@ -35,6 +35,12 @@ const WORKER_FLAGS = {
   backend: { type: 'string', help: 'tfjs backend of the runs (default: the first that loads)' },
   'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder on this machine (default GRASSFLOW_DATA_DIR)' },
 } as const satisfies FlagSpecs;
+
+/**
+ * How long a job this machine cannot run (its run folder cannot be written here) waits before a worker takes it
+ * again: time for another worker to take it first.
+ */
+const HAND_BACK_MS = 10_000;
 
 /** How often a running job's progress (the last step in its metrics.jsonl) is sent to Redis. */
 const PROGRESS_MS = 2000;
@@ -143,6 +149,8 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
   const f = parseFlags(argv, WORKER_FLAGS);
   const q = queueUrlOf(f.queue);
   if (q === undefined) throw new UsageError(`give --queue redis://host:port/db or set ${QUEUE_ENV}`, 'queue');
+  // refused before any job is taken: a worker that cannot write its run folders would fail every job it takes
+  if (f.runs !== undefined) checkWritableFolder(f.runs, 'runs');
   await probeRedis(q);
   const name = workerName();
   const cliFile = resolve(process.argv[1] ?? '');
@@ -184,6 +192,18 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
     const jobFile = join(tmp, `${key}.json`);
     const resultFile = join(tmp, `${key}.result.json`);
     const { args: command, runDir, label } = childOf(job, jobFile, resultFile);
+    if (runDir !== undefined) {
+      try {
+        checkWritableFolder(dirname(runDir), 'runs');
+      } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        // a fault of this machine, not of the run: handed back without using an attempt, for a worker that can
+        // (BullMQ counts an attempt for a thrown error, none for a job moved to delayed before DelayedError)
+        say(`${key}: ${e.message}; handed back to the queue for another worker (give this one a --runs it can write)`);
+        await job.moveToDelayed(Date.now() + HAND_BACK_MS, token);
+        throw new DelayedError();
+      }
+    }
     await writeFile(jobFile, JSON.stringify(job.data));
     await rm(resultFile, { force: true });
     const args = [...process.execArgv, cliFile, ...command];
@@ -230,6 +250,15 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
       return result;
     }
     const message = errorOf(w.program, stderr) ?? `the run exited with ${exit.code ?? exit.signal}`;
+    if (stopping === null && exit.signal === 'SIGKILL') {
+      // this worker sends SIGKILL only once it is stopping: the kernel's OOM killer does it when memory runs out. A
+      // retry uses an attempt (JOB_OPTIONS), so a run too large for every machine ends failed, not in a loop.
+      const why =
+        `its training process was killed by SIGKILL, not by this worker: most likely the kernel's OOM killer (out of ` +
+        `memory; \`dmesg\` says), try a smaller --batch or model, or a machine with more memory`;
+      say(`${key}: ${why}; retried (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1})`);
+      throw new Error(why);
+    }
     if (stopping !== null || exit.signal !== null || (exit.code ?? 0) > 128) {
       // stopped, not failed: back to the queue without using an attempt (another worker resumes its checkpoint)
       say(`${key} stopped (${stopping ?? exit.signal ?? exit.code}); back in the queue`);
@@ -241,7 +270,8 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
     throw new UnrecoverableError(message); // deterministic (bad config, NaN, data missing here): fail once
   };
 
-  const connection = redisConnection(q);
+  const outage = new RedisOutage(q, (line) => void say(line));
+  const connection = redisConnection(q, outage);
   const worker = new Worker(QUEUE_NAME, processor, {
     connection,
     prefix: QUEUE_PREFIX,
@@ -252,7 +282,7 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
     maxStalledCount: 3, // a job may lose its worker 3 times before it is failed as such
     autorun: false,
   });
-  worker.on('error', (e) => say(`warning: ${e.message}`));
+  worker.on('error', (e) => outage.error(e)); // its other clients' errors: one line per outage, as the connection's
   worker.on('stalled', (id) => say(`${id}: its worker stopped renewing the lock; back in the queue`));
   const done = new Promise<void>((res) => {
     const onSignal = (signal: NodeJS.Signals): void => {
