@@ -153,9 +153,20 @@ export async function runComparePlan(plan: ComparePlan): Promise<number> {
     const opts = { seqLen: run.training.seqLen, batch: 16 };
     const v = await evaluatePerplexity(best.model, validIds, opts);
     const te = await evaluatePerplexity(best.model, testIds, opts);
+    const bestStep = (best.extra['trainer'] as { step?: number } | undefined)?.step ?? o.result.state.step;
     best.model.dispose();
     const records = await o.run.readMetrics();
     const s = summariseRun(records, 'val_ppl');
+    // The run's own record of what its best checkpoint scored, where `export` finds it for the model card.
+    await o.run.appendMetric({
+      type: 'heldout',
+      step: bestStep,
+      by: 'grassflow-lm compare',
+      val_ppl: v.ppl,
+      val_tokens: v.tokens,
+      test_ppl: te.ppl,
+      test_tokens: te.tokens,
+    });
     const sizes = paramBreakdown(model);
     rows.push([
       kind,
