@@ -31,7 +31,8 @@ export interface CardInput {
   tokensSeen: number | undefined;
   bestValPpl: { value: number; step: number } | undefined;
   /** The last `test_ppl` of metrics.jsonl, if the run was scored on wiki.test (by `by`, on `tokens` tokens). */
-  testPpl: { value: number; step: number | undefined; tokens?: number | undefined; by?: string | undefined } | undefined;
+  testPpl:
+    { value: number; step: number | undefined; tokens?: number | undefined; by?: string | undefined } | undefined;
   /** Which checkpoint of the run was exported (`checkpoints/best`). */
   checkpoint: string;
   exportedAt: string;

@@ -38,8 +38,7 @@ export function isPretrainedUrl(s: string): boolean {
 export function pretrainedCacheDir(url: string, options: DownloadPretrainedOptions = {}): string {
   const env = options.env ?? process.env;
   const fromEnv = env['GRASSFLOW_CACHE_DIR'];
-  const root =
-    options.cacheDir ?? (fromEnv !== undefined && fromEnv !== '' ? resolve(fromEnv) : userCacheDir(env));
+  const root = options.cacheDir ?? (fromEnv !== undefined && fromEnv !== '' ? resolve(fromEnv) : userCacheDir(env));
   const u = new URL(url);
   const readable = `${u.host}${u.pathname}`.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+|_+$/g, '');
   const hash = createHash('sha256').update(u.href).digest('hex').slice(0, 12);

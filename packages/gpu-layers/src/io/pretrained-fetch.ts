@@ -28,7 +28,8 @@ export interface FetchPretrainedOptions extends LoadCheckpointOptions {
  */
 export async function fromPretrained(url: string, options: FetchPretrainedOptions = {}): Promise<PretrainedModel> {
   const fetchFn = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch;
-  if (fetchFn === undefined) throw new CheckpointError('INVALID_ARGUMENT', 'fetch is not available: pass options.fetch');
+  if (fetchFn === undefined)
+    throw new CheckpointError('INVALID_ARGUMENT', 'fetch is not available: pass options.fetch');
   const page = (globalThis as { location?: { href?: string } }).location?.href;
   const base = new URL(url.endsWith('/') ? url : `${url}/`, page).href;
   const get = async (name: string): Promise<Uint8Array> => {
@@ -45,7 +46,10 @@ export async function fromPretrained(url: string, options: FetchPretrainedOption
       );
     }
     if (!res.ok) {
-      throw new CheckpointError('MISSING_FILE', `${href}: HTTP ${res.status} ${res.statusText}; serve the whole folder`);
+      throw new CheckpointError(
+        'MISSING_FILE',
+        `${href}: HTTP ${res.status} ${res.statusText}; serve the whole folder`,
+      );
     }
     return new Uint8Array(await res.arrayBuffer());
   };

@@ -201,7 +201,11 @@ export function pretrainedTokenizer(
         `version knows "${WIKITEXT_WORDPIECE_PREPARATION}" only (a newer export? update @grassflow/gpu-layers)`,
     );
   }
-  const tok = PureWordPieceTokenizer.fromVocabText(fileText(vocab), { lowercase: config['lowercase'] !== false }, vocab);
+  const tok = PureWordPieceTokenizer.fromVocabText(
+    fileText(vocab),
+    { lowercase: config['lowercase'] !== false },
+    vocab,
+  );
   return {
     kind: 'wordpiece',
     vocabSize: tok.vocabSize,
