@@ -79,9 +79,8 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
   });
 
   it("the card shows the test PPL compare recorded in the run, and says when it is another checkpoint's", async () => {
-    const scored = join(root, 'scored');
-    const train = cli(['train', ...TINY, '--steps', '2', '--out', scored]);
-    expect(train.code, train.stderr).toBe(0);
+    // the run of beforeAll (its card without a test PPL is checked above), with records as compare appends them
+    const scored = run; // 3 steps: checkpoints/best is step 3
     const card = async (step: number): Promise<string> => {
       await new RunFolder(scored).appendMetric(
         heldOutMetric(step, { ppl: 812.5, tokens: 255 }, { ppl: 901.25, tokens: 255 }),
@@ -90,8 +89,8 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
       expect(exported.code, exported.stderr).toBe(0);
       return readFileSync(join(root, 'scored-export', 'README.md'), 'utf8');
     };
-    expect(await card(2)).toContain(
-      'Test perplexity: 901.25 (step 2, first 255 tokens of wiki.test, scored by `grassflow-lm compare`).',
+    expect(await card(3)).toContain(
+      'Test perplexity: 901.25 (step 3, first 255 tokens of wiki.test, scored by `grassflow-lm compare`).',
     );
     expect(await card(1)).toContain('Test perplexity: 901.25 (step 1, not the exported checkpoint, first 255 tokens');
   });

@@ -28,6 +28,9 @@ export interface DownloadPretrainedOptions {
 }
 
 const MiB = 1024 * 1024;
+// One connection per file: Node's global agent keeps sockets alive, and a socket the server closes between two files
+// (its keep-alive timeout, a few seconds while a large file is hashed) fails the next GET with ECONNRESET.
+const HEADERS = { connection: 'close' } as const;
 
 /** Whether `s` is an http(s) URL (anything else is a folder, or a file: URL of one). */
 export function isPretrainedUrl(s: string): boolean {
@@ -69,7 +72,7 @@ export async function downloadPretrained(url: string, options: DownloadPretraine
   const configUrl = new URL(PRETRAINED_FILES.config, base).href;
   const configPath = join(dir, PRETRAINED_FILES.config);
   try {
-    await downloadFile(configUrl, configPath, { maxBytes: 16 * MiB });
+    await downloadFile(configUrl, configPath, { maxBytes: 16 * MiB, headers: HEADERS });
   } catch (error) {
     throw downloadError(error, base, PRETRAINED_FILES.config);
   }
@@ -96,7 +99,7 @@ export async function downloadPretrained(url: string, options: DownloadPretraine
     const cached = await sha256File(path).catch(() => undefined);
     if (cached === rec.sha256) continue;
     try {
-      await downloadFile(new URL(name, base).href, path, { sha256: rec.sha256, maxBytes: rec.bytes });
+      await downloadFile(new URL(name, base).href, path, { sha256: rec.sha256, maxBytes: rec.bytes, headers: HEADERS });
     } catch (error) {
       throw downloadError(error, base, name);
     }
