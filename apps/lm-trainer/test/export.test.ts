@@ -1,11 +1,27 @@
-// grassflow-lm export: a tiny run as a model folder, read back by fromPretrained, generate and eval.
+// grassflow-lm export: a tiny run as a model folder, read back by fromPretrained, generate and eval — from the folder
+// and from its URL on 127.0.0.1.
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { initBackend, loadCheckpoint } from '@grassflow/gpu-layers';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { fromPretrained } from '../src/export/pretrained';
+import { fromPretrained, initBackend, loadCheckpoint } from '@grassflow/gpu-layers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunFolder } from '@grassflow/training';
+import { heldOutMetric } from '../src/compare/command';
 import { loadModelAndTokenizer } from '../src/shared/checkpoint-dir';
-import { cli, DATA_DIR, TINY, tmp } from './helpers';
+import { cli, cliAsync, DATA_DIR, TINY, tmp, type CliResult } from './helpers';
+
+/** `grassflow-lm ...args` in a child process, so that a server of this process can answer it meanwhile. */
+async function cliWhileServing(args: readonly string[]): Promise<CliResult> {
+  const child = cliAsync(args);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((done) => child.on('close', done));
+  return { code, stdout, stderr };
+}
 
 describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFLOW_DATA_DIR)', () => {
   const root = tmp();
@@ -37,6 +53,13 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
     expect(config.model.kind).toBe('grassmann');
     expect(Object.keys(config.files)).toEqual(['model.safetensors']); // no extra.safetensors (moments)
     expect(Object.keys(config.extra).sort()).toEqual(['pretrained', 'run', 'source']); // no `trainer` (RNG, data)
+    // every other file's size and SHA-256, so that a copy or a download is checked file by file
+    const records = (config.extra['pretrained'] as { files: Record<string, { bytes: number; sha256: string }> }).files;
+    expect(Object.keys(records).sort()).toEqual(['README.md', 'tokenizer_config.json', 'vocab.txt']);
+    for (const [name, r] of Object.entries(records)) {
+      const bytes = readFileSync(join(out, name));
+      expect(r, name).toEqual({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+    }
     expect(readFileSync(join(out, 'vocab.txt'))).toEqual(
       readFileSync(join(DATA_DIR as string, 'bert-vocab/vocab.txt')),
     );
@@ -51,7 +74,25 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
     expect(card).toContain(`Parameters: ${runCfg.params.toLocaleString('en-US')}.`);
     expect(card).toMatch(/tokens seen: 384\./); // 3 steps of 8×16
     expect(card).toMatch(/Validation perplexity: \d+\.\d\d \(best evaluation, step 3/);
-    expect(card).toMatch(/Test perplexity: not recorded by the run/);
+    expect(card).toMatch(/Test perplexity: not measured \(measure it: `grassflow-lm eval/);
+    expect(card).toMatch(/Code commit [0-9a-f]{7,}|Code commit unknown/);
+  });
+
+  it("the card shows the test PPL compare recorded in the run, and says when it is another checkpoint's", async () => {
+    // the run of beforeAll (its card without a test PPL is checked above), with records as compare appends them
+    const scored = run; // 3 steps: checkpoints/best is step 3
+    const card = async (step: number): Promise<string> => {
+      await new RunFolder(scored).appendMetric(
+        heldOutMetric(step, { ppl: 812.5, tokens: 255 }, { ppl: 901.25, tokens: 255 }),
+      );
+      const exported = cli(['export', scored, '--out', join(root, 'scored-export')]);
+      expect(exported.code, exported.stderr).toBe(0);
+      return readFileSync(join(root, 'scored-export', 'README.md'), 'utf8');
+    };
+    expect(await card(3)).toContain(
+      'Test perplexity: 901.25 (step 3, first 255 tokens of wiki.test, scored by `grassflow-lm compare`).',
+    );
+    expect(await card(1)).toContain('Test perplexity: 901.25 (step 1, not the exported checkpoint, first 255 tokens');
   });
 
   it('fromPretrained(dir).generate gives the text grassflow-lm generate prints for the same seed', async () => {
@@ -119,5 +160,65 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
     expect(notRun.stderr).toMatch(/is not a grassflow-lm run folder/);
     expect(existsSync(join(root, 'x'))).toBe(false);
     expect(cli(['export', '--out', join(root, 'x')]).stderr).toMatch(/the run folder is required/);
+  });
+
+  describe('--checkpoint URL (the export folder served on 127.0.0.1)', () => {
+    let server: Server;
+    let url: string;
+    let requests: string[] = [];
+    /** Served in place of the export's file of that name (to tamper with one). */
+    const replaced = new Map<string, Buffer>();
+
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        requests.push(req.url ?? '');
+        const name = (req.url ?? '').replace(/^\/[^/]+\//, '');
+        const path = join(out, name);
+        const body = replaced.get(name) ?? (/^[\w.-]+$/.test(name) && existsSync(path) ? readFileSync(path) : null);
+        if (body === null) res.writeHead(404).end();
+        else res.writeHead(200, { 'content-length': body.length }).end(body);
+      });
+      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+      // a fresh path per run: the cache (GRASSFLOW_CACHE_DIR of the tests) is keyed by the URL
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/m${process.pid}${Date.now()}/`;
+    });
+    afterAll(() => new Promise((done) => server.close(done)));
+
+    const generate = (checkpoint: string): Promise<CliResult> =>
+      cliWhileServing(['generate', '--checkpoint', checkpoint, '--prompt', 'the history of', '--max-tokens', '5']);
+
+    it('generate prints the text of the folder; a second run downloads nothing but config.json', async () => {
+      const local = cli(['generate', '--checkpoint', out, '--prompt', 'the history of', '--max-tokens', '5']);
+      expect(local.code, local.stderr).toBe(0);
+      requests = [];
+      const first = await generate(url);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toBe(local.stdout);
+      expect(requests.map((r) => r.replace(/^\/[^/]+\//, '')).sort()).toEqual([
+        'README.md',
+        'config.json',
+        'model.safetensors',
+        'tokenizer_config.json',
+        'vocab.txt',
+      ]);
+      requests = [];
+      const second = await generate(url);
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stdout).toBe(local.stdout);
+      expect(requests.map((r) => r.replace(/^\/[^/]+\//, ''))).toEqual(['config.json']);
+    });
+
+    it('refuses a served vocab.txt that is not the exported one, naming it and what to do', async () => {
+      const vocab = readFileSync(join(out, 'vocab.txt'));
+      replaced.set('vocab.txt', Buffer.from(vocab.toString('utf8').replace('[unused0]', '[unusedX]')));
+      try {
+        const r = await generate(url.replace(/\/$/, 'x/')); // another URL: nothing of it in the cache yet
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toMatch(/vocab\.txt has another SHA-256 .*refused.*export the run again/);
+        expect(r.stdout).toBe('');
+      } finally {
+        replaced.clear();
+      }
+    });
   });
 });

@@ -1,8 +1,8 @@
 // The packages in a real browser: a page importing grassmann-math, gpu-layers, checkpoints, the tokenizer and the
 // seeded stream is bundled by esbuild for the browser platform (no stubs, no Node built-ins), served on 127.0.0.1
 // and run in the system Chromium: the wasm backend from the served .wasm files (threads under cross-origin
-// isolation), a checkpoint from fetch and from picked files with Node's logits and sampled ids, the WordPiece ids of
-// HF's tokenizer, and backend selection that says why.
+// isolation), a checkpoint from fetch and from picked files with Node's logits and sampled ids, a pretrained folder by
+// URL with Node's text (fromPretrained), the WordPiece ids of HF's tokenizer, and backend selection that says why.
 import { mkdtemp, readFile, rm, writeFile, copyFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,12 +11,12 @@ import { build, type Metafile } from 'esbuild';
 import * as tf from '@tensorflow/tfjs-core';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBackend, loadCheckpoint, sampleIds, WASM_FILES } from '@grassflow/gpu-layers';
+import { fromPretrained, initBackend, loadCheckpoint, sampleIds, WASM_FILES } from '@grassflow/gpu-layers';
 import { Prng } from '@grassflow/datasets/prng';
 import { WordPieceTokenizer } from '@grassflow/tokenizers';
 import { serve } from '../scripts/serve.mjs';
 import { consoleErrors, openBrowser, pageResult, skipBrowser } from '../../../tooling/chromium.mjs';
-import { dataDir, writeTinyCheckpoint } from './chromium.js';
+import { dataDir, writeTinyCheckpoint, writeTinyPretrained } from './chromium.js';
 
 const here = import.meta.dirname;
 const wasmDir = join(
@@ -43,6 +43,7 @@ const NODE_ONLY_MARKERS = [
   'probeWebgpuAdapter', // webgpu-node.ts
   'fsync', // checkpoints' atomic writes
   'createRequire', // node:module
+  'pretrainedCacheDir', // pretrained-download.ts: the Node cache of downloaded folders
 ];
 
 let root: string;
@@ -75,6 +76,7 @@ beforeAll(async () => {
   await writeFile(join(site, 'cases.json'), JSON.stringify(CASES));
   if (dataDir !== undefined) await copyFile(join(dataDir, 'bert-vocab', 'vocab.txt'), join(site, 'vocab.txt'));
   await writeTinyCheckpoint(join(root, 'checkpoint'));
+  if (dataDir !== undefined) await writeTinyPretrained(join(root, 'pretrained'), dataDir);
 });
 
 afterAll(async () => {
@@ -111,13 +113,18 @@ describe.skipIf(skipBrowser || dataDir === undefined)('the packages in Chromium'
     tensorNames: number;
     logitValues: number[];
     sampled: number[];
+    pretrainedText: string;
     encoded: number[][];
     angles: number[];
     flow: Array<number | null>;
   }
 
   async function visit(query: string, isolated: boolean): Promise<{ result: PageResult; errors: string[] }> {
-    const site = serve({ root: join(root, 'site'), mounts: { '/checkpoint/': join(root, 'checkpoint') }, isolated });
+    const site = serve({
+      root: join(root, 'site'),
+      mounts: { '/checkpoint/': join(root, 'checkpoint'), '/pretrained/': join(root, 'pretrained') },
+      isolated,
+    });
     const server = await site;
     servers.push(server);
     browser ??= await openBrowser();
@@ -159,6 +166,13 @@ describe.skipIf(skipBrowser || dataDir === undefined)('the packages in Chromium'
       sampled.push(id);
     model.dispose();
     expect(result.sampled).toEqual(sampled);
+
+    // fromPretrained by URL: the text Node's fromPretrained gives from the folder
+    const pretrained = await fromPretrained(join(root, 'pretrained'));
+    const text = await pretrained.generate('the history of', { maxTokens: 8, seed: 5 });
+    pretrained.dispose();
+    expect(text.startsWith('the history of ')).toBe(true);
+    expect(result.pretrainedText).toBe(text);
 
     const hf = WordPieceTokenizer.fromVocabFile(join(dataDir as string, 'bert-vocab', 'vocab.txt'));
     for (const [k, text] of CASES.entries())

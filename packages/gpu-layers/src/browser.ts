@@ -41,3 +41,4 @@ export {
   type SafetensorsTensorInputs,
   type SafetensorsTensorLike,
 } from '@grassflow/checkpoints';
+export { fromPretrained, type FetchPretrainedOptions } from './io/pretrained-fetch.js';

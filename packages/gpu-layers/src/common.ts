@@ -118,3 +118,10 @@ export {
   type Mat,
 } from './inspect/activations.js';
 export { gatePerPosition, traceAttention, traceMixing, type HeadTrace, type MixingTrace } from './inspect/traces.js';
+export {
+  WIKITEXT_WORDPIECE_PREPARATION,
+  type GenerateTextOptions,
+  type PretrainedModel,
+  type PretrainedTokenizer,
+  type PretrainedTokenizerConfig,
+} from './io/pretrained-model.js';

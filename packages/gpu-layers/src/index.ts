@@ -28,9 +28,21 @@ export type { WeightsSource, LoadedWeights } from './io/weights-io.js';
 export {
   savePretrained,
   loadPretrained,
+  fromPretrained,
   isPretrainedFolder,
   PRETRAINED_FILES,
   PRETRAINED_FORMAT,
   PRETRAINED_FORMAT_VERSION,
 } from './io/pretrained.js';
-export type { PretrainedTokenizerFiles, SavePretrainedOptions, LoadedPretrained } from './io/pretrained.js';
+export type {
+  PretrainedTokenizerFiles,
+  SavePretrainedOptions,
+  LoadedPretrained,
+  FromPretrainedOptions,
+} from './io/pretrained.js';
+export {
+  downloadPretrained,
+  isPretrainedUrl,
+  pretrainedCacheDir,
+  type DownloadPretrainedOptions,
+} from './io/pretrained-download.js';

@@ -153,9 +153,12 @@ export async function runComparePlan(plan: ComparePlan): Promise<number> {
     const opts = { seqLen: run.training.seqLen, batch: 16 };
     const v = await evaluatePerplexity(best.model, validIds, opts);
     const te = await evaluatePerplexity(best.model, testIds, opts);
+    const bestStep = (best.extra['trainer'] as { step?: number } | undefined)?.step ?? o.result.state.step;
     best.model.dispose();
     const records = await o.run.readMetrics();
     const s = summariseRun(records, 'val_ppl');
+    // The run's own record of what its best checkpoint scored, where `export` finds it for the model card.
+    await o.run.appendMetric(heldOutMetric(bestStep, v, te));
     const sizes = paramBreakdown(model);
     rows.push([
       kind,
@@ -244,6 +247,26 @@ export async function runComparePlan(plan: ComparePlan): Promise<number> {
   });
   process.stdout.write(`report: ${path}\n`);
   return 0;
+}
+
+/**
+ * The metrics.jsonl record of what a run's best checkpoint (at `step`) scored on wiki.valid and wiki.test: what
+ * `export` reads for the model card (its `test_ppl`).
+ */
+export function heldOutMetric(
+  step: number,
+  valid: { ppl: number; tokens: number },
+  test: { ppl: number; tokens: number },
+): MetricRecord {
+  return {
+    type: 'heldout',
+    step,
+    by: 'grassflow-lm compare',
+    val_ppl: valid.ppl,
+    val_tokens: valid.tokens,
+    test_ppl: test.ppl,
+    test_tokens: test.tokens,
+  };
 }
 
 /**

@@ -97,7 +97,7 @@ const DESCRIPTION =
 
 /** `eval`: flags → plan (once) → run; `--help` prints the flags. */
 export const evalCli: CliCommand = planCommand({
-  usage: 'grassflow-lm eval --checkpoint DIR --split valid|test',
+  usage: 'grassflow-lm eval --checkpoint DIR|URL --split valid|test',
   description: DESCRIPTION,
   flags: EVAL_FLAGS,
   help: 'perplexity over every token of a split, as one JSON line',

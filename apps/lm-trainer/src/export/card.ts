@@ -30,8 +30,9 @@ export interface CardInput {
   step: number | undefined;
   tokensSeen: number | undefined;
   bestValPpl: { value: number; step: number } | undefined;
-  /** The last `test_ppl` of metrics.jsonl, if the run scored wiki.test. */
-  testPpl: { value: number; step: number | undefined } | undefined;
+  /** The last `test_ppl` of metrics.jsonl, if the run was scored on wiki.test (by `by`, on `tokens` tokens). */
+  testPpl:
+    { value: number; step: number | undefined; tokens?: number | undefined; by?: string | undefined } | undefined;
   /** Which checkpoint of the run was exported (`checkpoints/best`). */
   checkpoint: string;
   exportedAt: string;
@@ -60,13 +61,24 @@ export function modelCard(c: CardInput): string {
   const shape = batch === undefined || seqLen === undefined ? '' : ` (${batch}×${seqLen} tokens)`;
   const val =
     c.bestValPpl === undefined
-      ? 'not recorded by the run'
+      ? 'not measured (the run recorded no evaluation)'
       : `${c.bestValPpl.value.toFixed(2)} (best evaluation, step ${c.bestValPpl.step}` +
         `${data.evalTokens === undefined ? '' : `, first ${n(data.evalTokens)} tokens of wiki.valid`})`;
+  const t = c.testPpl;
+  // Never a number the run did not record; one measured on another checkpoint of the run says so.
+  const other = t?.step !== undefined && c.step !== undefined && t.step !== c.step;
   const test =
-    c.testPpl === undefined
-      ? 'not recorded by the run (measure it: `grassflow-lm eval --checkpoint THIS_FOLDER --split test`)'
-      : `${c.testPpl.value.toFixed(2)}${c.testPpl.step === undefined ? '' : ` (step ${c.testPpl.step})`}`;
+    t === undefined
+      ? 'not measured (measure it: `grassflow-lm eval --checkpoint THIS_FOLDER --split test`)'
+      : `${t.value.toFixed(2)} (` +
+        [
+          t.step === undefined ? undefined : `step ${t.step}${other ? ', not the exported checkpoint' : ''}`,
+          t.tokens === undefined ? undefined : `first ${n(t.tokens)} tokens of wiki.test`,
+          t.by === undefined ? undefined : `scored by \`${t.by}\``,
+        ]
+          .filter((x) => x !== undefined)
+          .join(', ') +
+        ')';
   const lines = [
     `# ${c.model.kind === 'transformer' ? 'Transformer' : 'Grassmann'} LM on WikiText-2 (${run.preset ?? 'custom'})`,
     '',
@@ -95,7 +107,7 @@ export function modelCard(c: CardInput): string {
     run.command ?? '(the run recorded no command)',
     '```',
     '',
-    `git ${run.git ?? 'unknown'}; run created ${run.created ?? 'unknown'}; seed ${run.training?.seed ?? 'unknown'}.`,
+    `Code commit ${run.git ?? 'unknown'}; run created ${run.created ?? 'unknown'}; seed ${run.training?.seed ?? 'unknown'}.`,
     '',
     '## Use',
     '',

@@ -79,7 +79,10 @@ function readRunConfig(run: string): CardInput['run'] & { format: string } {
   return cfg as CardInput['run'] & { format: string };
 }
 
-/** The last `test_ppl` metrics.jsonl records (none today unless a later version scores wiki.test). */
+/**
+ * The last `test_ppl` metrics.jsonl records: `grassflow-lm compare` appends one per run (its best checkpoint on the
+ * first --eval-tokens tokens of wiki.test); a `train` run alone records none.
+ */
 function testPplOf(run: string): CardInput['testPpl'] {
   const path = join(run, 'metrics.jsonl');
   if (!existsSync(path)) return undefined;
@@ -87,9 +90,14 @@ function testPplOf(run: string): CardInput['testPpl'] {
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     if (line.trim() === '') continue;
     try {
-      const r = JSON.parse(line) as { test_ppl?: unknown; step?: unknown };
+      const r = JSON.parse(line) as { test_ppl?: unknown; step?: unknown; test_tokens?: unknown; by?: unknown };
       if (typeof r.test_ppl === 'number') {
-        found = { value: r.test_ppl, step: typeof r.step === 'number' ? r.step : undefined };
+        found = {
+          value: r.test_ppl,
+          step: typeof r.step === 'number' ? r.step : undefined,
+          tokens: typeof r.test_tokens === 'number' ? r.test_tokens : undefined,
+          by: typeof r.by === 'string' ? r.by : undefined,
+        };
       }
     } catch {
       // a torn last line of a run that was killed: not a record

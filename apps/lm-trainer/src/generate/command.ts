@@ -89,7 +89,7 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
 }
 
 const USAGE =
-  'grassflow-lm generate --checkpoint DIR --prompt TEXT [--max-tokens N --temperature T --top-k K --seed S --slide-keep N]';
+  'grassflow-lm generate --checkpoint DIR|URL --prompt TEXT [--max-tokens N --temperature T --top-k K --seed S --slide-keep N]';
 const DESCRIPTION =
   'Sample a continuation of the prompt; deterministic for a seed. The prompt is read in one pass, then each token is ' +
   'one incremental decoding step (Grassmann: a constant-size state of the last max(offset) reduced states per layer; ' +

@@ -80,7 +80,7 @@ function summaryLines(r: InspectResult): string[] {
 /** Windows of a split inspected without --samples. */
 const DEFAULT_SAMPLES = 8;
 
-const USAGE = 'grassflow-lm inspect --checkpoint DIR (--text "…" | --split valid --samples N) --out DIR';
+const USAGE = 'grassflow-lm inspect --checkpoint DIR|URL (--text "…" | --split valid --samples N) --out DIR';
 const DESCRIPTION =
   'Look inside a trained model: gates, pair angles and areas, and the flow of pair-planes on Gr(2, r) per layer and ' +
   'offset (Grassmann), or attention entropy and weight on antiparallel pairs per head (Transformer). Writes ' +

@@ -1,7 +1,10 @@
-// Resolve --checkpoint: a checkpoint folder, or a run folder (its best, else latest checkpoint).
+// Resolve --checkpoint: a checkpoint folder, a run folder (its best, else latest checkpoint), an export folder, or
+// the URL of a served export folder (downloaded into the user cache by gpu-layers, each file's SHA-256 checked).
 import {
   BACKEND_NAMES,
+  downloadPretrained,
   isPretrainedFolder,
+  isPretrainedUrl,
   loadCheckpoint,
   loadPretrained,
   type LanguageModel,
@@ -45,6 +48,10 @@ export async function loadModelAndTokenizer(
   dataDir: string,
   tokenizerFlag: string | undefined,
 ): Promise<{ model: LanguageModel; tok: CorpusTokenizer; dir: string }> {
+  if (isPretrainedUrl(checkpoint)) {
+    const dir = await downloadPretrained(checkpoint);
+    return { ...(await loadExport(dir, tokenizerFlag)), dir: checkpoint };
+  }
   if (await isPretrainedFolder(checkpoint)) return loadExport(checkpoint, tokenizerFlag);
   const dir = resolveCheckpointDir(checkpoint, 'grassflow-lm-run');
   const ck = await loadCheckpoint(dir);
@@ -86,8 +93,10 @@ export async function loadModelAndTokenizer(
 export const CHECKPOINT_FLAGS = {
   checkpoint: {
     type: 'string',
-    metavar: 'DIR',
-    help: 'checkpoint folder, a run folder (its best checkpoint) or an export folder (grassflow-lm export)',
+    metavar: 'DIR|URL',
+    help:
+      'checkpoint folder, a run folder (its best checkpoint), an export folder (grassflow-lm export) or the http(s) ' +
+      'URL of a served export folder (downloaded once into the user cache, every file checked by its SHA-256)',
   },
   tokenizer: {
     type: 'string',
@@ -117,7 +126,7 @@ export function checkpointSourceOf(f: {
   'data-dir'?: string | undefined;
   backend?: string | undefined;
 }): CheckpointSource {
-  if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR is required', 'checkpoint');
+  if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR|URL is required', 'checkpoint');
   return {
     checkpoint: f.checkpoint,
     tokenizer: f.tokenizer,

@@ -7,7 +7,7 @@ import {
   wikitextRelPath,
   type WikitextSplit,
 } from '@grassflow/datasets';
-import { checkTokenIds, type loadPretrained } from '@grassflow/gpu-layers';
+import { checkTokenIds, WIKITEXT_WORDPIECE_PREPARATION, type loadPretrained } from '@grassflow/gpu-layers';
 import { UsageError } from '@grassflow/training';
 import { wikitextForWordPiece, wordPieceLines, WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 
@@ -35,7 +35,8 @@ export const WORD_VOCAB_FILE = 'word-vocab.json';
 
 export { wikitextForWordPiece };
 
-const WORDPIECE_PREP = 'wikitext-tokens:unk-markers-sep:v1';
+// The preparation's name is gpu-layers', whose fromPretrained reads exports: one definition of it.
+const WORDPIECE_PREP = WIKITEXT_WORDPIECE_PREPARATION;
 const SEP_ID = 102;
 
 /** Resolve and check the data folder (a missing folder is a DataDirError naming it). */

@@ -2,14 +2,14 @@
 // training (no optimizer moments, no RNG state). It is a checkpoint folder (config.json + model.safetensors, written by
 // saveCheckpoint, so loadCheckpoint reads it as is) plus the tokenizer's files, their settings and a model card.
 //
-// This package cannot build the tokenizer itself: @grassflow/tokenizers is not among its dependencies (data flows
-// checkpoints ← gpu-layers ← training ← apps, and tokenizers feed the apps). So the tokenizer travels as files and a
-// JSON of settings that the package which has both reads (grassflow-lm's fromPretrained).
+// config.json records every file's size and SHA-256 (model.safetensors under `files`, as any checkpoint; the others
+// under `extra.pretrained.files`), so a copy or a download of the folder is checked file by file.
+import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   CHECKPOINT_FILES,
-  CHECKPOINT_FORMAT,
   CheckpointError,
   checkPlainJson,
   nodeFileSystem,
@@ -19,28 +19,33 @@ import {
   type FileSystemOps,
 } from '@grassflow/checkpoints';
 import { loadCheckpoint, saveCheckpoint, type LoadCheckpointOptions, type LoadedCheckpoint } from './checkpoint.js';
+import {
+  checkPretrainedFile,
+  isPretrainedConfigJson,
+  notPretrainedError,
+  parseTokenizerConfig,
+  PRETRAINED_FILES,
+  PRETRAINED_FORMAT,
+  PRETRAINED_FORMAT_VERSION,
+  pretrainedFileRecords,
+  pretrainedModel,
+  pretrainedTokenizer,
+  SAFE_FILE_NAME,
+  type PretrainedFileRecord,
+  type PretrainedModel,
+  type PretrainedTokenizerConfig,
+} from './pretrained-model.js';
+import { downloadPretrained, isPretrainedUrl, type DownloadPretrainedOptions } from './pretrained-download.js';
 import type { LanguageModel } from '../shared/language-model.js';
 
-/** `extra.pretrained.format` of a pretrained folder's config.json: what tells it from a training checkpoint. */
-export const PRETRAINED_FORMAT = 'grassflow-pretrained';
-export const PRETRAINED_FORMAT_VERSION = 1;
-
-/** The files of a pretrained folder besides the tokenizer's own (whose names its settings list). */
-export const PRETRAINED_FILES = {
-  config: CHECKPOINT_FILES.config,
-  model: CHECKPOINT_FILES.model,
-  /** The tokenizer's settings: `{ kind, files: { role: file name }, … }`, read by whoever builds the tokenizer. */
-  tokenizer: 'tokenizer_config.json',
-  /** The model card. */
-  card: 'README.md',
-} as const;
+export { PRETRAINED_FILES, PRETRAINED_FORMAT, PRETRAINED_FORMAT_VERSION };
 
 type JsonObject = { readonly [key: string]: CheckpointJson };
 
 /** A tokenizer as files: its settings JSON and the files it names (vocab.txt, …), by file name. */
 export interface PretrainedTokenizerFiles {
   /** tokenizer_config.json. `files` maps a role (e.g. `vocab`) to a file name of the folder. */
-  readonly config: JsonObject & { readonly kind: string; readonly files: { readonly [role: string]: string } };
+  readonly config: PretrainedTokenizerConfig;
   /** The contents of each file `config.files` names (written as given), by file name. */
   readonly files: ReadonlyMap<string, string | Uint8Array>;
 }
@@ -56,13 +61,12 @@ export interface SavePretrainedOptions {
   readonly fs?: FileSystemOps;
 }
 
-const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const RESERVED = new Set<string>([...Object.values(PRETRAINED_FILES), CHECKPOINT_FILES.extra]);
 
 function checkTokenizer(tok: PretrainedTokenizerFiles): void {
   checkPlainJson(tok.config, 'tokenizer config');
   for (const [role, name] of Object.entries(tok.config.files)) {
-    if (!SAFE_NAME.test(name) || RESERVED.has(name)) {
+    if (!SAFE_FILE_NAME.test(name) || RESERVED.has(name)) {
       throw new CheckpointError(
         'INVALID_ARGUMENT',
         `tokenizer file '${role}' has a name a folder cannot hold: ${name}`,
@@ -77,11 +81,7 @@ function checkTokenizer(tok: PretrainedTokenizerFiles): void {
 /** Whether `dir/config.json` is a pretrained folder's (a checkpoint config whose extra.pretrained says so). */
 async function isPretrainedConfig(dir: string): Promise<boolean> {
   try {
-    const cfg = JSON.parse(await readFile(join(dir, PRETRAINED_FILES.config), 'utf8')) as {
-      format?: unknown;
-      extra?: { pretrained?: { format?: unknown } };
-    } | null;
-    return cfg?.format === CHECKPOINT_FORMAT && cfg.extra?.pretrained?.format === PRETRAINED_FORMAT;
+    return isPretrainedConfigJson(JSON.parse(await readFile(join(dir, PRETRAINED_FILES.config), 'utf8')));
   } catch {
     return false;
   }
@@ -115,7 +115,8 @@ async function targetKind(target: string): Promise<'missing' | 'empty' | 'pretra
 
 /**
  * Writes `model` as a pretrained folder `dir`: config.json + model.safetensors (saveCheckpoint: PyTorch names, SHA-256s
- * in config.json, `extra.pretrained` marking the folder), the tokenizer's settings and files, and the card. The folder
+ * in config.json, `extra.pretrained` marking the folder and recording the other files' sizes and SHA-256s), the
+ * tokenizer's settings and files, and the card. The folder
  * is filled beside `dir` and renamed into place, so `dir` never holds half an export; a previous pretrained folder
  * there is replaced, any other non-empty folder refused.
  */
@@ -129,20 +130,28 @@ export async function savePretrained(
   checkTokenizer(options.tokenizer);
   const kind = await targetKind(target);
   const stage = temporarySibling(target, 'export');
+  // Every file but config.json and model.safetensors (which saveCheckpoint records), with its record.
+  const contents = new Map<string, string | Uint8Array>([
+    [PRETRAINED_FILES.tokenizer, `${JSON.stringify(options.tokenizer.config, null, 2)}\n`],
+    ...Object.values(options.tokenizer.config.files).map(
+      (name) => [name, options.tokenizer.files.get(name) as string | Uint8Array] as const,
+    ),
+    [PRETRAINED_FILES.card, options.card],
+  ]);
+  const files: Record<string, CheckpointJson> = {};
+  for (const [name, data] of contents) {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    files[name] = { bytes: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex') };
+  }
   try {
     await saveCheckpoint(stage, model, {
       extra: {
         ...options.extra,
-        pretrained: { format: PRETRAINED_FORMAT, formatVersion: PRETRAINED_FORMAT_VERSION },
+        pretrained: { format: PRETRAINED_FORMAT, formatVersion: PRETRAINED_FORMAT_VERSION, files },
       },
       fs,
     });
-    const tokenizerJson = `${JSON.stringify(options.tokenizer.config, null, 2)}\n`;
-    await writeFileAtomic(join(stage, PRETRAINED_FILES.tokenizer), tokenizerJson, fs);
-    for (const name of Object.values(options.tokenizer.config.files)) {
-      await writeFileAtomic(join(stage, name), options.tokenizer.files.get(name) as string | Uint8Array, fs);
-    }
-    await writeFileAtomic(join(stage, PRETRAINED_FILES.card), options.card, fs);
+    for (const [name, data] of contents) await writeFileAtomic(join(stage, name), data, fs);
     // The one step that changes `dir`: a rename of the complete folder (an earlier export is moved aside first).
     const old = kind === 'pretrained' ? temporarySibling(target, 'old') : undefined;
     if (kind === 'empty') await fs.remove(target);
@@ -176,37 +185,39 @@ export interface LoadedPretrained {
 }
 
 /**
- * Loads a folder {@link savePretrained} wrote: the model (loadCheckpoint: sizes, SHA-256s, names and shapes checked)
- * and where its tokenizer's files are, to build the tokenizer with (see the file comment for why not here).
+ * Loads a folder {@link savePretrained} wrote: the model (loadCheckpoint: sizes, SHA-256s, names and shapes checked),
+ * the tokenizer's settings and where its files are, each file checked against its record in config.json.
  */
 export async function loadPretrained(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedPretrained> {
   const target = resolve(dir);
-  if (!(await isPretrainedConfig(target))) {
-    throw new CheckpointError(
-      'INVALID_CONFIG',
-      `${target} is not a pretrained folder (no ${PRETRAINED_FILES.config} with extra.pretrained.format ` +
-        `"${PRETRAINED_FORMAT}"): export a run first, e.g. grassflow-lm export RUN --out DIR`,
-    );
-  }
-  let config: unknown;
+  let cfg: unknown;
   try {
-    config = JSON.parse(await readFile(join(target, PRETRAINED_FILES.tokenizer), 'utf8'));
-  } catch (cause) {
-    throw new CheckpointError(
-      'MISSING_FILE',
-      `${target}: ${PRETRAINED_FILES.tokenizer} is missing or not JSON (${(cause as Error).message})`,
-      { cause },
-    );
+    cfg = JSON.parse(await readFile(join(target, PRETRAINED_FILES.config), 'utf8'));
+  } catch {
+    cfg = undefined;
   }
-  const tok = config as Partial<PretrainedTokenizerFiles['config']> | null;
-  if (typeof tok?.kind !== 'string' || typeof tok.files !== 'object' || tok.files === null) {
-    throw new CheckpointError('INVALID_CONFIG', `${target}: ${PRETRAINED_FILES.tokenizer} needs "kind" and "files"`);
-  }
+  if (!isPretrainedConfigJson(cfg)) throw notPretrainedError(target);
+  // Records of the files besides model.safetensors, which loadCheckpoint checks (absent in exports made before the
+  // records: nothing to check them against).
+  const records = pretrainedFileRecords(cfg, target);
+  records.delete(PRETRAINED_FILES.model);
+  const read = async (name: string, rec: PretrainedFileRecord | undefined): Promise<Uint8Array> => {
+    let bytes: Uint8Array;
+    try {
+      bytes = await readFile(join(target, name));
+    } catch (cause) {
+      throw new CheckpointError('MISSING_FILE', `${target}: ${name} is missing (${(cause as Error).message})`, {
+        cause,
+      });
+    }
+    if (rec !== undefined && (options.verifyChecksums ?? true)) await checkPretrainedFile(bytes, name, rec, target);
+    return bytes;
+  };
+  const text = async (name: string): Promise<string> => new TextDecoder().decode(await read(name, records.get(name)));
+  const tok = parseTokenizerConfig(await text(PRETRAINED_FILES.tokenizer), target);
   const paths: Record<string, string> = {};
   for (const [role, name] of Object.entries(tok.files)) {
-    if (typeof name !== 'string' || !SAFE_NAME.test(name)) {
-      throw new CheckpointError('INVALID_CONFIG', `${target}: tokenizer file '${role}' has a bad name`);
-    }
+    await read(name, records.get(name));
     paths[role] = join(target, name);
   }
   const loaded = await loadCheckpoint(target, options);
@@ -215,7 +226,35 @@ export async function loadPretrained(dir: string, options: LoadCheckpointOptions
     model: loaded.model,
     config: loaded.config,
     extra: loaded.extra,
-    tokenizer: { config: tok as PretrainedTokenizerFiles['config'], paths },
+    tokenizer: { config: tok, paths },
     dir: target,
   };
+}
+
+/** Options of {@link fromPretrained} (Node). */
+export interface FromPretrainedOptions extends DownloadPretrainedOptions, LoadCheckpointOptions {}
+
+/**
+ * A pretrained model, text in and text out (`grassflow-lm export RUN --out DIR` writes one), from a folder or from
+ * the URL of a served folder (http(s): downloaded once into the user cache, every file checked by its SHA-256, see
+ * downloadPretrained; file: URLs are folders). Initialize a backend first (initBackend).
+ */
+export async function fromPretrained(dirOrUrl: string, options: FromPretrainedOptions = {}): Promise<PretrainedModel> {
+  const dir = isPretrainedUrl(dirOrUrl)
+    ? await downloadPretrained(dirOrUrl, options)
+    : dirOrUrl.startsWith('file:')
+      ? fileURLToPath(dirOrUrl)
+      : dirOrUrl;
+  const loaded = await loadPretrained(dir, options);
+  try {
+    const files = new Map<string, string>();
+    for (const name of Object.values(loaded.tokenizer.config.files)) {
+      files.set(name, await readFile(join(loaded.dir, name), 'utf8'));
+    }
+    const tokenizer = pretrainedTokenizer(loaded.tokenizer.config, (name) => files.get(name) as string, loaded.dir);
+    return pretrainedModel(loaded, tokenizer, isPretrainedUrl(dirOrUrl) ? dirOrUrl : loaded.dir);
+  } catch (error) {
+    loaded.model.dispose();
+    throw error;
+  }
 }

@@ -1,0 +1,309 @@
+// A pretrained folder as text in, text out — the part every runtime shares (no node: modules): its layout and
+// records, the SHA-256 check of each file (Web Crypto), the tokenizer its tokenizer_config.json describes, and
+// generate/stream over the constant-memory decoder. Where the bytes come from is the caller's: a folder on disk
+// (pretrained.ts), a URL cached on disk (pretrained-download.ts) or fetched by a browser (pretrained-fetch.ts).
+import { CHECKPOINT_FILES, CHECKPOINT_FORMAT, CheckpointError, type CheckpointJson } from '@grassflow/checkpoints';
+import { Prng } from '@grassflow/datasets/prng';
+// The pure-TypeScript entry in Node too: the same ids as the native WordPieceTokenizer, and importing gpu-layers
+// never loads Hugging Face's native binding.
+import { PureWordPieceTokenizer, wikitextForWordPiece, wordPieceLines } from '@grassflow/tokenizers/browser';
+import { appSlideKeep, sampleIds } from '../decoding/sampling.js';
+import type { ModelConfig } from '../shared/config.js';
+import type { LanguageModel } from '../shared/language-model.js';
+
+/** `extra.pretrained.format` of a pretrained folder's config.json: what tells it from a training checkpoint. */
+export const PRETRAINED_FORMAT = 'grassflow-pretrained';
+export const PRETRAINED_FORMAT_VERSION = 1;
+
+/** The files of a pretrained folder besides the tokenizer's own (whose names its settings list). */
+export const PRETRAINED_FILES = {
+  config: CHECKPOINT_FILES.config,
+  model: CHECKPOINT_FILES.model,
+  /** The tokenizer's settings: `{ kind, files: { role: file name }, … }`, read by whoever builds the tokenizer. */
+  tokenizer: 'tokenizer_config.json',
+  /** The model card. */
+  card: 'README.md',
+} as const;
+
+/**
+ * How grassflow-lm prepares WikiText for BERT WordPiece (tokenizer_config.json's `preparation`): the prompt through
+ * wikitextForWordPiece, then WordPiece without special tokens; decoded text with each [SEP] as a line end.
+ */
+export const WIKITEXT_WORDPIECE_PREPARATION = 'wikitext-tokens:unk-markers-sep:v1';
+
+type JsonObject = { readonly [key: string]: CheckpointJson };
+
+/** tokenizer_config.json. `files` maps a role (e.g. `vocab`) to a file name of the folder. */
+export type PretrainedTokenizerConfig = JsonObject & {
+  readonly kind: string;
+  readonly files: { readonly [role: string]: string };
+};
+
+/** A file of the folder as config.json records it: its size and SHA-256 (hex). */
+export interface PretrainedFileRecord {
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+/** File names a folder may hold (no path separators, no leading dot): names from a server are checked against it. */
+export const SAFE_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether config.json (parsed) is a pretrained folder's: a checkpoint config whose extra.pretrained says so. */
+export function isPretrainedConfigJson(cfg: unknown): boolean {
+  if (!isObject(cfg) || cfg['format'] !== CHECKPOINT_FORMAT) return false;
+  const extra = cfg['extra'];
+  return isObject(extra) && isObject(extra['pretrained']) && extra['pretrained']['format'] === PRETRAINED_FORMAT;
+}
+
+/** The error for a config.json that is not a pretrained folder's, with the command that makes one. */
+export function notPretrainedError(where: string): CheckpointError {
+  return new CheckpointError(
+    'INVALID_CONFIG',
+    `${where} is not a pretrained folder (no ${PRETRAINED_FILES.config} with extra.pretrained.format ` +
+      `"${PRETRAINED_FORMAT}"): export a run first, e.g. grassflow-lm export RUN --out DIR`,
+  );
+}
+
+/**
+ * Every file a pretrained config.json records, by name: `files` (model.safetensors, as every checkpoint records it)
+ * and `extra.pretrained.files` (the tokenizer's files and the card, recorded at export). Empty for a folder exported
+ * before the records existed. Names that a folder cannot hold (a path, a dot file) are refused.
+ */
+export function pretrainedFileRecords(cfg: unknown, where: string): Map<string, PretrainedFileRecord> {
+  const out = new Map<string, PretrainedFileRecord>();
+  const c = isObject(cfg) ? cfg : {};
+  const extra = isObject(c['extra']) ? c['extra'] : {};
+  const pretrained = isObject(extra['pretrained']) ? extra['pretrained'] : {};
+  for (const records of [c['files'], pretrained['files']]) {
+    if (records === undefined) continue;
+    if (!isObject(records)) throw new CheckpointError('INVALID_CONFIG', `${where}: "files" must be an object`);
+    for (const [name, r] of Object.entries(records)) {
+      const ok =
+        SAFE_FILE_NAME.test(name) &&
+        name !== PRETRAINED_FILES.config &&
+        isObject(r) &&
+        Number.isSafeInteger(r['bytes']) &&
+        typeof r['sha256'] === 'string' &&
+        /^[0-9a-f]{64}$/.test(r['sha256']);
+      if (!ok) {
+        throw new CheckpointError(
+          'INVALID_CONFIG',
+          `${where}: the record of file ${JSON.stringify(name)} must name a file of the folder and be ` +
+            '{"bytes": integer, "sha256": 64 hex digits}',
+        );
+      }
+      const rec = r as { bytes: number; sha256: string };
+      out.set(name, { bytes: rec.bytes, sha256: rec.sha256 });
+    }
+  }
+  return out;
+}
+
+/** tokenizer_config.json's text, checked: `kind` and `files`, each file name one a folder can hold. */
+export function parseTokenizerConfig(text: string, where: string): PretrainedTokenizerConfig {
+  let cfg: unknown;
+  try {
+    cfg = JSON.parse(text);
+  } catch (cause) {
+    throw new CheckpointError('INVALID_CONFIG', `${where}: ${PRETRAINED_FILES.tokenizer} is not JSON`, { cause });
+  }
+  if (!isObject(cfg) || typeof cfg['kind'] !== 'string' || !isObject(cfg['files'])) {
+    throw new CheckpointError('INVALID_CONFIG', `${where}: ${PRETRAINED_FILES.tokenizer} needs "kind" and "files"`);
+  }
+  for (const [role, name] of Object.entries(cfg['files'])) {
+    if (typeof name !== 'string' || !SAFE_FILE_NAME.test(name)) {
+      throw new CheckpointError('INVALID_CONFIG', `${where}: tokenizer file '${role}' has a bad name`);
+    }
+  }
+  return cfg as PretrainedTokenizerConfig;
+}
+
+/** What this file needs of Web Crypto's SubtleCrypto (lib ES2022 has no DOM types). */
+interface WebCryptoDigest {
+  digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer>;
+}
+
+/** SHA-256 of `bytes` as lower-case hex, by Web Crypto (browsers in a secure context, workers, Node ≥ 19). */
+async function sha256Hex(bytes: Uint8Array, where: string): Promise<string> {
+  const subtle = (globalThis as { crypto?: { subtle?: WebCryptoDigest } }).crypto?.subtle;
+  if (subtle === undefined) {
+    throw new CheckpointError(
+      'CORRUPT_FILE',
+      `${where}: Web Crypto (crypto.subtle) is not available to check its SHA-256 — browsers offer it only in a ` +
+        'secure context (https:// or http://localhost / 127.0.0.1); serve the page from one',
+    );
+  }
+  return Array.from(new Uint8Array(await subtle.digest('SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join(
+    '',
+  );
+}
+
+/** The message of a file whose bytes are not those config.json records: which file, and what to do. */
+export function mismatchMessage(where: string, name: string, why: string): string {
+  return (
+    `${where}: ${name} ${why} than the ${PRETRAINED_FILES.config} of the folder records, so it is not the file that ` +
+    'was exported (changed after the export, or a mix of two exports); refused. Copy or serve the whole export ' +
+    'folder again, or export the run again (grassflow-lm export RUN --out DIR)'
+  );
+}
+
+/** Checks a file's size and SHA-256 against its record (a CheckpointError CORRUPT_FILE naming the file). */
+export async function checkPretrainedFile(
+  bytes: Uint8Array,
+  name: string,
+  rec: PretrainedFileRecord,
+  where: string,
+): Promise<void> {
+  if (bytes.byteLength !== rec.bytes) {
+    throw new CheckpointError('CORRUPT_FILE', mismatchMessage(where, name, `has other bytes (${bytes.byteLength})`));
+  }
+  const got = await sha256Hex(bytes, `${where}: ${name}`);
+  if (got !== rec.sha256) {
+    throw new CheckpointError('CORRUPT_FILE', mismatchMessage(where, name, `has another SHA-256 (${got})`));
+  }
+}
+
+/** A pretrained folder's tokenizer: what generate needs. */
+export interface PretrainedTokenizer {
+  readonly kind: 'wordpiece';
+  readonly vocabSize: number;
+  /** Ids of a prompt as grassflow-lm generate reads it (no special tokens, no line end). */
+  encodePrompt(text: string): Int32Array;
+  /** Text of ids, as grassflow-lm generate prints it ([SEP] ends a line). */
+  decode(ids: ArrayLike<number>): string;
+  idToToken(id: number): string | undefined;
+}
+
+/**
+ * The tokenizer tokenizer_config.json describes, from its files' text (`fileText(name)`): BERT WordPiece (plain
+ * TypeScript, the ids of Hugging Face's library) with {@link WIKITEXT_WORDPIECE_PREPARATION}. Anything else is
+ * refused with what it is, so a newer export fails loudly rather than tokenizing differently.
+ */
+export function pretrainedTokenizer(
+  config: PretrainedTokenizerConfig,
+  fileText: (name: string) => string,
+  where: string,
+): PretrainedTokenizer {
+  const vocab = config.files['vocab'];
+  if (config.kind !== 'wordpiece' || vocab === undefined) {
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where}: its tokenizer is "${config.kind}"${vocab === undefined ? ' without a vocab file' : ''}; ` +
+        'this version reads WordPiece exports (kind "wordpiece", files.vocab)',
+    );
+  }
+  if (config['preparation'] !== WIKITEXT_WORDPIECE_PREPARATION) {
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where}: ${PRETRAINED_FILES.tokenizer} prepares text as ${JSON.stringify(config['preparation'])}; this ` +
+        `version knows "${WIKITEXT_WORDPIECE_PREPARATION}" only (a newer export? update @grassflow/gpu-layers)`,
+    );
+  }
+  const tok = PureWordPieceTokenizer.fromVocabText(
+    fileText(vocab),
+    { lowercase: config['lowercase'] !== false },
+    vocab,
+  );
+  return {
+    kind: 'wordpiece',
+    vocabSize: tok.vocabSize,
+    encodePrompt: (text) => tok.encode(wikitextForWordPiece(text), { addSpecialTokens: false }).ids,
+    decode: (ids) => wordPieceLines(tok.decode(ids, { skipSpecialTokens: false })),
+    idToToken: (id) => tok.idToToken(id),
+  };
+}
+
+/** Sampling options of {@link PretrainedModel.generate}: `grassflow-lm generate`'s flags, with its defaults. */
+export interface GenerateTextOptions {
+  /** Tokens to generate (default 40). */
+  readonly maxTokens?: number;
+  /** Softmax temperature, 0: greedy (default 1). */
+  readonly temperature?: number;
+  /** Sample among the k most likely tokens, 0: all (default 40). */
+  readonly topK?: number;
+  /** Sampling seed, an integer in [0, 2^32) (default 1): the text of `grassflow-lm generate --seed`. */
+  readonly seed?: number;
+  /** Tokens kept when the positional table is full (default maxLen/2, as the CLI). */
+  readonly slideKeep?: number;
+}
+
+/** A loaded pretrained model: text in, text out. */
+export interface PretrainedModel {
+  readonly model: LanguageModel;
+  readonly config: ModelConfig;
+  readonly tokenizer: PretrainedTokenizer;
+  /** config.json's `extra`: where the model came from (run, step, tokens seen, the file records). */
+  readonly extra: { readonly [key: string]: CheckpointJson };
+  /** Where it was loaded from: the folder, or the URL. */
+  readonly source: string;
+  /** The prompt (as the tokenizer reads it back) and its continuation: what `grassflow-lm generate` prints. */
+  generate(text: string, options?: GenerateTextOptions): Promise<string>;
+  /** The same text in pieces as they are sampled: first the prompt, then one piece per token (may be empty). */
+  stream(text: string, options?: GenerateTextOptions): AsyncGenerator<string, void, undefined>;
+  /** Frees the model's tensors. */
+  dispose(): void;
+}
+
+/** generate/stream over a loaded model and its tokenizer (checked to agree on the vocabulary). */
+export function pretrainedModel(
+  loaded: { readonly model: LanguageModel; readonly extra: PretrainedModel['extra'] },
+  tokenizer: PretrainedTokenizer,
+  source: string,
+): PretrainedModel {
+  const { model, extra } = loaded;
+  if (tokenizer.vocabSize !== model.config.vocabSize) {
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${source}: the tokenizer has ${tokenizer.vocabSize} tokens, the model vocabSize ${model.config.vocabSize}`,
+    );
+  }
+  // The prompt's ids and the sampler's options and stream: the seed's Prng is grassflow-lm generate's (TrainingRng
+  // wraps it), so the same seed gives the same text.
+  const start = (text: string, o: GenerateTextOptions) => {
+    const seed = o.seed ?? 1;
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+      throw new RangeError(`seed must be an integer in [0, 2^32), got ${seed}`);
+    }
+    const prompt = tokenizer.encodePrompt(text);
+    if (prompt.length === 0) throw new RangeError('the prompt encodes to no tokens: give a non-empty prompt');
+    const opts = {
+      maxTokens: o.maxTokens ?? 40,
+      temperature: o.temperature ?? 1,
+      topK: o.topK ?? 40,
+      slideKeep: o.slideKeep ?? appSlideKeep(model.config.maxLen),
+    };
+    return { prompt, ids: sampleIds(model, prompt, opts, new Prng(seed)) };
+  };
+  // Each piece is the growth of the decoded text: WordPiece joins '##' pieces to the word before, so decoding token
+  // by token would put spaces inside words.
+  async function* stream(text: string, o: GenerateTextOptions = {}): AsyncGenerator<string, void, undefined> {
+    const { prompt, ids } = start(text, o);
+    const all = Array.from(prompt);
+    let shown = tokenizer.decode(prompt);
+    yield shown;
+    for await (const id of ids) {
+      all.push(id);
+      const decoded = tokenizer.decode(all);
+      const piece = decoded.startsWith(shown) ? decoded.slice(shown.length) : '';
+      shown += piece;
+      yield piece;
+    }
+  }
+  return {
+    model,
+    config: model.config,
+    tokenizer,
+    extra,
+    source,
+    async generate(text, options = {}) {
+      const { prompt, ids } = start(text, options);
+      const all = Array.from(prompt);
+      for await (const id of ids) all.push(id);
+      return tokenizer.decode(all);
+    },
+    stream,
+    dispose: () => model.dispose(),
+  };
+}

@@ -1,0 +1,161 @@
+// fromPretrained: a saved pretrained folder as text in, text out — from the folder, and from a URL served on
+// 127.0.0.1 (downloaded once into a cache, every file checked by its SHA-256; the browser's fetch version too).
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  fromPretrained,
+  pretrainedCacheDir,
+  savePretrained,
+  WIKITEXT_WORDPIECE_PREPARATION,
+  type PretrainedTokenizerFiles,
+} from '@grassflow/gpu-layers';
+import { fromPretrained as fetchPretrained } from '../src/io/pretrained-fetch.js';
+import { tinyModel, useCpu } from './checkpoint-helpers.js';
+
+// A WordPiece vocabulary of the tiny preset's 64 tokens: BERT's special tokens, a few words, fillers.
+const WORDS = ['the', 'history', 'of', 'a', 'city', 'war', 'and', '.', ','];
+const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', ...WORDS];
+while (VOCAB.length < 64) VOCAB.push(`w${VOCAB.length}`);
+
+const TOKENIZER: PretrainedTokenizerFiles = {
+  config: {
+    kind: 'wordpiece',
+    files: { vocab: 'vocab.txt' },
+    preparation: WIKITEXT_WORDPIECE_PREPARATION,
+    lowercase: true,
+  },
+  files: new Map([['vocab.txt', `${VOCAB.join('\n')}\n`]]),
+};
+
+let root: string;
+let dir: string;
+/** What the server serves, by file name (a test changes a file here to tamper with it). */
+const served = new Map<string, Buffer>();
+let requests: string[] = [];
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  await useCpu();
+  root = await mkdtemp(join(tmpdir(), 'grassflow-from-pretrained-'));
+  dir = join(root, 'export');
+  const model = tinyModel();
+  await savePretrained(dir, model, { tokenizer: TOKENIZER, card: '# tiny\n\nTest perplexity: not measured.\n' });
+  model.dispose();
+  for (const name of await readdir(dir)) served.set(name, await readFile(join(dir, name)));
+  server = createServer((req, res) => {
+    requests.push(req.url ?? '');
+    const body = served.get((req.url ?? '').replace(/^\/model\//, ''));
+    if (body === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-length': body.length }).end(body);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/model/`;
+});
+afterAll(async () => {
+  await new Promise((done) => server.close(done));
+  await rm(root, { recursive: true, force: true });
+});
+
+const OPTS = { maxTokens: 6, seed: 3 };
+
+describe('fromPretrained from a folder', () => {
+  it('returns the model, its tokenizer and generate/stream: the prompt and its continuation', async () => {
+    const p = await fromPretrained(dir);
+    try {
+      expect(p.config.vocabSize).toBe(64);
+      expect(p.tokenizer.encodePrompt('the history of')).toEqual(Int32Array.from([5, 6, 7]));
+      const text = await p.generate('the history of', OPTS);
+      expect(text.startsWith('the history of')).toBe(true);
+      expect(text.length).toBeGreaterThan('the history of'.length);
+      expect(await p.generate('the history of', OPTS)).toBe(text); // the seed fixes the text
+      let streamed = '';
+      for await (const piece of p.stream('the history of', OPTS)) streamed += piece;
+      expect(streamed).toBe(text);
+    } finally {
+      p.dispose();
+    }
+  });
+
+  it('refuses a folder whose vocab.txt is not the exported one, naming the file', async () => {
+    const copy = join(root, 'edited');
+    const model = tinyModel();
+    await savePretrained(copy, model, { tokenizer: TOKENIZER, card: '' });
+    model.dispose();
+    await writeFile(join(copy, 'vocab.txt'), `${VOCAB.join('\n').replace('history', 'mystery')}\n`);
+    await expect(fromPretrained(copy)).rejects.toThrow(/vocab\.txt has another SHA-256 .*refused/);
+  });
+});
+
+describe('fromPretrained from a URL (127.0.0.1)', () => {
+  it('downloads config.json, then the files it records, into the cache; a second call fetches config.json only', async () => {
+    const cacheDir = join(root, 'cache');
+    const local = await fromPretrained(dir);
+    const expected = await local.generate('the history of', OPTS);
+    local.dispose();
+    requests = [];
+    const first = await fromPretrained(url, { cacheDir });
+    try {
+      expect(await first.generate('the history of', OPTS)).toBe(expected);
+      expect(first.source).toBe(url);
+    } finally {
+      first.dispose();
+    }
+    expect(requests[0]).toBe('/model/config.json');
+    expect([...requests].sort()).toEqual(
+      ['README.md', 'config.json', 'model.safetensors', 'tokenizer_config.json', 'vocab.txt'].map((f) => `/model/${f}`),
+    );
+    const cached = pretrainedCacheDir(url, { cacheDir });
+    expect(cached.startsWith(join(cacheDir, 'pretrained'))).toBe(true);
+    expect((await readdir(cached)).sort()).toEqual((await readdir(dir)).sort());
+    requests = [];
+    const second = await fromPretrained(url, { cacheDir });
+    expect(await second.generate('the history of', OPTS)).toBe(expected);
+    second.dispose();
+    expect(requests).toEqual(['/model/config.json']);
+  });
+
+  it('refuses a served file whose SHA-256 is not the recorded one, keeps nothing of it, and says what to do', async () => {
+    const cacheDir = join(root, 'cache-tampered');
+    const good = served.get('vocab.txt') as Buffer;
+    served.set('vocab.txt', Buffer.from(good.toString('utf8').replace('history', 'mystery')));
+    try {
+      await expect(fromPretrained(url, { cacheDir })).rejects.toThrow(
+        /vocab\.txt has another SHA-256 .*refused.*export the run again/,
+      );
+      expect(await readdir(pretrainedCacheDir(url, { cacheDir }))).not.toContain('vocab.txt');
+      // the browser's loader (fetch + Web Crypto) refuses it the same way
+      await expect(fetchPretrained(url)).rejects.toThrow(/vocab\.txt has another SHA-256 .*refused/);
+    } finally {
+      served.set('vocab.txt', good);
+    }
+  });
+
+  it('the browser loader (fetch) gives the same text and never fetches the card', async () => {
+    const local = await fromPretrained(dir);
+    const expected = await local.generate('the history of', OPTS);
+    local.dispose();
+    requests = [];
+    const p = await fetchPretrained(url);
+    try {
+      expect(await p.generate('the history of', OPTS)).toBe(expected);
+    } finally {
+      p.dispose();
+    }
+    expect(requests).not.toContain('/model/README.md');
+    expect(requests[0]).toBe('/model/config.json');
+  });
+
+  it('says when the URL serves no pretrained folder', async () => {
+    await expect(fromPretrained(url.replace('/model/', '/nothing/'), { cacheDir: join(root, 'c3') })).rejects.toThrow(
+      /HTTP 404/,
+    );
+  });
+});
