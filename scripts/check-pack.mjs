@@ -21,7 +21,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSy
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
-import { findVerdaccio, publishSnapshot, startRegistry } from './local-registry.mjs';
+import { findVerdaccio, publishSnapshot, readmeInstallLine, startRegistry } from './local-registry.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,18 +32,6 @@ const packages = readdirSync(join(root, 'packages'))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
   .filter(({ pkg }) => !pkg.private);
 
-/**
- * The install command of a package README: the first line starting with `cmd` (`\\` continuations joined, a
- * trailing comment dropped), or undefined.
- */
-function readmeInstallLine(dir, cmd) {
-  const text = readFileSync(join(dir, 'README.md'), 'utf8').replace(/\\\n\s*/g, ' ');
-  const line = text.split('\n').find((l) => l.startsWith(`${cmd} `));
-  return line
-    ?.replace(/\s+#.*$/, '')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
 
 /**
  * The examples the pack check runs from the installed tarballs: the first ```ts block under each heading, of the
