@@ -32,7 +32,6 @@ const packages = readdirSync(join(root, 'packages'))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
   .filter(({ pkg }) => !pkg.private);
 
-
 /**
  * The examples the pack check runs from the installed tarballs: the first ```ts block under each heading, of the
  * gpu-layers README or of its guide (docs/gpu-layers.md, relative to the package folder).

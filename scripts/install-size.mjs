@@ -46,7 +46,11 @@ try {
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'size-check', private: true }));
     const args = line.split(' ').slice(2);
-    run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--registry', registry.url, ...args], project);
+    run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=error', '--registry', registry.url, ...args],
+      project,
+    );
     const modules = join(project, 'node_modules');
     const top = largest(modules, 5)
       .map(([d, mb]) => `${d} ${mb}`)
