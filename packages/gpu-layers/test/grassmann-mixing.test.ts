@@ -1,7 +1,12 @@
 // Causal Grassmann mixing: a hand-computed example, finite differences, degenerate inputs.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { CausalGrassmannMixing, grassmannMixing, pluckerPairs, type GrassmannMixingWeights } from '@grassflow/gpu-layers';
+import {
+  CausalGrassmannMixing,
+  grassmannMixing,
+  pluckerPairs,
+  type GrassmannMixingWeights,
+} from '@grassflow/gpu-layers';
 import { pairCounts } from '@grassflow/gpu-layers/internals';
 import { useBackend, values } from './helpers.js';
 

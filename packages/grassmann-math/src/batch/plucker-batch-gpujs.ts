@@ -34,7 +34,7 @@ export async function loadGpuJs(): Promise<void> {
   if (gpuJsClass !== undefined) return;
   let mod: { GPU?: typeof GpuJsGpu; default?: { GPU?: typeof GpuJsGpu } };
   try {
-    mod = (await import('gpu.js')) as typeof mod;
+    mod = await import('gpu.js');
   } catch (err) {
     const e = err as { code?: string; message?: string };
     const missing =
