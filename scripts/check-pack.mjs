@@ -21,7 +21,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSy
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
-import { findVerdaccio, publishSnapshot, startRegistry } from './local-registry.mjs';
+import { findVerdaccio, publishSnapshot, readmeInstallLine, startRegistry } from './local-registry.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -31,19 +31,6 @@ const packages = readdirSync(join(root, 'packages'))
   .filter((dir) => existsSync(join(dir, 'package.json')))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
   .filter(({ pkg }) => !pkg.private);
-
-/**
- * The install command of a package README: the first line starting with `cmd` (`\\` continuations joined, a
- * trailing comment dropped), or undefined.
- */
-function readmeInstallLine(dir, cmd) {
-  const text = readFileSync(join(dir, 'README.md'), 'utf8').replace(/\\\n\s*/g, ' ');
-  const line = text.split('\n').find((l) => l.startsWith(`${cmd} `));
-  return line
-    ?.replace(/\s+#.*$/, '')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
 
 /**
  * The examples the pack check runs from the installed tarballs: the first ```ts block under each heading, of the
@@ -113,6 +100,12 @@ export async function main(dir: string): Promise<number> {
 }
 `;
 
+/** tsup's declaration chunks: `<name>-<8 characters>.d.ts`, imported as `./<name>-<hash>.js`. */
+const HASHED_CHUNK = /-[A-Za-z0-9_]{8}\.d\.c?ts$/;
+const HASHED_IMPORT = /from '\.\/[^']*-[A-Za-z0-9_]{8}\.c?js'/;
+/** `import { B as BackendInfo }`: a declaration exported under a minified name. */
+const MINIFIED_ALIAS = /(?:import|export) \{[^}]*\b[\w$]{1,2} as [\w$]{3,}/;
+
 const lmTrainer = { dir: join(root, 'apps', 'lm-trainer') };
 lmTrainer.pkg = JSON.parse(readFileSync(join(lmTrainer.dir, 'package.json'), 'utf8'));
 
@@ -150,6 +143,19 @@ try {
         );
     tarballs.push(tarball);
     const listing = run('tar', ['-tzf', tarball], work);
+    // readable declarations (tooling/dts.mjs): no hashed chunk files, no one-letter aliases of real names
+    for (const file of listing.split('\n').filter((f) => /\.d\.c?ts$/.test(f))) {
+      const text = run('tar', ['-xzOf', tarball, file], work);
+      const hashed = HASHED_CHUNK.test(file) || HASHED_IMPORT.test(text);
+      const aliased = MINIFIED_ALIAS.exec(text);
+      if (hashed || aliased !== null) {
+        console.error(
+          `check-pack: ${pkg.name}: ${file.replace('package/', '')} ` +
+            (hashed ? 'is or imports a hashed chunk' : `exports a minified alias (${aliased[0]})`),
+        );
+        failed++;
+      }
+    }
     for (const required of [
       'package/package.json',
       'package/README.md',
@@ -279,6 +285,34 @@ try {
       }
     }
     checks += 2;
+  }
+  // the heavy backends are optional peer dependencies, absent from this install: asked for, each names what to install
+  for (const [what, code, want] of [
+    [
+      "gpu-layers' webgpu backend",
+      "const { initBackend } = await import('@grassflow/gpu-layers'); await initBackend({ backend: 'webgpu' });",
+      'npm install webgpu@0.6.2 @tensorflow/tfjs-backend-webgpu@4.22.0',
+    ],
+    [
+      "gpu-layers' tensorflow backend",
+      "const { initBackend } = await import('@grassflow/gpu-layers'); await initBackend({ backend: 'tensorflow' });",
+      'npm install @tensorflow/tfjs-node@4.22.0',
+    ],
+    [
+      "grassmann-math's gpu.js kernels",
+      "const { loadGpuJs } = await import('@grassflow/grassmann-math'); await loadGpuJs();",
+      'npm install gpu.js@2.24.1',
+    ],
+  ]) {
+    checks++;
+    const script = `try { ${code} console.log('loaded'); } catch (err) { console.log(err.message); }`;
+    const out = run('node', ['--input-type=module', '-e', script], app).trim().split('\n').pop();
+    if (out.includes(want)) {
+      console.log(`check-pack: ${what}, not installed, says what to install: ${out}`);
+    } else {
+      console.error(`check-pack: ${what}: asked for without its optional peer dependency, it said: ${out}`);
+      failed++;
+    }
   }
   // grassflow-lm, installed beside the packages: its bin through npx, then a tiny train on the data it is given
   for (const [what, args] of [

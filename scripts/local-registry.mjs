@@ -124,3 +124,16 @@ export function publishSnapshot(root, work, url) {
   });
   return packages.filter(({ pkg }) => !pkg.private).map(({ pkg }) => ({ name: pkg.name, version: pkg.version }));
 }
+
+/**
+ * The install command of a package README: the first line starting with `cmd` (`\\` continuations joined, a
+ * trailing comment dropped), or undefined.
+ */
+export function readmeInstallLine(dir, cmd) {
+  const text = readFileSync(join(dir, 'README.md'), 'utf8').replace(/\\\n\s*/g, ' ');
+  const line = text.split('\n').find((l) => l.startsWith(`${cmd} `));
+  return line
+    ?.replace(/\s+#.*$/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}

@@ -1,18 +1,16 @@
 // The geometry of a token sequence as `grassflow-lm inspect` computes it, one sequence at a time: every block's input
 // (gpu-layers' blockInputs), the block's mixer traced by the model's own code (traceMixing / traceAttention), and for
 // Grassmann blocks the pair geometry of its z (grassmann-math's pairFlow).
+import { GrassmannBlock, TransformerBlock, type LanguageModel } from '@grassflow/gpu-layers';
 import {
   blockInputs,
   blockWeights,
   gatePerPosition,
-  GrassmannBlock,
   inspectableModel,
   mixerInput,
   traceAttention,
   traceMixing,
-  TransformerBlock,
-  type LanguageModel,
-} from '@grassflow/gpu-layers';
+} from '@grassflow/gpu-layers/internals';
 import { pairFlow, type PairFlow } from '@grassflow/grassmann-math';
 
 /** One Grassmann block along the sequence. */

@@ -1,5 +1,6 @@
 // What @grassflow/gpu-layers offers in every JavaScript runtime (its Node and browser entries both export it): ops,
 // losses, configs, the Grassmann mixing and attention, layers, models, decoding and sampling, checkpoints from bytes.
+// The inspector's activations and traces are in src/internals.ts (`@grassflow/gpu-layers/internals`).
 import './backend/wasm-kernels.js';
 
 export { WASM_FILES, type WasmFileName } from './backend/backend-info.js';
@@ -55,9 +56,6 @@ export {
   grassmannMixingStep,
   pluckerDim,
   pluckerPairs,
-  pluckerSelection,
-  pluckerColumns,
-  pairCounts,
 } from './grassmann/mixing.js';
 export type {
   GrassmannGate,
@@ -105,19 +103,6 @@ export {
   type CheckpointBytes,
   type CheckpointFileLike,
 } from '@grassflow/checkpoints';
-export {
-  blockInputs,
-  blockWeights,
-  inspectableModel,
-  layerNormRows,
-  matOf,
-  mixerInput,
-  row as matRow,
-  weight as blockWeight,
-  LN_EPS,
-  type Mat,
-} from './inspect/activations.js';
-export { gatePerPosition, traceAttention, traceMixing, type HeadTrace, type MixingTrace } from './inspect/traces.js';
 export {
   WIKITEXT_WORDPIECE_PREPARATION,
   type GenerateTextOptions,

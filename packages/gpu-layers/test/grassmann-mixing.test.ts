@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import {
   CausalGrassmannMixing,
   grassmannMixing,
-  pairCounts,
   pluckerPairs,
   type GrassmannMixingWeights,
 } from '@grassflow/gpu-layers';
+import { pairCounts } from '@grassflow/gpu-layers/internals';
 import { useBackend, values } from './helpers.js';
 
 /** Random weights (internal layout) of a mixing layer, std `s`. */

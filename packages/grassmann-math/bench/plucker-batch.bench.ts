@@ -4,7 +4,7 @@
 // Env: BENCH_OUTPUT_BUDGET_MB (default 1024): cells whose [N, r(r−1)/2] float32 output is larger are
 // streamed through a reused 64 MiB output buffer in chunks instead of one allocation.
 import os from 'node:os';
-import { gpuJsBackendMode, pluckerBatch, releaseGpuJsKernels, type PluckerBatchBackend } from '../src/index';
+import { gpuJsBackendMode, loadGpuJs, pluckerBatch, releaseGpuJsKernels, type PluckerBatchBackend } from '../src/index';
 
 const NS = [1_000, 100_000, 1_000_000];
 const RS = [8, 32, 64];
@@ -87,6 +87,7 @@ function measure(a: Float32Array, b: Float32Array, N: number, r: number, backend
 const fmt = (x: number, digits = 3): string => x.toPrecision(digits);
 
 async function main(): Promise<void> {
+  await loadGpuJs(); // gpu.js: an optional peer dependency, a dev dependency here
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(
     `pluckerBatch throughput — Node ${process.version}, ${os.cpus().length} × ${cpu}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM`,

@@ -47,4 +47,10 @@ export {
   type PluckerBatchBackend,
   type PluckerBatchOptions,
 } from './batch/plucker-batch';
-export { gpuJsBackendMode, releaseGpuJsKernels, type GpuJsMode } from './batch/plucker-batch-gpujs';
+export {
+  gpuJsBackendMode,
+  loadGpuJs,
+  releaseGpuJsKernels,
+  GpuJsUnavailableError,
+  type GpuJsMode,
+} from './batch/plucker-batch-gpujs';

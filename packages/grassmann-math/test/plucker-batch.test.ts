@@ -1,8 +1,9 @@
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GPU } from 'gpu.js';
 import {
   DEFAULT_PLUCKER_BATCH_BACKEND,
   gpuJsBackendMode,
+  loadGpuJs,
   plucker,
   pluckerBatch,
   releaseGpuJsKernels,
@@ -49,6 +50,8 @@ function expectBatchAgree(
     }
   }
 }
+
+beforeAll(loadGpuJs); // gpu.js is an optional peer dependency, loaded on demand (gpujs-optional.test.ts)
 
 afterAll(async () => {
   await releaseGpuJsKernels();

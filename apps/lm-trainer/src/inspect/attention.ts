@@ -1,6 +1,7 @@
 // Attention inside a Transformer block, from the model's own attention: entropy per head and the weight on
 // antiparallel pairs.
-import { traceAttention, type TransformerBlock } from '@grassflow/gpu-layers';
+import type { TransformerBlock } from '@grassflow/gpu-layers';
+import { traceAttention } from '@grassflow/gpu-layers/internals';
 import { blockWeights, mixerInput, summarize, type Mat, type Summary } from './tensors.js';
 
 export { traceAttention };

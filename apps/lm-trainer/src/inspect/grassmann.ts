@@ -1,10 +1,10 @@
 // Geometry inside a Grassmann block: gates, Plücker pairs and the flow of pair-planes, from the model's own mixing.
+import type { GrassmannBlock } from '@grassflow/gpu-layers';
 import {
   gatePerPosition,
   traceMixing as traceBlockMixing,
-  type GrassmannBlock,
   type MixingTrace as BlockMixingTrace,
-} from '@grassflow/gpu-layers';
+} from '@grassflow/gpu-layers/internals';
 import { pairFlow, planeStep, type PairFlow } from '@grassflow/grassmann-math';
 import { histogramBins, type HistogramBins } from '@grassflow/training';
 import { blockWeights, mixerInput, summarize, type Mat, type Summary } from './tensors.js';

@@ -1,7 +1,7 @@
 // Float64 views of a model's activations and weights for `inspect` (from @grassflow/gpu-layers, which the playground
 // shares), and the summary statistics it reports.
 
-export { blockInputs, blockWeights, inspectableModel, mixerInput, type Mat } from '@grassflow/gpu-layers';
+export { blockInputs, blockWeights, inspectableModel, mixerInput, type Mat } from '@grassflow/gpu-layers/internals';
 
 /** Distribution summary of a sample: count, mean, standard deviation (population), min, quantiles, max. */
 export interface Summary {

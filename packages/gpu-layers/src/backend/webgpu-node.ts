@@ -1,5 +1,5 @@
 // The 'webgpu' backend: tfjs-backend-webgpu 4.22, under Node on Dawn's binding (npm `webgpu`, pinned to 0.6.2).
-// Both are optional dependencies; the errors here say what to install.
+// Both are optional peer dependencies (users install them for this backend); the errors here say what to install.
 
 /** The WebGPU adapter the backend runs on, as it describes itself. */
 export interface WebgpuAdapterInfo {
@@ -20,7 +20,7 @@ export function describeAdapter(a: WebgpuAdapterInfo): string {
   return a.fallback ? `${what}, a software fallback adapter: CPU rendering, not GPU speed` : what;
 }
 
-/** What is used here of GPUAdapter (the package's types stay free of @webgpu/types, an optional dependency). */
+/** What is used here of GPUAdapter (the package's types stay free of @webgpu/types, which comes with webgpu). */
 interface AdapterLike {
   info?: { vendor?: string; architecture?: string; description?: string; device?: string; isFallbackAdapter?: boolean };
   isFallbackAdapter?: boolean;

@@ -1,7 +1,70 @@
 // pluckerBatch on gpu.js kernels: cached kernels per (gpu.js mode, r, rows), run over fixed-size chunks.
-import { GPU, type IKernelRunShortcut } from 'gpu.js';
+// gpu.js is an optional peer dependency (with its dependencies, ~90 MB that the default 'ts' backend never uses): it
+// is loaded on demand by loadGpuJs(), and only its types are imported statically (they stay out of our .d.ts).
+import type { GPU as GpuJsGpu, IKernelRunShortcut } from 'gpu.js';
 import { pairIndexArrays } from '../combinatorics';
 import type { BatchArray } from './batch-input';
+
+/** The version range of the optional peer dependency gpu.js, in the install line that errors print. */
+const GPU_JS_INSTALL = 'npm install gpu.js@2.24.1';
+
+/**
+ * Thrown when the 'gpujs' backend is asked for and gpu.js is not available: `reason` 'not-installed' (install
+ * gpu.js), 'not-loaded' (call `await loadGpuJs()` once before the synchronous pluckerBatch) or
+ * 'failed-to-load' (it is installed but its module threw; the message carries gpu.js's error).
+ */
+export class GpuJsUnavailableError extends Error {
+  override readonly name = 'GpuJsUnavailableError';
+  readonly reason: 'not-installed' | 'not-loaded' | 'failed-to-load';
+
+  constructor(reason: GpuJsUnavailableError['reason'], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.reason = reason;
+  }
+}
+
+let gpuJsClass: typeof GpuJsGpu | undefined;
+
+/**
+ * Loads gpu.js (an optional peer dependency) for pluckerBatch's 'gpujs' backend; resolves once it is ready, and at
+ * once on later calls. Rejects with a GpuJsUnavailableError naming the package to install when gpu.js is absent.
+ * An async step because ES modules load asynchronously, while pluckerBatch stays synchronous.
+ */
+export async function loadGpuJs(): Promise<void> {
+  if (gpuJsClass !== undefined) return;
+  let mod: { GPU?: typeof GpuJsGpu; default?: { GPU?: typeof GpuJsGpu } };
+  try {
+    mod = await import('gpu.js');
+  } catch (err) {
+    const e = err as { code?: string; message?: string };
+    const missing =
+      (e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND') && String(e.message).includes('gpu.js');
+    throw missing
+      ? new GpuJsUnavailableError(
+          'not-installed',
+          `pluckerBatch's 'gpujs' backend needs gpu.js, an optional peer dependency that is not installed: ` +
+            `run \`${GPU_JS_INSTALL}\` (the default backend 'ts' needs nothing)`,
+          { cause: err },
+        )
+      : new GpuJsUnavailableError('failed-to-load', `gpu.js is installed but failed to load: ${e.message}`, {
+          cause: err,
+        });
+  }
+  // gpu.js is CommonJS: Node's ESM import finds GPU as a named export, some bundlers only on the default export.
+  const loaded = mod.GPU ?? mod.default?.GPU;
+  if (loaded === undefined) throw new GpuJsUnavailableError('failed-to-load', 'gpu.js loaded but exports no GPU');
+  gpuJsClass = loaded;
+}
+
+/** The GPU class of gpu.js, or the error that says to call loadGpuJs() first. */
+function requireGpuJs(): typeof GpuJsGpu {
+  if (gpuJsClass !== undefined) return gpuJsClass;
+  throw new GpuJsUnavailableError(
+    'not-loaded',
+    "pluckerBatch's 'gpujs' backend needs gpu.js loaded first: `await loadGpuJs()` once (gpu.js is an optional peer " +
+      `dependency: \`${GPU_JS_INSTALL}\`)`,
+  );
+}
 
 /**
  * gpu.js modes usable with the synchronous pluckerBatch. 'gpu' (default) auto-selects
@@ -41,7 +104,7 @@ interface KernelEntry {
   readonly padB: Float32Array;
 }
 
-const gpus = new Map<GpuJsMode, GPU>();
+const gpus = new Map<GpuJsMode, GpuJsGpu>();
 const kernels = new Map<string, KernelEntry>();
 let lastMode: string | null = null;
 
@@ -65,7 +128,7 @@ function kernelFor(mode: GpuJsMode, r: number, rows: number): KernelEntry {
   if (hit !== undefined) return hit;
   let gpu = gpus.get(mode);
   if (gpu === undefined) {
-    gpu = new GPU({ mode });
+    gpu = new (requireGpuJs())({ mode });
     gpus.set(mode, gpu);
   }
   const P = (r * (r - 1)) / 2;
@@ -102,6 +165,7 @@ export function pluckerBatchGpuJsInto(
   out: Float32Array,
   mode: GpuJsMode,
 ): void {
+  requireGpuJs(); // before the N = 0 shortcut: the backend is unavailable whatever the batch
   if (N === 0) return;
   const P = (r * (r - 1)) / 2;
   let kernel: IKernelRunShortcut | null = null;

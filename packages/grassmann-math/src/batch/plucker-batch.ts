@@ -6,7 +6,10 @@ import { GrassmannInputError, describe } from '../errors';
 
 const GPU_MODES: readonly GpuJsMode[] = ['gpu', 'webgl', 'webgl2', 'headlessgl', 'webasm', 'cpu'];
 
-/** 'ts': plain TypeScript loop. 'gpujs': gpu.js kernel (GPU where available, else WebAssembly/CPU). */
+/**
+ * 'ts': plain TypeScript loop. 'gpujs': gpu.js kernel (GPU where available, else WebAssembly/CPU), after
+ * `await loadGpuJs()` (gpu.js is an optional peer dependency).
+ */
 export type PluckerBatchBackend = 'ts' | 'gpujs';
 
 /**
@@ -33,7 +36,8 @@ export interface PluckerBatchOptions {
  * pairs in lexicographic order (0,1), (0,2), …, (r−2,r−1). Layouts are row-major:
  * zPrev, zCur: [N, r] (Float32Array or Float64Array) → out: [N, r(r−1)/2] Float32Array.
  * Backend 'ts' computes each value in float64 and rounds once; 'gpujs' computes in float32
- * (tested to agree within 1e-6 relative to |zPrev_i zCur_j| + |zPrev_j zCur_i|).
+ * (tested to agree within 1e-6 relative to |zPrev_i zCur_j| + |zPrev_j zCur_i|) and needs `await loadGpuJs()` first,
+ * else it throws a GpuJsUnavailableError.
  */
 export function pluckerBatch(
   zPrev: BatchArray,
