@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `pnpm test`: formatting, then build, typecheck, lint and unit tests of every package (turbo), the suites that must
-// also pass with XNNPACK's products (test:xnnpack, GRASSFLOW_BLAS=off), unused code (knip), then the pack check.
+// also pass with XNNPACK's products (test:xnnpack, GRASSFLOW_BLAS=off), unused code (knip), the API reference (TypeDoc,
+// every warning an error: a broken link, a public type that names one no entry exports), then the pack check.
 // A relative GRASSFLOW_DATA_DIR is resolved here, against the folder `pnpm test` was run from (pnpm's INIT_CWD): turbo
 // runs each package's tests in that package's folder, where `../shared/data` would name another place.
 import { spawnSync } from 'node:child_process';
@@ -22,6 +23,7 @@ const steps = [
   ['turbo', ['run', 'build', 'typecheck', 'lint', 'test', 'test:xnnpack', '--concurrency=2']],
   // after the build: knip loads the playground's vite.config.ts, which imports gpu-layers' dist
   ['knip', ['--no-progress']], // unused files, exports and dependencies (knip.jsonc)
+  ['typedoc', []], // typedoc.json: into docs/api (gitignored), treatWarningsAsErrors
   ['node', ['scripts/check-pack.mjs']],
 ];
 for (const [cmd, args] of steps) {

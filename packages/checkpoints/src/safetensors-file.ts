@@ -121,7 +121,7 @@ export interface WriteSafetensorsOptions {
 /**
  * Writes tensors to `path` as safetensors, atomically (temp file, fsync, rename, fsync folder),
  * streaming each tensor's bytes without building the whole file in memory. Tensor-likes are read with
- * `await data()` ({@link readSafetensorsInputs}), so tfjs tensors on any backend can be written.
+ * `await data()` (`readSafetensorsInputs`), so tfjs tensors on any backend can be written.
  */
 export async function writeSafetensorsFile(
   path: string,

@@ -46,7 +46,7 @@ export class BackendUnavailableError extends Error {
 
 /**
  * Why a thread pool of `got` threads runs where `requested` were asked for; undefined when nothing was asked for
- * or all run. `unavailable`: why the threaded build is not in use (see {@link nodeWasmThreadsUnavailable}); it is
+ * or all run. `unavailable`: why the threaded build is not in use (see `nodeWasmThreadsUnavailable`); it is
  * the reason when one thread runs. Otherwise the pool is capped at the machine's cores (at most 8).
  */
 export function wasmThreadsNote(requested: number | undefined, got: number, unavailable?: string): string | undefined {

@@ -231,7 +231,7 @@ export async function setUpWasmBlas(wasmThreads: number): Promise<BlasInfo> {
 
 /**
  * Register (true) or remove (false) the cblas_sgemm BatchMatMul and _FusedMatMul for 'wasm'; false restores
- * tfjs-backend-wasm's XNNPACK kernels. True needs {@link setUpWasmBlas} to have found a library. For tests and
+ * tfjs-backend-wasm's XNNPACK kernels. True needs `setUpWasmBlas` to have found a library. For tests and
  * benchmarks that compare both paths in one process.
  */
 export function useNativeProducts(on: boolean): void {

@@ -70,7 +70,7 @@ export function nodeWasmThreadsUnavailable(): string | undefined {
  * The glue also sets `globalThis.Worker` to worker_threads' Worker (emscripten's Node set-up); that stays, since
  * the pool creates its workers through it.
  * If the threaded module fails to start, the stock factory (one thread) is used, and the reason is kept for
- * {@link nodeWasmThreadsUnavailable}.
+ * `nodeWasmThreadsUnavailable`.
  */
 export async function setUpNodeWasmThreads(wasm: WasmPackage): Promise<void> {
   if (setUp) return;

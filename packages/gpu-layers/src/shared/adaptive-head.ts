@@ -39,7 +39,7 @@ interface TailCluster {
 export class AdaptiveSoftmaxHead {
   readonly cutoffs: readonly number[];
   readonly vocabSize: number;
-  /** [d, c_1 + k]: the shortlist's logits, then one logit per tail cluster. */
+  /** Shape [d, c_1 + k]: the shortlist's logits, then one logit per tail cluster. */
   private readonly head: tf.Variable<tf.Rank.R2>;
   private readonly tails: TailCluster[];
   /** rank → token id, and its inverse id → rank (host copies: targets are mapped without a device read). */

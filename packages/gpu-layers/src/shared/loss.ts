@@ -45,7 +45,7 @@ export function nllRows(
 
 /**
  * Negative log-likelihood of each target, nll_n = log Σ_v exp(x_nv) − x_{n,t_n}, for logits [N, V] and int32
- * targets [N] → [N] (see {@link nllRows}). Differentiable by tfjs's own gradients; a mean loss for training is
+ * targets [N] → [N] (see `nllRows`). Differentiable by tfjs's own gradients; a mean loss for training is
  * {@link crossEntropy}, whose gradient is fused.
  */
 export function tokenNll(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
@@ -92,7 +92,7 @@ const crossEntropyWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFun
 });
 
 /**
- * Mean softmax cross-entropy  ℓ = (1/N) Σ_n nll_n (see {@link nllRows})  for logits [N, V] and
+ * Mean softmax cross-entropy  ℓ = (1/N) Σ_n nll_n (see `nllRows`)  for logits [N, V] and
  * int32 targets [N], with the fused gradient ∂ℓ/∂x = (softmax(x) − onehot(t))/N. It never
  * computes logSoftmax (about 6.5× slower than softmax on wasm at [1024, 30522]) and, where the
  * backend has TensorScatterUpdate, never materialises a one-hot [N, V].

@@ -7,7 +7,7 @@ import type { ModelOptionValue } from '../shared/model-options.js';
 
 /** Weights of one attention layer, in the internal [in, out] layout. */
 export interface AttentionWeights {
-  /** [d, 3d]: columns q then k then v, head h at columns h·d_head … */ wQkv: tf.Tensor2D;
+  /** Shape [d, 3d], columns q then k then v, head h at columns h·d_head … */ wQkv: tf.Tensor2D;
   /** [3d] */ bQkv: tf.Tensor1D;
   /** [d, d] */ wProj: tf.Tensor2D;
   /** [d] */ bProj: tf.Tensor1D;
