@@ -30,14 +30,17 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Run `grassflow-lm ...args` to completion. */
-export function cli(args: readonly string[]): CliResult {
+/**
+ * Run `grassflow-lm ...args` to completion, killed after `timeoutMs` (default 200 s: below vitest's 240 s test timeout,
+ * so a hung CLI fails with its output; a test whose command needs longer passes more and raises its own timeout).
+ */
+export function cli(args: readonly string[], timeoutMs = 200_000): CliResult {
   const r = spawnSync(process.execPath, [...CLI, ...args], {
     cwd: APP_DIR,
     env: env(),
     encoding: 'utf8',
-    timeout: 200_000,
-  }); // below vitest's 240 s test timeout, so a hung CLI fails with its output
+    timeout: timeoutMs,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
