@@ -24,6 +24,7 @@ export {
   type CheckpointTensor,
   type CheckpointBytes,
   type LoadCheckpointBytesOptions,
+  webSha256Hex,
   type LoadedCheckpointBytes,
 } from './checkpoint-bytes.js';
 export {

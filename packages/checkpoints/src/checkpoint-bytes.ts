@@ -83,14 +83,21 @@ interface WebCryptoDigest {
   digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer>;
 }
 
-/** SHA-256 of `bytes` as lower-case hex, by Web Crypto (browsers in a secure context, workers, Node ≥ 19). */
-async function sha256Hex(bytes: Uint8Array, where: string): Promise<string> {
+/**
+ * SHA-256 of `bytes` as lower-case hex, by Web Crypto (browsers in a secure context, workers, Node ≥ 19); where it is
+ * missing, a CheckpointError naming `where` and ending with `advice`.
+ */
+export async function webSha256Hex(
+  bytes: Uint8Array,
+  where: string,
+  advice = 'serve the page from one, or pass verifyChecksums: false',
+): Promise<string> {
   const subtle = (globalThis as { crypto?: { subtle?: WebCryptoDigest } }).crypto?.subtle;
   if (subtle === undefined) {
     throw new CheckpointError(
       'CORRUPT_FILE',
       `${where}: Web Crypto (crypto.subtle) is not available to check its SHA-256 — browsers offer it only in a ` +
-        'secure context (https:// or http://localhost / 127.0.0.1); serve the page from one, or pass verifyChecksums: false',
+        `secure context (https:// or http://localhost / 127.0.0.1); ${advice}`,
     );
   }
   const digest = new Uint8Array(await subtle.digest('SHA-256', bytes));
@@ -111,7 +118,7 @@ async function checkRecord(
       `${where} has ${bytes.byteLength} bytes but ${CHECKPOINT_FILES.config} records ${rec.bytes}: the file is truncated or was replaced (a partial download or copy?); fetch or copy the whole folder again`,
     );
   }
-  if (verify && (await sha256Hex(bytes, where)) !== rec.sha256) {
+  if (verify && (await webSha256Hex(bytes, where)) !== rec.sha256) {
     throw new CheckpointError(
       'CORRUPT_FILE',
       `${where} does not match the SHA-256 recorded in ${CHECKPOINT_FILES.config}: its bytes changed after saving (a mixed copy of two saves?); fetch or copy the whole folder again`,

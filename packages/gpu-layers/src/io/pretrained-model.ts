@@ -2,7 +2,13 @@
 // records, the SHA-256 check of each file (Web Crypto), the tokenizer its tokenizer_config.json describes, and
 // generate/stream over the constant-memory decoder. Where the bytes come from is the caller's: a folder on disk
 // (pretrained.ts), a URL cached on disk (pretrained-download.ts) or fetched by a browser (pretrained-fetch.ts).
-import { CHECKPOINT_FILES, CHECKPOINT_FORMAT, CheckpointError, type CheckpointJson } from '@grassflow/checkpoints';
+import {
+  CHECKPOINT_FILES,
+  CHECKPOINT_FORMAT,
+  CheckpointError,
+  webSha256Hex,
+  type CheckpointJson,
+} from '@grassflow/checkpoints';
 import { Prng } from '@grassflow/datasets/prng';
 // The pure-TypeScript entry in Node too: the same ids as the native WordPieceTokenizer, and importing gpu-layers
 // never loads Hugging Face's native binding.
@@ -120,26 +126,6 @@ export function parseTokenizerConfig(text: string, where: string): PretrainedTok
   return cfg as PretrainedTokenizerConfig;
 }
 
-/** What this file needs of Web Crypto's SubtleCrypto (lib ES2022 has no DOM types). */
-interface WebCryptoDigest {
-  digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer>;
-}
-
-/** SHA-256 of `bytes` as lower-case hex, by Web Crypto (browsers in a secure context, workers, Node ≥ 19). */
-async function sha256Hex(bytes: Uint8Array, where: string): Promise<string> {
-  const subtle = (globalThis as { crypto?: { subtle?: WebCryptoDigest } }).crypto?.subtle;
-  if (subtle === undefined) {
-    throw new CheckpointError(
-      'CORRUPT_FILE',
-      `${where}: Web Crypto (crypto.subtle) is not available to check its SHA-256 — browsers offer it only in a ` +
-        'secure context (https:// or http://localhost / 127.0.0.1); serve the page from one',
-    );
-  }
-  return Array.from(new Uint8Array(await subtle.digest('SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join(
-    '',
-  );
-}
-
 /** The message of a file whose bytes are not those config.json records: which file, and what to do. */
 export function mismatchMessage(where: string, name: string, why: string): string {
   return (
@@ -159,7 +145,7 @@ export async function checkPretrainedFile(
   if (bytes.byteLength !== rec.bytes) {
     throw new CheckpointError('CORRUPT_FILE', mismatchMessage(where, name, `has other bytes (${bytes.byteLength})`));
   }
-  const got = await sha256Hex(bytes, `${where}: ${name}`);
+  const got = await webSha256Hex(bytes, `${where}: ${name}`, 'serve the page from one');
   if (got !== rec.sha256) {
     throw new CheckpointError('CORRUPT_FILE', mismatchMessage(where, name, `has another SHA-256 (${got})`));
   }
