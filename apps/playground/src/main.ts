@@ -8,7 +8,9 @@ import {
   checkpointBytesFromFiles,
   fetchCheckpointBytes,
   initBackend,
+  isPretrainedExtra,
   loadCheckpointFromBytes,
+  readPretrainedTokenizer,
   sampleIds,
   type BrowserBackendInfo,
   type BrowserBackendName,
@@ -157,8 +159,38 @@ async function wordVocabulary(origin: Origin, source: string): Promise<{ text: s
   return { text: await res.text(), from: url };
 }
 
-/** The tokenizer the checkpoint was trained with (grassflow-lm records it in config.json's extra.run). */
+/**
+ * A file of the checkpoint's own folder (`source`: the folder's URL, or its path among the picked files), for an
+ * export's tokenizer files.
+ */
+async function folderFile(origin: Origin, source: string, name: string): Promise<Uint8Array> {
+  if ('files' in origin) {
+    const path = source === '.' ? name : `${source}/${name}`;
+    const found = origin.files.find((f) => (f.webkitRelativePath || f.name) === path);
+    if (found === undefined) throw new Error(`the picked folder has no ${path}: pick the whole export folder`);
+    return new Uint8Array(await found.arrayBuffer());
+  }
+  const url = new URL(name, `${source.replace(/\/+$/, '')}/`).href;
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}; serve the whole export folder`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+/**
+ * The tokenizer the checkpoint was trained with: an export's own (tokenizer_config.json and the files it names,
+ * each checked against config.json's records), else the one grassflow-lm records in config.json's extra.run.
+ */
 async function tokenizerFor(loaded: LoadedCheckpointBytes, origin: Origin): Promise<PageTokenizer> {
+  if (isPretrainedExtra(loaded.extra)) {
+    ui.model.dataset['tokenizer'] = 'export';
+    const tok = await readPretrainedTokenizer(loaded.extra, (n) => folderFile(origin, loaded.source, n), loaded.source);
+    if (tok.vocabSize !== loaded.config.vocabSize)
+      throw new Error(
+        `${loaded.source}: its tokenizer has ${tok.vocabSize} tokens, the model ${loaded.config.vocabSize}`,
+      );
+    return tok;
+  }
+  ui.model.dataset['tokenizer'] = 'run';
   const run = loaded.extra['run'] as { tokenizer?: string; tokenizerId?: string } | undefined;
   const kind = run?.tokenizer ?? 'wordpiece';
   const V = loaded.config.vocabSize;

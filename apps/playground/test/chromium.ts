@@ -27,9 +27,13 @@ export async function writeTinyCheckpoint(dir: string, overrides: Partial<ModelC
 
 /**
  * A tiny model as a pretrained folder, as `grassflow-lm export` writes one (its tokenizer: the data folder's BERT
- * vocab.txt with grassflow-lm's preparation), for fromPretrained.
+ * vocab.txt with grassflow-lm's preparation, through `editVocab` when given), for fromPretrained.
  */
-export async function writeTinyPretrained(dir: string, data: string): Promise<void> {
+export async function writeTinyPretrained(
+  dir: string,
+  data: string,
+  editVocab: (vocab: string) => string = (v) => v,
+): Promise<void> {
   const model = createModel(preset('tiny', { vocabSize: 30522, maxLen: 32 }), { seed: 7 });
   try {
     await savePretrained(dir, model, {
@@ -40,7 +44,7 @@ export async function writeTinyPretrained(dir: string, data: string): Promise<vo
           preparation: WIKITEXT_WORDPIECE_PREPARATION,
           lowercase: true,
         },
-        files: new Map([['vocab.txt', await readFile(join(data, 'bert-vocab', 'vocab.txt'))]]),
+        files: new Map([['vocab.txt', editVocab(await readFile(join(data, 'bert-vocab', 'vocab.txt'), 'utf8'))]]),
       },
       card: '# tiny\n',
     });

@@ -11,12 +11,12 @@ import { promisify } from 'node:util';
 import type { Browser, Page } from 'puppeteer-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appSlideKeep, initBackend, loadCheckpoint, sampleIds } from '@grassflow/gpu-layers';
+import { appSlideKeep, fromPretrained, initBackend, loadCheckpoint, sampleIds } from '@grassflow/gpu-layers';
 import { Prng } from '@grassflow/datasets/prng';
 import { wikitextForWordPiece, WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 import { serve } from '../scripts/serve.mjs';
 import { consoleErrors, openBrowser, skipBrowser, SOFTWARE_WEBGPU_ARGS } from '../../../tooling/chromium.mjs';
-import { dataDir, writeTinyCheckpoint } from './chromium.js';
+import { dataDir, writeTinyCheckpoint, writeTinyPretrained } from './chromium.js';
 
 const app = resolve(import.meta.dirname, '..');
 const CLI = resolve(app, '..', 'lm-trainer', 'dist', 'cli.js');
@@ -24,6 +24,14 @@ const SETTINGS = { prompt: 'the history of the city', maxTokens: 14, temperature
 /** The word-level run's settings: a prompt with a word wiki.train lacks (<unk>), top-k over its 33,278 words. */
 const WORD_SETTINGS = { ...SETTINGS, prompt: 'the history of the zorblax city', topK: 50, seed: 3 };
 const run = promisify(execFile);
+
+/** BERT's vocabulary with the lines of "the" and "city" swapped. */
+function swapWords(vocab: string): string {
+  return vocab
+    .split('\n')
+    .map((w) => (w === 'the' ? 'city' : w === 'city' ? 'the' : w))
+    .join('\n');
+}
 
 let root: string;
 let browser: Browser | undefined;
@@ -47,6 +55,9 @@ beforeAll(async () => {
     await writeFile(join(root, 'runs', name, 'config.json'), JSON.stringify({ format: 'grassflow-lm-run' }));
     await writeTinyCheckpoint(join(root, 'runs', name, 'checkpoints', 'best'), { kind });
   }
+  // An export whose vocab.txt is not the BERT vocabulary the page ships ("the" and "city" trade ids), so only the
+  // export's own tokenizer gives Node's ids.
+  await writeTinyPretrained(join(root, 'runs', 'export'), dataDir, swapWords);
   // A word-level run as a user trains it (tiny: 2 steps of 2 × 16 tokens); its token ids cached under root.
   await run(
     process.execPath,
@@ -67,7 +78,11 @@ afterAll(async () => {
 });
 
 /** Opens the playground on a run folder with the settings, waits for generation and charts, returns the page. */
-async function generateInPage(folder: string, settings = SETTINGS): Promise<{ page: Page; errors: string[] }> {
+async function generateInPage(
+  folder: string,
+  settings = SETTINGS,
+  extra: Record<string, string> = {},
+): Promise<{ page: Page; errors: string[] }> {
   browser ??= await openBrowser();
   const page = await browser.newPage();
   const errors = consoleErrors(page);
@@ -79,6 +94,7 @@ async function generateInPage(folder: string, settings = SETTINGS): Promise<{ pa
     topK: String(settings.topK),
     seed: String(settings.seed),
     autorun: '1',
+    ...extra,
   });
   await page.goto(`${server?.url ?? ''}?${q.toString()}`);
   await page.waitForFunction(
@@ -248,6 +264,45 @@ describe.skipIf(skipBrowser || dataDir === undefined)('the playground in Chromiu
     await page.close();
     // the one console error is the page's own message for the missing vocabulary
     expect(errors).toEqual([expect.stringMatching(/^console\.error: this checkpoint was trained with the word-level/)]);
+  });
+
+  it("opens an export with the tokenizer it carries (not the page's vocabulary): fromPretrained's ids and text", async () => {
+    const exportDir = join(root, 'runs', 'export');
+    await initBackend({ backend: 'wasm' });
+    const p = await fromPretrained(exportDir);
+    let wantText: string;
+    const wantPrompt = Array.from(p.tokenizer.encodePrompt(SETTINGS.prompt));
+    try {
+      wantText = await p.generate(SETTINGS.prompt, SETTINGS);
+    } finally {
+      p.dispose();
+    }
+    // The page's own BERT vocabulary gives other ids for this prompt: the test tells the two tokenizers apart.
+    const bert = WordPieceTokenizer.fromVocabFile(join(dataDir as string, 'bert-vocab', 'vocab.txt'));
+    const bertIds = (await bert.encode(wikitextForWordPiece(SETTINGS.prompt), undefined, { addSpecialTokens: false }))
+      .ids;
+    expect(Array.from(bertIds)).not.toEqual(wantPrompt);
+
+    // ?vocab= points nowhere: the export must not need the page's vocabulary.
+    const { page, errors } = await generateInPage('export', SETTINGS, { vocab: '/nowhere/vocab.txt' });
+    expect(await attr(page, '#model', 'data-tokenizer')).toBe('export');
+    expect(await attr(page, '#output', 'data-prompt-ids')).toBe(wantPrompt.join(','));
+    expect(await attr(page, '#output', 'data-text')).toBe(wantText);
+    await page.close();
+    expect(errors).toEqual([]);
+
+    // The same folder from the file picker.
+    browser ??= await openBrowser();
+    const picked = await browser.newPage();
+    await picked.goto(`${server?.url ?? ''}?vocab=/nowhere/vocab.txt`);
+    await (await picked.$('input#folder'))?.uploadFile(exportDir);
+    await picked.waitForFunction(
+      () => ['ready', 'error'].includes(document.querySelector('#model')?.getAttribute('data-state') ?? ''),
+      { timeout: 60_000 },
+    );
+    expect(await picked.$eval('#model', (e) => e.textContent)).toMatch(/^export: Grassmann/);
+    expect(await attr(picked, '#model', 'data-tokenizer')).toBe('export');
+    await picked.close();
   });
 
   it('draws the attention maps of a Transformer checkpoint, with the tokens Node samples', async () => {

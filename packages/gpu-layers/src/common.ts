@@ -104,8 +104,11 @@ export {
   type CheckpointFileLike,
 } from '@grassflow/checkpoints';
 export {
+  isPretrainedExtra,
+  readPretrainedTokenizer,
   WIKITEXT_WORDPIECE_PREPARATION,
   type GenerateTextOptions,
+  type ReadPretrainedTokenizerOptions,
   type PretrainedModel,
   type PretrainedTokenizer,
   type PretrainedTokenizerConfig,

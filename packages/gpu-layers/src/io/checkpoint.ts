@@ -23,6 +23,7 @@ import {
 } from '@grassflow/checkpoints';
 import { validateModelConfig, type ModelConfig } from '../shared/config.js';
 import { checkpointModelLoader } from './checkpoint-model.js';
+import { localFolderOf, type DownloadPretrainedOptions } from './pretrained-download.js';
 import type { LanguageModel } from '../shared/language-model.js';
 import type { GrassmannLM } from '../grassmann/lm.js';
 import type { TransformerLM } from '../transformer/lm.js';
@@ -191,12 +192,18 @@ function checkpointDirOf(dir: string): string {
 }
 
 /**
- * Loads the checkpoint folder `dir` (or a run folder's checkpoints/best, else checkpoints/latest): validates
- * config.json, builds the model it describes, checks every tensor name, dtype and shape of model.safetensors against
- * it (first mismatch reported) and the recorded file sizes and SHA-256s, then assigns the weights. Errors are
- * `CheckpointError`s.
+ * Loads a checkpoint from what `grassflow-lm generate --checkpoint` accepts: a checkpoint folder, a run folder (its
+ * checkpoints/best, else checkpoints/latest), an export folder, or the http(s) URL of a served export folder
+ * (downloaded once into the user cache, each file checked: see downloadPretrained; `dir` is then the cache folder).
+ * It validates config.json, builds the model it describes, checks every tensor name, dtype and shape of
+ * model.safetensors against it (first mismatch reported) and the recorded file sizes and SHA-256s, then assigns the
+ * weights. Errors are `CheckpointError`s.
  */
-export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedCheckpoint> {
+export async function loadCheckpoint(
+  dirOrUrl: string,
+  options: LoadCheckpointOptions & DownloadPretrainedOptions = {},
+): Promise<LoadedCheckpoint> {
+  const dir = await localFolderOf(dirOrUrl, options);
   const loader = checkpointModelLoader(options.verifyChecksums ?? true);
   try {
     const loaded = await loadCheckpointFolder<ModelConfig>(checkpointDirOf(dir), loader.options);

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CheckpointError } from '@grassflow/checkpoints';
 import { DatasetError, downloadFile, sha256File, userCacheDir } from '@grassflow/datasets';
 import {
@@ -105,4 +106,13 @@ export async function downloadPretrained(url: string, options: DownloadPretraine
     }
   }
   return dir;
+}
+
+/**
+ * The folder on disk of what a loader was given: an http(s) URL's download (downloadPretrained), a file: URL's path, or
+ * the folder itself.
+ */
+export async function localFolderOf(dirOrUrl: string, options: DownloadPretrainedOptions = {}): Promise<string> {
+  if (isPretrainedUrl(dirOrUrl)) return downloadPretrained(dirOrUrl, options);
+  return dirOrUrl.startsWith('file:') ? fileURLToPath(dirOrUrl) : dirOrUrl;
 }

@@ -5,14 +5,11 @@ import { CheckpointError, type FetchLike } from '@grassflow/checkpoints';
 import { loadCheckpointFromBytes } from './checkpoint-bytes.js';
 import type { LoadCheckpointOptions } from './checkpoint.js';
 import {
-  checkPretrainedFile,
   isPretrainedConfigJson,
   notPretrainedError,
-  parseTokenizerConfig,
   PRETRAINED_FILES,
-  pretrainedFileRecords,
   pretrainedModel,
-  pretrainedTokenizer,
+  readPretrainedTokenizer,
   type PretrainedModel,
 } from './pretrained-model.js';
 
@@ -61,29 +58,10 @@ export async function fromPretrained(url: string, options: FetchPretrainedOption
     cfg = undefined;
   }
   if (!isPretrainedConfigJson(cfg)) throw notPretrainedError(base);
-  const records = pretrainedFileRecords(cfg, base);
-  const files = new Map<string, Uint8Array>();
-  // The card is for people: everything else config.json records is what the model and its tokenizer need.
-  for (const [name, rec] of records) {
-    if (name === PRETRAINED_FILES.card) continue;
-    const bytes = await get(name);
-    if (options.verifyChecksums ?? true) await checkPretrainedFile(bytes, name, rec, base);
-    files.set(name, bytes);
-  }
-  const text = (name: string): string => {
-    const bytes = files.get(name);
-    if (bytes === undefined) {
-      throw new CheckpointError(
-        'INVALID_CONFIG',
-        `${base}: ${PRETRAINED_FILES.config} records no ${name} (an export older than the file records): export ` +
-          'the run again (grassflow-lm export RUN --out DIR)',
-      );
-    }
-    return new TextDecoder().decode(bytes);
-  };
-  const tokConfig = parseTokenizerConfig(text(PRETRAINED_FILES.tokenizer), base);
-  const tokenizer = pretrainedTokenizer(tokConfig, text, base);
-  const model = files.get(PRETRAINED_FILES.model) ?? (await get(PRETRAINED_FILES.model));
+  // The card is for people; the tokenizer's files and the weights are what the model needs.
+  const extra = (cfg as { extra: unknown }).extra;
+  const tokenizer = await readPretrainedTokenizer(extra, get, base, options);
+  const model = await get(PRETRAINED_FILES.model);
   const loaded = await loadCheckpointFromBytes({ config, model, source: base }, options);
   for (const t of loaded.extraTensors.values()) t.dispose();
   try {

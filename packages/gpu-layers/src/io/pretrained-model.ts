@@ -56,11 +56,17 @@ export const SAFE_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * Whether a checkpoint's `extra` (config.json's, as loadCheckpoint and loadCheckpointFromBytes return it) marks a
+ * pretrained folder, one that carries its tokenizer (see {@link readPretrainedTokenizer}).
+ */
+export function isPretrainedExtra(extra: unknown): boolean {
+  return isObject(extra) && isObject(extra['pretrained']) && extra['pretrained']['format'] === PRETRAINED_FORMAT;
+}
+
 /** Whether config.json (parsed) is a pretrained folder's: a checkpoint config whose extra.pretrained says so. */
 export function isPretrainedConfigJson(cfg: unknown): boolean {
-  if (!isObject(cfg) || cfg['format'] !== CHECKPOINT_FORMAT) return false;
-  const extra = cfg['extra'];
-  return isObject(extra) && isObject(extra['pretrained']) && extra['pretrained']['format'] === PRETRAINED_FORMAT;
+  return isObject(cfg) && cfg['format'] === CHECKPOINT_FORMAT && isPretrainedExtra(cfg['extra']);
 }
 
 /** The error for a config.json that is not a pretrained folder's, with the command that makes one. */
@@ -199,6 +205,46 @@ export function pretrainedTokenizer(
     decode: (ids) => wordPieceLines(tok.decode(ids, { skipSpecialTokens: false })),
     idToToken: (id) => tok.idToToken(id),
   };
+}
+
+/** Options of {@link readPretrainedTokenizer}. */
+export interface ReadPretrainedTokenizerOptions {
+  /** Check each file's size and SHA-256 against its record (default true; false reads folders exported unrecorded). */
+  readonly verifyChecksums?: boolean;
+}
+
+/**
+ * The tokenizer a pretrained folder carries, its files read by `read(name)` (from a folder, a URL, picked files):
+ * tokenizer_config.json, then each file it names, each checked by size and SHA-256 against its record in the
+ * checkpoint's `extra` (config.json's, see {@link isPretrainedExtra}) before it is used. `where` names the folder in
+ * errors, which are CheckpointErrors.
+ */
+export async function readPretrainedTokenizer(
+  extra: unknown,
+  read: (name: string) => Promise<Uint8Array>,
+  where: string,
+  options: ReadPretrainedTokenizerOptions = {},
+): Promise<PretrainedTokenizer> {
+  if (!isPretrainedExtra(extra)) throw notPretrainedError(where);
+  const verify = options.verifyChecksums ?? true;
+  const records = pretrainedFileRecords({ extra }, where);
+  const text = async (name: string): Promise<string> => {
+    const rec = records.get(name);
+    if (rec === undefined && verify) {
+      throw new CheckpointError(
+        'INVALID_CONFIG',
+        `${where}: ${PRETRAINED_FILES.config} records no ${name} (an export older than the file records), so its ` +
+          'bytes cannot be checked: export the run again (grassflow-lm export RUN --out DIR)',
+      );
+    }
+    const bytes = await read(name);
+    if (rec !== undefined && verify) await checkPretrainedFile(bytes, name, rec, where);
+    return new TextDecoder().decode(bytes);
+  };
+  const config = parseTokenizerConfig(await text(PRETRAINED_FILES.tokenizer), where);
+  const files = new Map<string, string>();
+  for (const name of Object.values(config.files)) files.set(name, await text(name));
+  return pretrainedTokenizer(config, (name) => files.get(name) ?? '', where);
 }
 
 /** Sampling options of {@link PretrainedModel.generate}: `grassflow-lm generate`'s flags, with its defaults. */

@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   CHECKPOINT_FILES,
   CheckpointError,
@@ -29,13 +28,13 @@ import {
   PRETRAINED_FORMAT_VERSION,
   pretrainedFileRecords,
   pretrainedModel,
-  pretrainedTokenizer,
+  readPretrainedTokenizer,
   SAFE_FILE_NAME,
   type PretrainedFileRecord,
   type PretrainedModel,
   type PretrainedTokenizerConfig,
 } from './pretrained-model.js';
-import { downloadPretrained, isPretrainedUrl, type DownloadPretrainedOptions } from './pretrained-download.js';
+import { isPretrainedUrl, localFolderOf, type DownloadPretrainedOptions } from './pretrained-download.js';
 import type { LanguageModel } from '../shared/language-model.js';
 
 export { PRETRAINED_FILES, PRETRAINED_FORMAT, PRETRAINED_FORMAT_VERSION };
@@ -240,18 +239,11 @@ export interface FromPretrainedOptions extends DownloadPretrainedOptions, LoadCh
  * downloadPretrained; file: URLs are folders). Initialize a backend first (initBackend).
  */
 export async function fromPretrained(dirOrUrl: string, options: FromPretrainedOptions = {}): Promise<PretrainedModel> {
-  const dir = isPretrainedUrl(dirOrUrl)
-    ? await downloadPretrained(dirOrUrl, options)
-    : dirOrUrl.startsWith('file:')
-      ? fileURLToPath(dirOrUrl)
-      : dirOrUrl;
-  const loaded = await loadPretrained(dir, options);
+  const loaded = await loadPretrained(await localFolderOf(dirOrUrl, options), options);
   try {
-    const files = new Map<string, string>();
-    for (const name of Object.values(loaded.tokenizer.config.files)) {
-      files.set(name, await readFile(join(loaded.dir, name), 'utf8'));
-    }
-    const tokenizer = pretrainedTokenizer(loaded.tokenizer.config, (name) => files.get(name) as string, loaded.dir);
+    // loadPretrained has just checked each file against its record (and allows folders exported unrecorded).
+    const read = (name: string): Promise<Uint8Array> => readFile(join(loaded.dir, name));
+    const tokenizer = await readPretrainedTokenizer(loaded.extra, read, loaded.dir, { verifyChecksums: false });
     return pretrainedModel(loaded, tokenizer, isPretrainedUrl(dirOrUrl) ? dirOrUrl : loaded.dir);
   } catch (error) {
     loaded.model.dispose();
