@@ -30,6 +30,20 @@ const skip =
       : undefined;
 if (skip !== undefined) console.log(`study-queue.test.ts skipped: ${skip}`);
 
+/** Pids whose parent is `pid` (from /proc: field 4 of stat, after the command name in parentheses). */
+const childrenOf = (pid: number): number[] =>
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(join('/proc', d, 'stat'), 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+
 type Rec = Record<string, unknown> & { key: string; timing: Record<string, unknown>; totalSteps: number };
 const ledger = (dir: string): Rec[] =>
   existsSync(join(dir, 'ledger.jsonl'))
@@ -231,6 +245,44 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
     expect(first.out()).toMatch(/stopped \(SIGTERM\); back in the queue/);
     startWorker();
     expect(await c.exited, logs()).toBe(0);
+    const [rec] = ledger(out);
+    expect(rec?.timing['resumed'], logs()).toBe(true);
+    expect(rec?.totalSteps).toBe(40);
+  }, 240_000);
+
+  it("a training process SIGKILLed from outside (the OOM killer's way): one line that says so, retried with an attempt, resumed", async () => {
+    for (const w of workers) await stop(w);
+    const oom = join(root, 'oom.json');
+    const longRun = { model: 'grassmann', seed: 4, steps: 40, 'checkpoint-every': 1 };
+    writeFileSync(oom, JSON.stringify({ name: 'oom', base, runs: [longRun], heldOut: false }));
+    const out = join(root, 'oom');
+    const worker = startWorker();
+    const c = watch(cliAsync(['study', 'run', oom, ...sitting(out), '--queue', url]));
+    coordinators.push(c);
+    const runsDir = join(out, 'runs');
+    await until(
+      'the run to checkpoint a few steps',
+      () =>
+        existsSync(runsDir) &&
+        readdirSync(runsDir).some(
+          (k) =>
+            existsSync(join(runsDir, k, 'checkpoints', 'latest', 'config.json')) &&
+            metrics(join(runsDir, k)).some((m) => m['type'] === 'train' && (m['step'] as number) >= 3),
+        ),
+      150_000,
+      logs,
+    );
+    // the training process is the worker's child: SIGKILL it as the kernel's OOM killer would, not the worker
+    const children = childrenOf(worker.child.pid ?? 0);
+    expect(children, logs()).toHaveLength(1);
+    process.kill(children[0] ?? 0, 'SIGKILL');
+    // the same worker takes it again after the backoff (10 s) and resumes the run's checkpoint
+    expect(await c.exited, logs()).toBe(0);
+    expect(worker.out()).toMatch(
+      /killed by SIGKILL, not by this worker: most likely the kernel's OOM killer .*; retried \(attempt 1 of 5\)/,
+    );
+    expect(worker.out().match(/killed by SIGKILL/g), worker.out()).toHaveLength(1);
+    expect(worker.out()).toMatch(/\(a retry\)/);
     const [rec] = ledger(out);
     expect(rec?.timing['resumed'], logs()).toBe(true);
     expect(rec?.totalSteps).toBe(40);
