@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fromPretrained, initBackend, loadCheckpoint } from '@grassflow/gpu-layers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunFolder } from '@grassflow/training';
-import { heldOutMetric } from '../src/compare/command';
+import { heldOutMetric } from '../src/shared/held-out';
 import { loadModelAndTokenizer } from '../src/shared/checkpoint-dir';
 import { cli, cliAsync, DATA_DIR, TINY, tmp, type CliResult } from './helpers';
 
@@ -83,16 +83,39 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
     const scored = run; // 3 steps: checkpoints/best is step 3
     const card = async (step: number): Promise<string> => {
       await new RunFolder(scored).appendMetric(
-        heldOutMetric(step, { ppl: 812.5, tokens: 255 }, { ppl: 901.25, tokens: 255 }),
+        heldOutMetric(step, { ppl: 812.5, tokens: 255 }, { ppl: 901.25, tokens: 255 }, 'grassflow-lm compare'),
       );
       const exported = cli(['export', scored, '--out', join(root, 'scored-export')]);
       expect(exported.code, exported.stderr).toBe(0);
       return readFileSync(join(root, 'scored-export', 'README.md'), 'utf8');
     };
+    expect(await card(1)).toContain('Test perplexity: 901.25 (step 1, not the exported checkpoint, first 255 tokens');
     expect(await card(3)).toContain(
       'Test perplexity: 901.25 (step 3, first 255 tokens of wiki.test, scored by `grassflow-lm compare`).',
     );
-    expect(await card(1)).toContain('Test perplexity: 901.25 (step 1, not the exported checkpoint, first 255 tokens');
+    // the exported checkpoint's record, not merely the last one
+    expect(await card(1)).toContain('Test perplexity: 901.25 (step 3, first 255 tokens of wiki.test');
+  });
+
+  it("export --from latest: the last step's checkpoint, and the card shows study run's scores on all of both splits", async () => {
+    // a record as `study run` appends it for the run's latest checkpoint (step 3 of 3 here: best and latest agree)
+    await new RunFolder(run).appendMetric(
+      heldOutMetric(3, { ppl: 700.5, tokens: 222_442 }, { ppl: 650.25, tokens: 250_509 }, 'grassflow-lm study', true),
+    );
+    const target = join(root, 'latest-export');
+    const exported = cli(['export', run, '--from', 'latest', '--out', target]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const card = readFileSync(join(target, 'README.md'), 'utf8');
+    expect(card).toContain('(checkpoints/latest)');
+    expect(card).toContain('Validation perplexity, all 222,442 targets of wiki.valid: 700.50 (step 3).');
+    expect(card).toContain(
+      'Test perplexity: 650.25 (step 3, all 250,509 targets of wiki.test, scored by `grassflow-lm study`).',
+    );
+    const bad = cli(['export', join(root, 'nowhere'), '--from', 'latest', '--out', join(root, 'x')]);
+    expect(bad.code).toBe(2);
+    const wrong = cli(['export', run, '--from', 'first', '--out', join(root, 'x')]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/--from.*best.*latest/);
   });
 
   it('fromPretrained(dir).generate gives the text grassflow-lm generate prints for the same seed', async () => {

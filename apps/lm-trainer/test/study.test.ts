@@ -73,6 +73,20 @@ describe.skipIf(DATA_DIR === undefined)(
             expect(held[split].nllByPosition).toHaveLength(16);
             expect(held[split].nllByPosition.every((v) => Number.isFinite(v) && v > 0)).toBe(true);
           }
+          // the run folder's own record of it, which `export --from latest` puts on the model card
+          const own = metrics(join(straight, 'runs', rec.key)).filter((m) => m['type'] === 'heldout');
+          expect(own).toEqual([
+            {
+              type: 'heldout',
+              step: rec.totalSteps,
+              by: 'grassflow-lm study',
+              val_ppl: held.valid.ppl,
+              val_tokens: held.valid.tokens,
+              test_ppl: held.test.ppl,
+              test_tokens: held.test.tokens,
+              whole_split: 1,
+            },
+          ]);
         }
         const tv = recs.map((x) => (x['heldOut'] as { test: { tokens: number } }).test.tokens);
         expect(new Set(tv).size).toBe(1); // every run scores the same targets

@@ -24,6 +24,7 @@ import {
   type CorpusTokenizer,
   type TokenizerKind,
 } from '../shared/corpus.js';
+import { heldOutMetric } from '../shared/held-out.js';
 import { evaluatePerplexity } from '../shared/lm-task.js';
 import { COMMON_TRAIN_FLAGS, MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
 import type { TrainingConfig } from '../train/config.js';
@@ -158,7 +159,7 @@ export async function runComparePlan(plan: ComparePlan): Promise<number> {
     const records = await o.run.readMetrics();
     const s = summariseRun(records, 'val_ppl');
     // The run's own record of what its best checkpoint scored, where `export` finds it for the model card.
-    await o.run.appendMetric(heldOutMetric(bestStep, v, te));
+    await o.run.appendMetric(heldOutMetric(bestStep, v, te, 'grassflow-lm compare'));
     const sizes = paramBreakdown(model);
     rows.push([
       kind,
@@ -247,26 +248,6 @@ export async function runComparePlan(plan: ComparePlan): Promise<number> {
   });
   process.stdout.write(`report: ${path}\n`);
   return 0;
-}
-
-/**
- * The metrics.jsonl record of what a run's best checkpoint (at `step`) scored on wiki.valid and wiki.test: what
- * `export` reads for the model card (its `test_ppl`).
- */
-export function heldOutMetric(
-  step: number,
-  valid: { ppl: number; tokens: number },
-  test: { ppl: number; tokens: number },
-): MetricRecord {
-  return {
-    type: 'heldout',
-    step,
-    by: 'grassflow-lm compare',
-    val_ppl: valid.ppl,
-    val_tokens: valid.tokens,
-    test_ppl: test.ppl,
-    test_tokens: test.tokens,
-  };
 }
 
 /**

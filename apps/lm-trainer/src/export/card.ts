@@ -30,10 +30,22 @@ export interface CardInput {
   step: number | undefined;
   tokensSeen: number | undefined;
   bestValPpl: { value: number; step: number } | undefined;
-  /** The last `test_ppl` of metrics.jsonl, if the run was scored on wiki.test (by `by`, on `tokens` tokens). */
+  /**
+   * The `heldout` record of metrics.jsonl (the exported checkpoint's, else the last), if the run was scored on
+   * wiki.test (by `by`, on `tokens` tokens: the first ones, or every target of the split when `wholeSplit`), with the
+   * validation PPL scored beside it.
+   */
   testPpl:
-    { value: number; step: number | undefined; tokens?: number | undefined; by?: string | undefined } | undefined;
-  /** Which checkpoint of the run was exported (`checkpoints/best`). */
+    | {
+        value: number;
+        step: number | undefined;
+        tokens?: number | undefined;
+        by?: string | undefined;
+        wholeSplit?: boolean | undefined;
+        valid?: { value: number; tokens: number } | undefined;
+      }
+    | undefined;
+  /** Which checkpoint of the run was exported (`checkpoints/best` or `checkpoints/latest`). */
   checkpoint: string;
   exportedAt: string;
 }
@@ -73,7 +85,11 @@ export function modelCard(c: CardInput): string {
       : `${t.value.toFixed(2)} (` +
         [
           t.step === undefined ? undefined : `step ${t.step}${other ? ', not the exported checkpoint' : ''}`,
-          t.tokens === undefined ? undefined : `first ${n(t.tokens)} tokens of wiki.test`,
+          t.tokens === undefined
+            ? undefined
+            : t.wholeSplit === true
+              ? `all ${n(t.tokens)} targets of wiki.test`
+              : `first ${n(t.tokens)} tokens of wiki.test`,
           t.by === undefined ? undefined : `scored by \`${t.by}\``,
         ]
           .filter((x) => x !== undefined)
@@ -99,6 +115,12 @@ export function modelCard(c: CardInput): string {
     '## Results',
     '',
     `- Validation perplexity: ${val}.`,
+    ...(t?.wholeSplit === true && t.valid !== undefined
+      ? [
+          `- Validation perplexity, all ${n(t.valid.tokens)} targets of wiki.valid: ${t.valid.value.toFixed(2)} ` +
+            `(step ${t.step ?? 'unknown'}${other ? ', not the exported checkpoint' : ''}).`,
+        ]
+      : []),
     `- Test perplexity: ${test}.`,
     '',
     '## How it was made',

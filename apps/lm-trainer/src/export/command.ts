@@ -30,6 +30,13 @@ const VOCAB_FILE = 'vocab.txt';
 const EXPORT_FLAGS = {
   run: { type: 'string', metavar: 'RUN', help: 'run folder to export (or give it first, before the flags)' },
   out: { type: 'string', metavar: 'DIR', help: 'export folder: new, empty, or an earlier export (replaced)' },
+  from: {
+    type: 'string',
+    choices: ['best', 'latest'],
+    help:
+      "which checkpoint: best (lowest validation PPL; default) or latest (the last step's: what `study run` scores " +
+      'on all of wiki.valid and wiki.test, so its card shows those)',
+  },
   'data-dir': CHECKPOINT_FLAGS['data-dir'],
   backend: CHECKPOINT_FLAGS.backend,
 } as const satisfies FlagSpecs;
@@ -43,6 +50,8 @@ export interface ExportPlan {
   /** Where the run's BERT vocab.txt is (bert-vocab/vocab.txt of the data folder). */
   dataDir: string;
   backend: string | undefined;
+  /** Which checkpoint of the run: its best (default) or its latest. */
+  from: 'best' | 'latest';
 }
 
 export function planExport(argv: readonly string[]): ExportPlan {
@@ -55,7 +64,8 @@ export function planExport(argv: readonly string[]): ExportPlan {
   const run = positional ?? f.run;
   if (run === undefined) throw new UsageError('the run folder is required: grassflow-lm export RUN --out DIR', 'run');
   if (f.out === undefined) throw new UsageError('--out DIR is required (the export folder)', 'out');
-  return { run, out: resolve(f.out), dataDir: dataDirOrThrow(f['data-dir']), backend: f.backend };
+  const from = f.from === 'latest' ? 'latest' : 'best';
+  return { run, out: resolve(f.out), dataDir: dataDirOrThrow(f['data-dir']), backend: f.backend, from };
 }
 
 /** The run's config.json, or a UsageError that says what RUN is instead. */
@@ -80,30 +90,51 @@ function readRunConfig(run: string): CardInput['run'] & { format: string } {
 }
 
 /**
- * The last `test_ppl` metrics.jsonl records: `grassflow-lm compare` appends one per run (its best checkpoint on the
- * first --eval-tokens tokens of wiki.test); a `train` run alone records none.
+ * The `test_ppl` metrics.jsonl records of the checkpoint at `step`, else the last one: `grassflow-lm compare` appends
+ * one per run (its best checkpoint on the first --eval-tokens tokens of wiki.test), `study run` one (its latest
+ * checkpoint on all of wiki.valid and wiki.test); a `train` run alone records none.
  */
-function testPplOf(run: string): CardInput['testPpl'] {
+function testPplOf(run: string, step: number | undefined): CardInput['testPpl'] {
   const path = join(run, 'metrics.jsonl');
   if (!existsSync(path)) return undefined;
-  let found: CardInput['testPpl'];
+  let last: CardInput['testPpl'];
+  let atStep: CardInput['testPpl'];
+  const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     if (line.trim() === '') continue;
+    let r: Record<string, unknown>;
     try {
-      const r = JSON.parse(line) as { test_ppl?: unknown; step?: unknown; test_tokens?: unknown; by?: unknown };
-      if (typeof r.test_ppl === 'number') {
-        found = {
-          value: r.test_ppl,
-          step: typeof r.step === 'number' ? r.step : undefined,
-          tokens: typeof r.test_tokens === 'number' ? r.test_tokens : undefined,
-          by: typeof r.by === 'string' ? r.by : undefined,
-        };
-      }
+      r = JSON.parse(line) as Record<string, unknown>;
     } catch {
-      // a torn last line of a run that was killed: not a record
+      continue; // a torn last line of a run that was killed: not a record
     }
+    const value = num(r['test_ppl']);
+    if (value === undefined) continue;
+    const validPpl = num(r['val_ppl']);
+    const validTokens = num(r['val_tokens']);
+    last = {
+      value,
+      step: num(r['step']),
+      tokens: num(r['test_tokens']),
+      by: typeof r['by'] === 'string' ? r['by'] : undefined,
+      wholeSplit: r['whole_split'] === 1,
+      valid: validPpl === undefined || validTokens === undefined ? undefined : { value: validPpl, tokens: validTokens },
+    };
+    if (step !== undefined && last.step === step) atStep = last;
   }
-  return found;
+  return atStep ?? last;
+}
+
+/** The run's checkpoints/latest, or a UsageError saying it has none. */
+function latestCheckpointOf(run: string): string {
+  const dir = join(run, 'checkpoints', 'latest');
+  if (!existsSync(join(dir, 'config.json'))) {
+    throw new UsageError(
+      `${run} has no checkpoints/latest yet: train it, or export its best (leave out --from)`,
+      'from',
+    );
+  }
+  return dir;
 }
 
 export async function runExportPlan(plan: ExportPlan): Promise<number> {
@@ -124,7 +155,7 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
     );
   }
   await startBackend(plan.backend);
-  const ckDir = resolveCheckpointDir(plan.run, RUN_FORMAT);
+  const ckDir = plan.from === 'latest' ? latestCheckpointOf(plan.run) : resolveCheckpointDir(plan.run, RUN_FORMAT);
   const vocabPath = await ensureDataFile(BERT_VOCAB_REL_PATH, { dataDir: plan.dataDir });
   const tok = wordPieceTokenizer(vocabPath);
   if (cfg.data.tokenizerId !== undefined && cfg.data.tokenizerId !== tok.id) {
@@ -153,7 +184,7 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
         typeof best?.value === 'number' && typeof best.step === 'number'
           ? { value: best.value, step: best.step }
           : undefined,
-      testPpl: testPplOf(plan.run),
+      testPpl: testPplOf(plan.run, trainer?.step),
       checkpoint: relative(plan.run, ckDir) || '.',
       exportedAt: new Date().toISOString(),
     });
@@ -187,7 +218,7 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
 }
 
 const DESCRIPTION =
-  "Write a run's best checkpoint as a model folder to hand on: config.json + model.safetensors (PyTorch names), the " +
+  "Write a run's best (or --from latest) checkpoint as a model folder to hand on: config.json + model.safetensors (PyTorch names), the " +
   'tokenizer (vocab.txt + tokenizer_config.json), README.md (a model card: architecture, parameters, data, tokens ' +
   'seen, perplexities, the command); no optimizer state. generate, eval and inspect read it as --checkpoint.';
 

@@ -18,6 +18,7 @@ import type { StoredRunConfig } from '../train/config.js';
 import { resolvedOfStored, resolvedRunConfig, type ResolvedRunConfig } from './key.js';
 import { LM_LEDGER, type HeldOutScore, type LedgerRecord } from './ledger.js';
 import { loadModelAndTokenizer } from '../shared/checkpoint-dir.js';
+import { heldOutMetric } from '../shared/held-out.js';
 import { loadSplitIds } from '../shared/corpus.js';
 import { evaluatePerplexity } from '../shared/lm-task.js';
 import { LM_STUDY_FLAGS } from './spec.js';
@@ -106,6 +107,9 @@ export async function scoreHeldOut(
   dataDir: string,
 ): Promise<{ valid: HeldOutScore; test: HeldOutScore }> {
   const { model, tok } = await loadModelAndTokenizer(run.latestCheckpoint, dataDir, undefined);
+  const config = JSON.parse(readFileSync(join(run.latestCheckpoint, 'config.json'), 'utf8')) as {
+    extra?: { trainer?: { step?: number } };
+  };
   try {
     const score = async (split: 'valid' | 'test'): Promise<HeldOutScore> => {
       const ids = await loadSplitIds(split, tok, dataDir);
@@ -114,7 +118,13 @@ export async function scoreHeldOut(
       const r = await evaluatePerplexity(model, ids, { seqLen: model.config.maxLen, batch });
       return { ...r, nllByPosition: r.nllByPosition.map((v) => Math.round(v * 1e4) / 1e4) };
     };
-    return { valid: await score('valid'), test: await score('test') };
+    const scores = { valid: await score('valid'), test: await score('test') };
+    // the run's own record too, where `export --from latest` finds it for the model card
+    const step = config.extra?.trainer?.step;
+    if (step !== undefined) {
+      await run.appendMetric(heldOutMetric(step, scores.valid, scores.test, 'grassflow-lm study', true));
+    }
+    return scores;
   } finally {
     model.dispose();
   }
