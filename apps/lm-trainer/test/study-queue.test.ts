@@ -218,17 +218,9 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
     expect(logs()).toMatch(/\(ladder \S+ladder-queue, level 1 grassmann seed 1\)/); // a worker took it
   }, 240_000);
 
-  it('a worker stopped by SIGTERM: its run checkpoints, goes back to the queue and is resumed by the next worker', async () => {
-    for (const w of workers) await stop(w); // none of the earlier workers may take the run
-    const one = join(root, 'one.json');
-    const longRun = { model: 'transformer-ea', seed: 2, steps: 40, 'checkpoint-every': 1 };
-    writeFileSync(one, JSON.stringify({ name: 'one', base, runs: [longRun] }));
-    const out = join(root, 'one');
-    const first = startWorker();
-    const c = watch(cliAsync(['study', 'run', one, ...sitting(out), '--queue', url]));
-    coordinators.push(c);
-    const runsDir = join(out, 'runs');
-    await until(
+  /** Until a run under `runsDir` has a checkpoint and has trained 3 steps: the moment to stop or kill it. */
+  const untilCheckpointed = (runsDir: string): Promise<void> =>
+    until(
       'the run to checkpoint a few steps',
       () =>
         existsSync(runsDir) &&
@@ -240,6 +232,18 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
       150_000,
       logs,
     );
+
+  it('a worker stopped by SIGTERM: its run checkpoints, goes back to the queue and is resumed by the next worker', async () => {
+    for (const w of workers) await stop(w); // none of the earlier workers may take the run
+    const one = join(root, 'one.json');
+    const longRun = { model: 'transformer-ea', seed: 2, steps: 40, 'checkpoint-every': 1 };
+    writeFileSync(one, JSON.stringify({ name: 'one', base, runs: [longRun] }));
+    const out = join(root, 'one');
+    const first = startWorker();
+    const c = watch(cliAsync(['study', 'run', one, ...sitting(out), '--queue', url]));
+    coordinators.push(c);
+    const runsDir = join(out, 'runs');
+    await untilCheckpointed(runsDir);
     first.child.kill('SIGTERM');
     expect(await first.exited, first.out()).toBe(0);
     expect(first.out()).toMatch(/stopped \(SIGTERM\); back in the queue/);
@@ -260,18 +264,7 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
     const c = watch(cliAsync(['study', 'run', oom, ...sitting(out), '--queue', url]));
     coordinators.push(c);
     const runsDir = join(out, 'runs');
-    await until(
-      'the run to checkpoint a few steps',
-      () =>
-        existsSync(runsDir) &&
-        readdirSync(runsDir).some(
-          (k) =>
-            existsSync(join(runsDir, k, 'checkpoints', 'latest', 'config.json')) &&
-            metrics(join(runsDir, k)).some((m) => m['type'] === 'train' && (m['step'] as number) >= 3),
-        ),
-      150_000,
-      logs,
-    );
+    await untilCheckpointed(runsDir);
     // the training process is the worker's child: SIGKILL it as the kernel's OOM killer would, not the worker
     const children = childrenOf(worker.child.pid ?? 0);
     expect(children, logs()).toHaveLength(1);
