@@ -7,15 +7,16 @@ positions, so a band compares models on the same tokens), and the context gain: 
 (Grassmann minus each Transformer), with a 95% t-interval where there are at least two seeds.
 
     python3 docs/results/evidence-2/ladder/by_position.py docs/results/evidence-2/ladder/ledger.jsonl [more ledgers]
+
+with paired.py's run selection (`--tokens`, `--lr KIND=LR`) to read several studies' ledgers as one.
 """
-import json
 import math
 import statistics as st
 import sys
-from collections import defaultdict
+
+from paired import interval, load_runs, parse_args
 
 BANDS = [(1, 1), (2, 8), (9, 16), (17, 32), (33, 64), (65, 128)]
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
 
 
 def band_nll(nll, lo, hi):
@@ -26,26 +27,13 @@ def gain(nll):
     return band_nll(nll, 65, 128) - band_nll(nll, 9, 16)
 
 
-def interval(xs):
-    m = st.mean(xs)
-    if len(xs) < 2:
-        return m, None
-    h = T975[len(xs) - 1] * st.stdev(xs) / math.sqrt(len(xs))
-    return m, (m - h, m + h)
-
-
 def pct(x):
     return f"{(math.exp(x) - 1) * 100:+.1f}%"
 
 
-runs = defaultdict(dict)  # (tokens, model) -> seed -> nllByPosition
-for path in sys.argv[1:]:
-    for line in open(path):
-        if not line.strip():
-            continue
-        r = json.loads(line)
-        f = r["flags"]
-        runs[(f["tokens"], f["model"])][f.get("seed", 1)] = r["heldOut"]["test"]["nllByPosition"]
+args = parse_args(sys.argv[1:], "Context use from the ledger's test NLL by window position")
+runs = {key: {s: r["heldOut"]["test"]["nllByPosition"] for s, r in by_seed.items()}
+        for key, by_seed in load_runs(args).items()}
 
 print("| tokens | model | n | " + " | ".join(f"test PPL, positions {a}-{b}" if a != b else f"position {a}" for a, b in BANDS)
       + " | context gain (65-128 vs 9-16) |")
