@@ -1,8 +1,9 @@
 """Test PPL by kind, and Grassmann − Transformer paired by seed, read across study ledgers (issue 28, item 4b).
 
-Runs are chosen by training tokens and, for each kind, by lr (`--lr KIND=LR`), so that runs of several studies read
-as one: the ladder's Grassmann and EA runs at 3.2M tokens beside the DPA runs at 4e-3 of lr-check (seed 1) and
-lr-check-2 (seeds 2, 3). Two chosen runs with the same tokens, kind and seed are an error (say which with `--lr`).
+Runs are chosen by training tokens, norm placement (`--norm pre|post`) and, for each kind, by lr (`--lr KIND=LR`), so
+that runs of several studies read as one: the ladder's Grassmann and EA runs at 3.2M tokens beside the DPA runs at 4e-3 of lr-check (seed 1) and
+lr-check-2 (seeds 2, 3). Two chosen runs with the same tokens, kind and seed are an error (say which with `--lr` or
+`--norm`: paper-size has a post-LN and a pre-LN seed 1 of each kind).
 Paired by seed (same initialisation seed and data order); 95% t-intervals; the relative column is the interval of the
 paired difference over the Transformer's mean, as `study report` has it.
 
@@ -36,6 +37,7 @@ def parse_args(argv, description):
     p.add_argument("ledgers", nargs="+", help="ledger.jsonl files of `study run`")
     p.add_argument("--tokens", type=int, action="append", help="training tokens to keep (repeatable; default all)")
     p.add_argument("--lr", action="append", default=[], metavar="KIND=LR", help="keep only this lr for KIND")
+    p.add_argument("--norm", choices=("pre", "post"), help="keep only runs with this LayerNorm placement")
     return p.parse_args(argv)
 
 
@@ -67,15 +69,17 @@ def load_runs(args):
                 continue
             if kind in lrs and not math.isclose(training["lr"], lrs[kind]):
                 continue
+            if args.norm and r["config"]["model"]["norm"] != args.norm:
+                continue
             seed = training["seed"]
             if seed in runs[(tokens, kind)]:
                 sys.exit(f"{path}:{n}: {kind} at {tokens} tokens, seed {seed} is also {where[(tokens, kind, seed)]} "
                          f"(lr {runs[(tokens, kind)][seed]['config']['training']['lr']} and {training['lr']}): "
-                         f"choose one with --lr {kind}=LR")
+                         f"choose one with --lr {kind}=LR or --norm")
             runs[(tokens, kind)][seed] = r
             where[(tokens, kind, seed)] = f"{path}:{n}"
     if not runs:
-        sys.exit("no runs left after --tokens/--lr")
+        sys.exit("no runs left after --tokens/--lr/--norm")
     return runs
 
 
