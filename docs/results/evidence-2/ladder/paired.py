@@ -1,9 +1,9 @@
 """Test PPL by kind, and Grassmann − Transformer paired by seed, read across study ledgers (issue 28, item 4b).
 
 Runs are chosen by training tokens, norm placement (`--norm pre|post`) and, for each kind, by lr (`--lr KIND=LR`), so
-that runs of several studies read as one: the ladder's Grassmann and EA runs at 3.2M tokens beside the DPA runs at 4e-3 of lr-check (seed 1) and
-lr-check-2 (seeds 2, 3). Two chosen runs with the same tokens, kind and seed are an error (say which with `--lr` or
-`--norm`: paper-size has a post-LN and a pre-LN seed 1 of each kind).
+that runs of several studies read as one: the ladder's Grassmann and EA runs at 3.2M tokens beside the DPA runs at
+4e-3 of lr-check (seed 1) and lr-check-2 (seeds 2, 3). Two chosen runs with the same tokens, kind and seed are an
+error (say which with `--lr` or `--norm`: paper-size has a post-LN and a pre-LN seed 1 of each kind).
 Paired by seed (same initialisation seed and data order); 95% t-intervals; the relative column is the interval of the
 paired difference over the Transformer's mean, as `study report` has it.
 
