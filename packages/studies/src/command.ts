@@ -255,8 +255,8 @@ export async function statusOfSitting<P extends PlannedRun, R extends StudyRecor
       let word: string;
       if (done.has(p.key)) word = 'done';
       else {
-        const job = await queue?.job(p.key);
-        if (queue !== undefined && job !== undefined) word = describeJob(await job.getState(), job);
+        const found = await queue?.job(p.key);
+        if (found !== undefined) word = describeJob(found.state, found.job);
         else {
           const state = folderState(runDirOf(s.runs, p.key));
           word = { resumable: 'interrupted', partial: 'not started', new: 'not started' }[state];

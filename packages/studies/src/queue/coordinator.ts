@@ -61,16 +61,24 @@ export class RedisRunQueue {
     return new RedisRunQueue(connection, queue, q.shown, opts.retryFailed ?? false, opts.program);
   }
 
-  /** The job of a run key, if the queue holds one. */
-  async job<D = unknown, R = unknown>(key: string): Promise<Job<D, R> | undefined> {
-    return Job.fromId<D, R>(this.queue, key);
+  /**
+   * The job of a run key with its state, if the queue holds one. State first: BullMQ writes a job's return value (or
+   * failure reason) in the same script that moves it to completed (failed), so a job read after its state holds what
+   * that state promises, where a job read before it may not (the worker finishing between the two reads; seen when
+   * Redis came back after an outage and both sides' commands went out at once).
+   */
+  async job<D = unknown, R = unknown>(key: string): Promise<{ job: Job<D, R>; state: string } | undefined> {
+    const state = await this.queue.getJobState(key);
+    if (state === 'unknown') return undefined;
+    const job = await Job.fromId<D, R>(this.queue, key);
+    return job === undefined ? undefined : { job, state };
   }
 
   /** Remove the jobs of runs already recorded (a coordinator stopped between its write and the removal). */
   async forget(keys: Iterable<string>): Promise<void> {
     for (const key of keys) {
-      const job = await this.job(key);
-      if (job !== undefined && (await job.getState()) === 'completed') await this.remove(job);
+      const found = await this.job(key);
+      if (found?.state === 'completed') await this.remove(found.job);
     }
   }
 
@@ -105,13 +113,13 @@ export class RedisRunQueue {
     let queued = 0;
     let attached = 0;
     for (const j of jobs) {
-      const job = await this.job(j.key);
-      if (job === undefined) {
+      const found = await this.job(j.key);
+      if (found === undefined) {
         await enqueue(j);
         queued++;
-      } else if ((await job.getState()) === 'failed' && this.retryFailed) {
-        say(`${j.key} failed before (${job.failedReason}); queued again (--retry-failed)`);
-        await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      } else if (found.state === 'failed' && this.retryFailed) {
+        say(`${j.key} failed before (${found.job.failedReason}); queued again (--retry-failed)`);
+        await found.job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         queued++;
       } else attached++;
     }
@@ -128,13 +136,13 @@ export class RedisRunQueue {
           return { failed, stopped: StopSignal.exitCode(signal.requested) };
         }
         for (const [key, j] of pending) {
-          const job = await this.job<D, R>(key);
-          if (job === undefined) {
+          const found = await this.job<D, R>(key);
+          if (found === undefined) {
             // removed meanwhile (e.g. by another coordinator with the same run, once it had recorded it)
             await enqueue(j);
             continue;
           }
-          const state = await job.getState();
+          const { job, state } = found;
           const worker = job.processedBy ?? 'a worker';
           if (state === 'completed') {
             await onResult(j, job.returnvalue, worker);
