@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { initBackend } from '@grassflow/gpu-layers';
 import { loadTrainerCheckpoint } from '@grassflow/training';
 import { describe, expect, it } from 'vitest';
-import { cli, DATA_DIR, TINY, tmp } from './helpers';
+import { cli, DATA_DIR, describeRun, TINY, tmp } from './helpers';
 
 describe('clear errors', () => {
   it('unknown flags and invalid values name the flag (exit 2)', () => {
@@ -35,7 +35,7 @@ describe('clear errors', () => {
       '--out',
       join(tmp(), 'r'),
     ]);
-    expect(r.code).toBe(1);
+    expect(r.code, describeRun(r)).toBe(1);
     expect(r.stderr).toContain('data folder /nonexistent/grassflow-data (from --data-dir) does not exist');
     expect(r.stderr).toContain('GRASSFLOW_DATA_DIR');
   });
@@ -63,7 +63,7 @@ describe('clear errors', () => {
         '--out',
         run,
       ]);
-      expect(r.code).toBe(1);
+      expect(r.code, describeRun(r)).toBe(1);
       const step = Number(
         /NonFiniteLossError: non-finite (?:loss|gradient norm) \([^)]*\) at step (\d+)/.exec(r.stderr)?.[1],
       );
@@ -77,25 +77,35 @@ describe('clear errors', () => {
 
   it.skipIf(DATA_DIR === undefined)('a corrupt checkpoint is reported as such by eval and --resume', () => {
     const run = join(tmp(), 'run');
-    expect(
-      cli(['train', '--model', 'transformer-dpa', ...TINY, '--steps', '2', '--eval-every', '0', '--out', run]).code,
-    ).toBe(0);
+    const trained = cli([
+      'train',
+      '--model',
+      'transformer-dpa',
+      ...TINY,
+      '--steps',
+      '2',
+      '--eval-every',
+      '0',
+      '--out',
+      run,
+    ]);
+    expect(trained.code, describeRun(trained)).toBe(0);
     const broken = join(tmp(), 'broken');
     cpSync(run, broken, { recursive: true });
     const file = join(broken, 'checkpoints/latest/model.safetensors');
     truncateSync(file, statSync(file).size - 100);
     cpSync(join(broken, 'checkpoints/latest'), join(broken, 'checkpoints/best'), { recursive: true });
     const ev = cli(['eval', '--checkpoint', broken, '--split', 'valid']);
-    expect(ev.code).toBe(1);
+    expect(ev.code, describeRun(ev)).toBe(1);
     expect(ev.stderr).toMatch(/CheckpointError: .*model\.safetensors/);
     const res = cli(['train', '--resume', broken, '--quiet']);
-    expect(res.code).toBe(1);
+    expect(res.code, describeRun(res)).toBe(1);
     expect(res.stderr).toMatch(/CheckpointError/);
     expect(res.stderr).toMatch(/checkpoints\/best cannot be read either: start the run again/);
     // with an intact best, --resume says how to continue from it
     cpSync(join(run, 'checkpoints/latest'), join(broken, 'checkpoints/best'), { recursive: true, force: true });
     const hint = cli(['train', '--resume', broken, '--quiet']);
-    expect(hint.code).toBe(1);
+    expect(hint.code, describeRun(hint)).toBe(1);
     expect(hint.stderr).toMatch(
       /checkpoints\/best \(step 2\) is intact: to resume from it, move .*checkpoints\/latest aside/,
     );

@@ -19,8 +19,10 @@ async function cliWhileServing(args: readonly string[]): Promise<CliResult> {
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((done) => child.on('close', done));
-  return { code, stdout, stderr };
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) =>
+    child.on('close', (c, s) => done([c, s])),
+  );
+  return { code, signal, error: undefined, stdout, stderr };
 }
 
 describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFLOW_DATA_DIR)', () => {

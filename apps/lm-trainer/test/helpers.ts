@@ -1,9 +1,12 @@
 // Run the CLI from source (no build needed) against the shared data, with a private token-id cache.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runCommand, type CommandResult } from '../../../tooling/run-command.mjs';
+
+export { describeRun } from '../../../tooling/run-command.mjs';
 
 export const APP_DIR = resolve(__dirname, '..');
 export const DATA_DIR =
@@ -24,24 +27,14 @@ export function env(): NodeJS.ProcessEnv {
 
 const CLI = ['--import', 'tsx', join(APP_DIR, 'src/cli.ts')];
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = CommandResult;
 
 /**
  * Run `grassflow-lm ...args` to completion, killed after `timeoutMs` (default 200 s: below vitest's 240 s test timeout,
  * so a hung CLI fails with its output; a test whose command needs longer passes more and raises its own timeout).
  */
 export function cli(args: readonly string[], timeoutMs = 200_000): CliResult {
-  const r = spawnSync(process.execPath, [...CLI, ...args], {
-    cwd: APP_DIR,
-    env: env(),
-    encoding: 'utf8',
-    timeout: timeoutMs,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCommand(process.execPath, [...CLI, ...args], { cwd: APP_DIR, env: env(), timeoutMs });
 }
 
 /** Start `grassflow-lm ...args` without waiting (`extraEnv` over the test environment). */

@@ -1,8 +1,8 @@
 // Run the CLI from source (no build needed) against small SNLI files cut from the shared data.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runCommand, type CommandResult } from '../../../tooling/run-command.mjs';
 
 export const APP_DIR = resolve(__dirname, '..');
 export const DATA_DIR =
@@ -16,21 +16,15 @@ export function env(): NodeJS.ProcessEnv {
 
 const CLI = ['--import', 'tsx', join(APP_DIR, 'src/cli.ts')];
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = CommandResult;
 
 /** Run `grassflow-snli ...args` to completion. */
 export function cli(args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): CliResult {
-  const r = spawnSync(process.execPath, [...CLI, ...args], {
+  return runCommand(process.execPath, [...CLI, ...args], {
     cwd: APP_DIR,
     env: { ...env(), ...extraEnv },
-    encoding: 'utf8',
-    timeout: 180_000,
+    timeoutMs: 180_000,
   });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 export function tmp(): string {
