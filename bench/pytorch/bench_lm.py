@@ -21,6 +21,7 @@ Run:  python3 bench/pytorch/bench_lm.py --preset paper-6l --batch 8 --steps 5
 """
 
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -295,6 +296,21 @@ def loaded_blas():
     return ", ".join(real) if real else None
 
 
+def openblas_core():
+    """openblas_get_corename() of the OpenBLAS this process loaded ('SkylakeX', 'Prescott'), or None."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and "/" in line})
+        for path in paths:
+            fn = getattr(ctypes.CDLL(path), "openblas_get_corename", None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return fn().decode()
+    except OSError:
+        return None
+    return None
+
+
 def loadavg1():
     try:
         return os.getloadavg()[0]
@@ -433,6 +449,7 @@ def main(argv):
         "loadavg_end": loadavg1(),
         "torch_version": torch.__version__,
         "blas": blas,
+        "blas_core": openblas_core(),
         "init_std": INIT_STD,
         "dtype": "float32",
     }

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { countParams, type ModelConfig } from '@grassflow/gpu-layers';
+import { blasInfo, countParams, type ModelConfig } from '@grassflow/gpu-layers';
 import {
   parseFlags,
   planCommand,
@@ -57,6 +57,8 @@ export interface PytorchBenchResult extends TrainBenchResult {
   torch_version: string;
   /** The BLAS libraries the process loaded (Debian's reference libblas is ~20× slower than OpenBLAS), or null. */
   blas: string | null;
+  /** openblas_get_corename() in that process ('SkylakeX'), or null where it is not OpenBLAS. */
+  blas_core?: string | null;
   init_std: number;
   dtype: string;
 }
@@ -127,13 +129,13 @@ export function compareResults(
 }
 
 /** " (libopenblasp-r0.3.21.so)": the file names of the loaded BLAS libraries, or nothing when unknown. */
-function blas(paths: string | null): string {
+function blas(paths: string | null, core?: string | null): string {
   return paths === null
     ? ''
     : ` (${paths
         .split(', ')
         .map((p) => basename(p))
-        .join(', ')})`;
+        .join(', ')}${core == null ? '' : ` ${core}`})`;
 }
 
 /** A Markdown table of a comparison (the form of docs/benchmarks.md), with a line on backends and threads above. */
@@ -159,7 +161,7 @@ export function formatComparison(c: BenchComparison): string {
   const lines = [
     `grassflow: ${backend}, ${g.threads} thread${g.threads === 1 ? '' : 's'}` +
       `${g.blas == null ? '' : ` (products: ${g.blas})`}, ${g.loss} loss, ${g.head} head; ` +
-      `PyTorch ${p.torch_version}${blas(p.blas)}, ${p.threads} thread${p.threads === 1 ? '' : 's'}, ${p.dtype}; ` +
+      `PyTorch ${p.torch_version}${blas(p.blas, p.blas_core)}, ${p.threads} thread${p.threads === 1 ? '' : 's'}, ${p.dtype}; ` +
       `${g.params.toLocaleString('en-US')} params; ${g.steps} timed steps after ${g.warmup_steps} warm-up`,
     '',
     '| configuration | grassflow tokens/s | PyTorch tokens/s | ratio | grassflow CPU s/step | PyTorch CPU s/step | load before → after |',
@@ -259,8 +261,15 @@ async function writeIdFiles(config: ModelConfig, f: TrainBenchFlags): Promise<{ 
 
 /** Run the reference script; its stderr passes through, its stdout's last line is the JSON result. */
 function runPytorch(python: string, script: string, args: readonly string[]): Promise<PytorchBenchResult> {
+  // PyTorch's OpenBLAS on the kernels grassflow's runs (chosen by grassflow where OpenBLAS fell back to a generic
+  // core), unless the user set OPENBLAS_CORETYPE for both
+  const core = blasInfo().core;
+  const env =
+    core === undefined || (process.env['OPENBLAS_CORETYPE'] ?? '') !== ''
+      ? process.env
+      : { ...process.env, OPENBLAS_CORETYPE: core };
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(python, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(python, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (s: string) => (out += s));

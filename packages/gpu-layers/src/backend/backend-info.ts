@@ -23,10 +23,13 @@ export interface BackendInfo {
   /** wasm: why fewer threads run than were asked for (also printed once as a warning); absent when all run. */
   threadsNote?: string;
   /**
-   * wasm under Node: what its matrix products run on, 'openblas 0.3.21, 2 threads' (cblas_sgemm, see wasm-blas.ts),
-   * or why they stay XNNPACK's with the line that enables the native ones (`apt-get install libopenblas0-pthread`).
+   * wasm under Node: what its matrix products run on, 'openblas 0.3.21 SkylakeX, 2 threads' (cblas_sgemm, see
+   * wasm-blas.ts), or why they stay XNNPACK's with the line that enables the native ones
+   * (`apt-get install libopenblas0-pthread`).
    */
   blas?: string;
+  /** wasm under Node: one line when grassflow chose OpenBLAS's kernels over its own detection (also printed once). */
+  blasNote?: string;
   /** tfjs-core version of the layers' tf instance. */
   tfjsCore: string;
   /** Backends tried before this one and why each did not load (automatic selection only). */

@@ -95,10 +95,11 @@ async function loadNode(name: 'tensorflow-gpu' | 'tensorflow'): Promise<void> {
 }
 
 let warnedThreads = false;
+let notedBlasCore = false;
 
 async function loadWasm(
   threads: number | undefined,
-): Promise<{ simd: boolean; threads: number; threadsNote?: string; blas: string }> {
+): Promise<{ simd: boolean; threads: number; threadsNote?: string; blas: string; blasNote?: string }> {
   let wasm: typeof import('@tensorflow/tfjs-backend-wasm');
   try {
     wasm = await import('@tensorflow/tfjs-backend-wasm');
@@ -126,12 +127,15 @@ async function loadWasm(
   registerWasmKernelOverrides();
   const simd = (await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) === true;
   const got = wasm.getThreadsCount();
-  const { summary: blas } = await setUpWasmBlas(got);
+  const { summary: blas, coreNote: blasNote } = await setUpWasmBlas(got);
+  if (blasNote !== undefined && !notedBlasCore) console.warn(blasNote); // once per process, as the threads note
+  notedBlasCore = true;
+  const note = blasNote === undefined ? {} : { blasNote };
   const threadsNote = wasmThreadsNote(threads, got, nodeWasmThreadsUnavailable());
-  if (threadsNote === undefined) return { simd, threads: got, blas };
+  if (threadsNote === undefined) return { simd, threads: got, blas, ...note };
   if (!warnedThreads) console.warn(threadsNote); // once per process: initBackend may be called again
   warnedThreads = true;
-  return { simd, threads: got, threadsNote, blas };
+  return { simd, threads: got, threadsNote, blas, ...note };
 }
 
 const WEBGPU_BACKEND = '@tensorflow/tfjs-backend-webgpu';

@@ -6,6 +6,7 @@
 // 105–147 on the same core (docs/benchmarks.md). The views are derived inside each call, after the output is
 // allocated: when the heap grows, the old ArrayBuffer is detached and every view of it reads nothing.
 import * as tf from '@tensorflow/tfjs-core';
+import { betterOpenblasCore, cpuFeatures, vectorWidthOf } from './openblas-core.js';
 import { setNativeWasmProducts } from './products.js';
 
 /** The one line that installs OpenBLAS on Debian and Ubuntu (Fedora: openblas-threads; macOS: brew install openblas). */
@@ -15,14 +16,19 @@ export const BLAS_INSTALL = 'apt-get install libopenblas0-pthread';
 export interface BlasInfo {
   /** True when BatchMatMul and _FusedMatMul call cblas_sgemm. */
   active: boolean;
-  /** One line: 'openblas 0.3.21, 2 threads' when active, else why not and how to enable it. */
+  /** One line: 'openblas 0.3.21 SkylakeX, 2 threads' when active, else why not and how to enable it. */
   summary: string;
   /** The library file or name that was loaded. */
   library?: string;
   /** Its version, from openblas_get_config ('0.3.21'), when it is OpenBLAS. */
   version?: string;
-  /** The CPU kernels OpenBLAS selected at load ('Haswell', 'SkylakeX'), when it reports them. */
+  /** The CPU kernels OpenBLAS runs ('Haswell', 'SkylakeX': openblas_get_corename), when it reports them. */
   core?: string;
+  /**
+   * One line, present when grassflow chose the kernels: what OpenBLAS detected on this CPU, what runs instead and how
+   * to choose yourself; or why the better kernels were not kept.
+   */
+  coreNote?: string;
   /** OpenBLAS's thread count as set here. */
   threads?: number;
 }
@@ -63,11 +69,15 @@ interface Blas {
   getThreads?: () => number;
   library: string;
   config?: string;
+  /** openblas_get_corename(): the kernels it loaded ('Prescott', 'SkylakeX'). */
+  core?: string;
+  /** Closes the library (dlclose): loaded again, OpenBLAS reads OPENBLAS_CORETYPE again. */
+  unload: () => void;
 }
 
 /** What is used here of koffi's module. */
 interface Koffi {
-  load(path: string): { func(signature: string): (...args: unknown[]) => unknown };
+  load(path: string): { func(signature: string): (...args: unknown[]) => unknown; unload(): void };
 }
 
 /** What is used here of tfjs-backend-wasm's BackendWasm (its class is not exported with these members typed). */
@@ -97,6 +107,7 @@ const CANDIDATES: Record<string, string[]> = {
 };
 
 let blas: Blas | undefined;
+let coreNote: string | undefined;
 let info: BlasInfo = { active: false, summary: 'not set up (the wasm backend was not initialised under Node)' };
 /** The kernels replaced here, as tfjs-backend-wasm registered them (fallbacks, and what `useNativeProducts(false)` restores). */
 const OVERRIDDEN = ['BatchMatMul', '_FusedMatMul', 'Sum', 'Mean'] as const;
@@ -143,6 +154,7 @@ function bind(koffi: Koffi, library: string): Blas {
     }
   };
   const getConfig = optional<() => string>('const char *openblas_get_config(void)');
+  const getCore = optional<() => string>('const char *openblas_get_corename(void)');
   return {
     sgemm,
     sgemv,
@@ -150,7 +162,150 @@ function bind(koffi: Koffi, library: string): Blas {
     getThreads: optional<() => number>('int openblas_get_num_threads(void)'),
     library,
     ...(getConfig === undefined ? {} : { config: getConfig() }),
+    ...(getCore === undefined ? {} : { core: getCore() }),
+    unload: () => lib.unload(),
   };
+}
+
+/** For tests: the first load runs under OPENBLAS_CORETYPE=core, taken as OpenBLAS's own detection. */
+let simulatedDetection: string | undefined;
+
+/**
+ * Make the next first load of OpenBLAS in this process look as if OpenBLAS had detected `core` on this CPU (a
+ * generic 'Prescott', say), so that the kernel choice below can be tested on any machine. Call before initBackend.
+ */
+export function simulateOpenblasDetection(core: string): void {
+  if (blas !== undefined) throw new Error('simulateOpenblasDetection: OpenBLAS is already loaded in this process');
+  simulatedDetection = core;
+}
+
+/** Sets (or, with undefined, removes) an environment variable. */
+function setEnv(name: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+}
+
+/**
+ * Load the library, and where OpenBLAS chose kernels without AVX2 on a CPU that has AVX2 or AVX-512F (an OpenBLAS
+ * older than the CPU), load it again under the better OPENBLAS_CORETYPE (openblas-core.ts), kept only when its
+ * products equal a float64 reference. A user's OPENBLAS_CORETYPE always wins, and GRASSFLOW_BLAS_CORE=off keeps
+ * OpenBLAS's own choice. OpenBLAS reads the variable when it loads; it is restored afterwards, so that child processes
+ * make their own choice.
+ */
+function bindChoosingCore(koffi: Koffi, library: string): { lib: Blas; note?: string } {
+  const userCore = envOf('OPENBLAS_CORETYPE');
+  if (simulatedDetection !== undefined) setEnv('OPENBLAS_CORETYPE', simulatedDetection);
+  let lib: Blas;
+  try {
+    lib = bind(koffi, library);
+  } finally {
+    setEnv('OPENBLAS_CORETYPE', userCore);
+  }
+  const detected = lib.core;
+  const userChose = userCore !== undefined && simulatedDetection === undefined;
+  if (detected === undefined || userChose || /^off$/i.test(envOf('GRASSFLOW_BLAS_CORE') ?? '')) return { lib };
+  const cpu = cpuFeatures();
+  const target = cpu === undefined ? undefined : betterOpenblasCore(detected, cpu);
+  if (cpu === undefined || target === undefined) return { lib };
+  const where = `OpenBLAS detected ${detected} on this ${cpu.model} (${vectorWidthOf(cpu)})`;
+  lib.unload();
+  let chosen: Blas | undefined;
+  let why: string | undefined;
+  try {
+    setEnv('OPENBLAS_CORETYPE', target);
+    chosen = bind(koffi, library);
+    why =
+      chosen.core?.toLowerCase() !== target.toLowerCase()
+        ? `it loaded ${chosen.core ?? 'an unnamed core'} instead`
+        : sgemmMismatch(chosen);
+  } catch (err) {
+    why = `loading it failed: ${(err as Error).message.split('\n')[0]}`;
+  } finally {
+    setEnv('OPENBLAS_CORETYPE', userCore);
+  }
+  if (chosen !== undefined && why === undefined)
+    return {
+      lib: chosen,
+      note:
+        `${where}; grassflow runs its ${target} kernels instead ` +
+        `(set OPENBLAS_CORETYPE to choose, or GRASSFLOW_BLAS_CORE=off to keep the detection)`,
+    };
+  chosen?.unload();
+  if (simulatedDetection !== undefined) setEnv('OPENBLAS_CORETYPE', simulatedDetection);
+  try {
+    lib = bind(koffi, library);
+  } finally {
+    setEnv('OPENBLAS_CORETYPE', userCore);
+  }
+  return { lib, note: `${where}; its ${target} kernels were not kept (${why ?? 'unknown'}): ${detected} runs` };
+}
+
+/** Shapes the models' products take (projections, weight gradients, the tied head) and odd sizes for edge kernels. */
+const CHECK_SHAPES: ReadonlyArray<{ m: number; k: number; n: number; ta: boolean; tb: boolean }> = [
+  { m: 128, k: 64, n: 256, ta: false, tb: false },
+  { m: 96, k: 128, n: 64, ta: false, tb: true },
+  { m: 64, k: 160, n: 80, ta: true, tb: false },
+  { m: 37, k: 19, n: 53, ta: true, tb: true },
+  { m: 1, k: 64, n: 257, ta: false, tb: true },
+];
+
+/**
+ * Why this library's sgemm and sgemv do not equal a float64 reference on {@link CHECK_SHAPES} (relative error
+ * above 1e-4 of the products' scale), or undefined when they do. Kernels built for another CPU are wrong by far more.
+ */
+function sgemmMismatch(lib: Blas): string | undefined {
+  let seed = 12345;
+  const random = (n: number) =>
+    Float32Array.from({ length: n }, () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1);
+  for (const { m, k, n, ta, tb } of CHECK_SHAPES) {
+    const a = random(m * k);
+    const b = random(k * n);
+    const c = new Float32Array(m * n);
+    lib.sgemm(
+      ROW_MAJOR,
+      ta ? TRANS : NO_TRANS,
+      tb ? TRANS : NO_TRANS,
+      m,
+      n,
+      k,
+      1,
+      a,
+      ta ? m : k,
+      b,
+      tb ? k : n,
+      0,
+      c,
+      n,
+    );
+    let worst = 0;
+    for (let i = 0; i < m; i++)
+      for (let j = 0; j < n; j++) {
+        let sum = 0;
+        let scale = 0;
+        for (let p = 0; p < k; p++) {
+          const x = (a[ta ? p * m + i : i * k + p] as number) * (b[tb ? j * k + p : p * n + j] as number);
+          sum += x;
+          scale += Math.abs(x);
+        }
+        worst = Math.max(worst, Math.abs((c[i * n + j] as number) - sum) / (scale + 1e-30));
+      }
+    if (!(worst <= 1e-4))
+      return `sgemm ${m}×${k}×${n}${ta ? ' Aᵀ' : ''}${tb ? ' Bᵀ' : ''} off by ${worst.toExponential(1)}`;
+  }
+  const x = random(64);
+  const y = new Float32Array(96);
+  const a = random(96 * 64);
+  lib.sgemv(ROW_MAJOR, NO_TRANS, 96, 64, 1, a, 64, x, 1, 0, y, 1);
+  for (let i = 0; i < 96; i++) {
+    let sum = 0;
+    let scale = 0;
+    for (let p = 0; p < 64; p++) {
+      sum += (a[i * 64 + p] as number) * (x[p] as number);
+      scale += Math.abs((a[i * 64 + p] as number) * (x[p] as number));
+    }
+    if (!(Math.abs((y[i] as number) - sum) <= 1e-4 * scale + 1e-30)) return `sgemv row ${i} off`;
+  }
+  return undefined;
 }
 
 /**
@@ -200,7 +355,9 @@ export async function setUpWasmBlas(wasmThreads: number): Promise<BlasInfo> {
     const errors: string[] = [];
     for (const name of names) {
       try {
-        blas = bind(koffi, name);
+        const loaded = bindChoosingCore(koffi, name);
+        blas = loaded.lib;
+        coreNote = loaded.note;
         break;
       } catch (err) {
         errors.push(`${name}: ${(err as Error).message.split('\n')[0]}`);
@@ -217,12 +374,16 @@ export async function setUpWasmBlas(wasmThreads: number): Promise<BlasInfo> {
   blas.setThreads?.(threads);
   const got = blas.getThreads?.() ?? threads;
   const parsed = blas.config === undefined ? {} : parseOpenblasConfig(blas.config);
+  const core = blas.core ?? parsed.core;
   const name = blas.config === undefined ? blas.library : 'openblas';
+  const version = parsed.version === undefined ? '' : ` ${parsed.version}`;
   info = {
     active: true,
-    summary: `${name}${parsed.version === undefined ? '' : ` ${parsed.version}`}, ${got} thread${got === 1 ? '' : 's'}`,
+    summary: `${name}${version}${core === undefined ? '' : ` ${core}`}, ${got} thread${got === 1 ? '' : 's'}`,
     library: blas.library,
     ...parsed,
+    ...(core === undefined ? {} : { core }),
+    ...(coreNote === undefined ? {} : { coreNote }),
     threads: got,
   };
   useNativeProducts(true);
