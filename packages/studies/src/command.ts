@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import {
   checkWritableFolder,
+  gitCommit,
   lockRunFolder,
   parseFlags,
   planCommand,
@@ -78,6 +79,10 @@ const SITTING_FLAGS = {
   backend: { type: 'string', help: 'tfjs backend (default: the first that loads)' },
   'data-dir': { type: 'string', metavar: 'DIR', help: 'data folder (default GRASSFLOW_DATA_DIR)' },
   quiet: { type: 'boolean', help: 'no progress bars: one line per evaluation' },
+  'allow-dirty': {
+    type: 'boolean',
+    help: 'study run: train from a checkout with uncommitted changes (its records say so: their code ends in -dirty)',
+  },
 } as const satisfies FlagSpecs;
 
 /** And where the program has workers: the Redis queue. */
@@ -105,6 +110,10 @@ export interface Sitting {
   backend: string | undefined;
   queue: string | undefined;
   retryFailed: boolean;
+  /** The commit of the code that runs (gitCommit: `-dirty` with uncommitted changes), null outside a git checkout. */
+  code: string | null;
+  /** --allow-dirty: run from a checkout with uncommitted changes. */
+  allowDirty: boolean;
 }
 
 /** The study file (the first argument) and the flags after it. */
@@ -153,6 +162,8 @@ export async function planSitting(argv: readonly string[], flags: StudyFlags, qu
     backend: f.backend,
     queue: f.queue,
     retryFailed: f['retry-failed'],
+    code: gitCommit(),
+    allowDirty: f['allow-dirty'],
   };
 }
 
@@ -195,6 +206,14 @@ export async function runSitting<P extends PlannedRun, R extends StudyRecord>(
   s: Sitting,
   workers: boolean,
 ): Promise<number> {
+  // a study's records name the code that made them; a record from uncommitted code names none that can be checked out
+  if (s.code !== null && s.code.endsWith('-dirty') && !s.allowDirty) {
+    throw new UsageError(
+      `this checkout has uncommitted changes (${s.code}): commit them (or stash them) and run the study again, ` +
+        'or give --allow-dirty (its records then say -dirty)',
+      'allow-dirty',
+    );
+  }
   const planned = await planStudy(trainer, s.spec, s.study, s.trainArgv);
   const done = new Set((await studyLedger(trainer, s.ledger, s.spec.name)).map((r) => r.key));
   const todo = planned.filter((p) => !done.has(p.key));

@@ -98,6 +98,41 @@ function toyTrainer(events: string[], stopOnce: Set<string>): StudyTrainer<ToyPl
 }
 
 describe('the sitting on any trainer', () => {
+  it('refuses a checkout with uncommitted changes unless --allow-dirty, whose records then say -dirty', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-studies-dirty-'));
+    const spec = {
+      name: 'toy',
+      base: {},
+      grid: [{ kind: ['a'], seed: [1] }],
+      runs: [],
+      heldOut: false,
+      pairAcross: [],
+    };
+    const sitting: Sitting = {
+      study: join(dir, 'study.json'),
+      spec,
+      ledger: join(dir, 'ledger.jsonl'),
+      runs: join(dir, 'runs'),
+      trainArgv: [],
+      dataDir: undefined,
+      backend: undefined,
+      queue: undefined,
+      retryFailed: false,
+      code: 'c0ffee-dirty',
+      allowDirty: false,
+    };
+    const events: string[] = [];
+    const trainer = toyTrainer(events, new Set());
+    await expect(runSitting(trainer, sitting, false)).rejects.toThrow(
+      /uncommitted changes \(c0ffee-dirty\): commit them .* or give --allow-dirty/,
+    );
+    expect(events).toEqual([]);
+    expect(existsSync(sitting.ledger)).toBe(false);
+    expect(await runSitting(trainer, { ...sitting, allowDirty: true }, false)).toBe(0);
+    releaseRunLocks();
+    expect(events).toEqual(['start grid #1']);
+  });
+
   it('runs each run once, resumes a stopped one from its folder, restarts one without a checkpoint', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'grassflow-studies-test-'));
     const events: string[] = [];
@@ -119,6 +154,8 @@ describe('the sitting on any trainer', () => {
       backend: undefined,
       queue: undefined,
       retryFailed: false,
+      code: 'c0ffee',
+      allowDirty: false,
     };
     const planned = await toyTrainer([], new Set()).plan({ flags: { kind: 'a', seed: 2 }, where: 'x' }, []);
     // grid #2 stops once; grid #3's folder was left without a checkpoint by an earlier crash
