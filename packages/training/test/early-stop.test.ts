@@ -133,7 +133,15 @@ describe('trainRun with earlyStop', () => {
     });
     expect(a.reportPath).toBe(join(root, 'a', 'report.md'));
     expect(a.metrics.filter((r) => r.type === 'early_stop')).toEqual([
-      { type: 'early_stop', step: 10, best_step: 6, best_value: 1 / 7, before_step: 6, before_value: 1 / 7, improvement: 0 },
+      {
+        type: 'early_stop',
+        step: 10,
+        best_step: 6,
+        best_value: 1 / 7,
+        before_step: 6,
+        before_value: 1 / 7,
+        improvement: 0,
+      },
     ]);
     const best = await loadTrainerCheckpoint(a.run.bestCheckpoint);
     const latest = await loadTrainerCheckpoint(a.run.latestCheckpoint);

@@ -11,7 +11,14 @@ import {
   type ModelConfig,
 } from '@grassflow/gpu-layers';
 import type { LmBatcherState } from '@grassflow/datasets';
-import { checkEarlyStopRule, checkNewRunFolder, createRun, lrSchedule, runProvenance, trainRun } from '@grassflow/training';
+import {
+  checkEarlyStopRule,
+  checkNewRunFolder,
+  createRun,
+  lrSchedule,
+  runProvenance,
+  trainRun,
+} from '@grassflow/training';
 import { UsageError } from '@grassflow/training';
 import { warmupSteps, writeJsonAtomic } from '@grassflow/training';
 import { loadCheckpointToResume, namedParameters, saveTrainerCheckpoint } from '@grassflow/training';
