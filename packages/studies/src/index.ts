@@ -13,7 +13,16 @@ export {
   type StudySpec,
 } from './spec.js';
 export { canonicalJson, runKey } from './key.js';
-export { pairedDifferences, spread, tQuantile975, type Spread } from './stats.js';
+export {
+  pairedBootstrap,
+  pairedDifferences,
+  spread,
+  tQuantile975,
+  type BootstrapInterval,
+  type BootstrapOptions,
+  type Spread,
+  type UnitSums,
+} from './stats.js';
 export {
   appendLedger,
   LedgerError,

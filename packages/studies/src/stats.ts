@@ -1,4 +1,6 @@
-// Small-sample statistics of a study: mean, sample sd (n − 1), Student-t 95% intervals, paired differences.
+// Small-sample statistics of a study: mean, sample sd (n − 1), Student-t 95% intervals, paired differences, and a
+// paired bootstrap over evaluation units (e.g. test windows) for the token-sampling part of a difference.
+import { TrainingRng } from '@grassflow/training';
 
 /** t_{0.975, df} for df = 1 … 30 (two-sided 95%). */
 const T975 = [
@@ -57,4 +59,80 @@ export function pairedDifferences(
   const seeds = [...a.keys()].filter((s) => b.has(s)).sort((x, y) => x - y);
   const diffs = seeds.map((s) => (a.get(s) as number) - (b.get(s) as number));
   return { seeds, diffs, spread: diffs.length === 0 ? null : spread(diffs) };
+}
+
+/** Units (e.g. test windows) scored by several runs: each run's per-unit sums and the units' counts (shared). */
+export interface UnitSums {
+  /** Per run, the sum over each unit (e.g. NLL of its targets, nats); every run holds one value per unit. */
+  runs: ReadonlyArray<ArrayLike<number>>;
+  /** Targets of each unit (the same for every run: the same units). */
+  counts: ArrayLike<number>;
+}
+
+/** A difference and its percentile bootstrap interval. */
+export interface BootstrapInterval {
+  /** The difference on the units as they are. */
+  estimate: number;
+  /** 2.5% and 97.5% percentiles of the difference over the draws. */
+  lo: number;
+  hi: number;
+  draws: number;
+  seed: number;
+  /** Units resampled (with replacement) in each draw. */
+  units: number;
+}
+
+/** Options of {@link pairedBootstrap}: 10,000 draws and seed 1 unless given. */
+export interface BootstrapOptions {
+  draws?: number;
+  seed?: number;
+}
+
+/** Per unit, the mean of the runs' sums (n runs averaged: the group's value of the unit). */
+function unitMeans(g: UnitSums, units: number): Float64Array {
+  if (g.runs.length === 0) throw new RangeError('a bootstrap group needs at least one run');
+  const m = new Float64Array(units);
+  for (const r of g.runs) {
+    if (r.length !== units) throw new RangeError(`a run holds ${r.length} unit sums where the units are ${units}`);
+    for (let u = 0; u < units; u++) m[u] = (m[u] as number) + (r[u] as number) / g.runs.length;
+  }
+  return m;
+}
+
+/**
+ * Paired bootstrap of a − b over units: the statistic of a group is Σ_u mean-over-runs(sum_u) / Σ_u count_u (e.g.
+ * the mean NLL per target, averaged over the group's seeds), and each draw resamples the units with replacement,
+ * the same units for both groups (paired: what both runs saw). `b.counts` must equal `a.counts`. Returns the
+ * difference and its 95% percentile interval; identical groups give 0 with a zero-width interval, and groups whose
+ * every target differs by a constant c give exactly c (up to float rounding) on every draw.
+ */
+export function pairedBootstrap(a: UnitSums, b: UnitSums, opts: BootstrapOptions = {}): BootstrapInterval {
+  const draws = opts.draws ?? 10_000;
+  const seed = opts.seed ?? 1;
+  const units = a.counts.length;
+  if (units === 0) throw new RangeError('a bootstrap over no units');
+  if (b.counts.length !== units || Array.from(a.counts).some((c, u) => c !== b.counts[u]))
+    throw new RangeError('the two groups were scored on different units: a paired bootstrap needs the same ones');
+  if (!Number.isInteger(draws) || draws < 1) throw new RangeError(`draws must be an integer ≥ 1, got ${draws}`);
+  const ma = unitMeans(a, units);
+  const mb = unitMeans(b, units);
+  const diff = (pick: (i: number) => number): number => {
+    let sa = 0;
+    let sb = 0;
+    let n = 0;
+    for (let i = 0; i < units; i++) {
+      const u = pick(i);
+      sa += ma[u] as number;
+      sb += mb[u] as number;
+      n += a.counts[u] as number;
+    }
+    return n > 0 ? (sa - sb) / n : 0;
+  };
+  const estimate = diff((i) => i);
+  const rng = new TrainingRng(seed);
+  const out = new Float64Array(draws);
+  for (let d = 0; d < draws; d++) out[d] = diff(() => rng.nextUint32() % units);
+  out.sort();
+  const at = (q: number): number => out[Math.min(draws - 1, Math.max(0, Math.round(q * (draws - 1))))] as number;
+  return { estimate, lo: at(0.025), hi: at(0.975), draws, seed, units };
 }

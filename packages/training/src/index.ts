@@ -55,6 +55,14 @@ export { StopSignal } from './stop-signal.js';
 export { superviseSelf, isSupervised, SUPERVISED_ENV, STOP_GRACE_ENV } from './supervise.js';
 export { Progress, formatDuration, formatTrainLine, type ProgressUpdate, type EvalProgressUpdate } from './progress.js';
 export {
+  earlyStopDecision,
+  describeEarlyStop,
+  checkEarlyStopRule,
+  DEFAULT_EARLY_STOP,
+  type EarlyStopRule,
+  type EarlyStopDecision,
+} from './early-stop.js';
+export {
   runTraining,
   runExitCode,
   describeRunEnd,

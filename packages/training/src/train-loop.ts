@@ -2,6 +2,7 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import type { CheckpointJson } from '@grassflow/gpu-layers';
 import type { AdamW } from './adamw.js';
+import { earlyStopDecision, type EarlyStopDecision, type EarlyStopRule } from './early-stop.js';
 import { formatDuration, formatTrainLine, type Progress } from './progress.js';
 import type { TrainingRng } from './rng.js';
 import type { MetricRecord, RunFolder } from './run-folder.js';
@@ -61,6 +62,12 @@ export interface TrainLoopOptions {
   stopAtStep?: number;
   /** Metric from evaluate() that selects checkpoints/best (lower is better). */
   bestMetric: string;
+  /**
+   * Stop early on `bestMetric` by this rule ({@link earlyStopDecision}, checked after each evaluation); absent: the
+   * run goes to totalSteps. The evaluations it reads travel in the trainer state, so a resume stops where the run
+   * would have.
+   */
+  earlyStop?: EarlyStopRule;
   run: RunFolder;
   /** Write a checkpoint (model + optimizer + state) to a folder. */
   save: (dir: string, state: TrainerState) => Promise<void>;
@@ -76,6 +83,8 @@ export interface TrainLoopResult {
   state: TrainerState;
   signal?: NodeJS.Signals;
   lastEval: Record<string, number> | null;
+  /** When the early-stopping rule ended the run (status 'finished' before totalSteps): why. */
+  stoppedEarly?: EarlyStopDecision;
   /** Wall seconds of this call (steps, evaluations, checkpoints). */
   wallSeconds: number;
 }
@@ -106,6 +115,7 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
         data: task.dataState(),
         optimizer: o.optimizer.state,
         best: null,
+        ...(o.earlyStop === undefined ? {} : { evals: [] }),
       };
   let lastEval: Record<string, number> | null = null;
   const startStep = state.step;
@@ -131,6 +141,11 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     if (value === undefined) throw new Error(`evaluate() did not return the best-checkpoint metric '${o.bestMetric}'`);
     const improved = Number.isFinite(value) && (state.best === null || value < state.best.value);
     if (improved) state.best = { value, step: state.step };
+    if (o.earlyStop !== undefined) {
+      state.evals = [...(state.evals ?? []), [state.step, value]];
+      const decision = earlyStopDecision(state.evals, o.earlyStop);
+      if (decision !== null) state.stoppedEarly = decision;
+    }
     const record: MetricRecord = {
       type: 'eval',
       step: state.step,
@@ -145,9 +160,17 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
       `step ${state.step}/${o.totalSteps} eval ${shown}${improved ? ' (best)' : ''} in ${formatDuration(evalSec)}`,
     );
     if (improved) await o.save(o.run.bestCheckpoint, snapshot());
+    const stop = state.stoppedEarly;
+    if (stop !== undefined && stop.step === state.step) {
+      await o.run.appendMetric(earlyStopMetric(stop));
+      o.progress.log(
+        `step ${state.step}: early stop, ${o.bestMetric} ${stop.best.value.toFixed(4)} (step ${stop.best.step}) is ` +
+          `${(stop.improvement * 100).toFixed(2)}% below ${stop.before.value.toFixed(4)} (step ${stop.before.step})`,
+      );
+    }
   };
 
-  while (state.step < o.totalSteps) {
+  while (state.step < o.totalSteps && state.stoppedEarly === undefined) {
     const s = state.step; // 0-based index of this update
     const lr = o.lr(s);
     const t0 = performance.now();
@@ -188,8 +211,8 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
       o.progress.log(formatTrainLine(update, o.totalSteps));
       lastPrint = now;
     }
-    const last = state.step === o.totalSteps;
-    if (last || (o.evalEvery > 0 && state.step % o.evalEvery === 0)) await evaluate();
+    if (state.step === o.totalSteps || (o.evalEvery > 0 && state.step % o.evalEvery === 0)) await evaluate();
+    const last = state.step === o.totalSteps || state.stoppedEarly !== undefined;
     await yieldToEventLoop(); // lets SIGINT/SIGTERM handlers run
     const sig = o.signal?.requested ?? null;
     if (last || sig !== null || state.step === o.stopAtStep || (ckptEvery > 0 && state.step % ckptEvery === 0))
@@ -204,7 +227,21 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     }
   }
   o.progress.done();
-  return { status: 'finished', state: snapshot(), lastEval, wallSeconds: elapsed() };
+  const stoppedEarly = state.stoppedEarly === undefined ? {} : { stoppedEarly: state.stoppedEarly };
+  return { status: 'finished', state: snapshot(), lastEval, ...stoppedEarly, wallSeconds: elapsed() };
+}
+
+/** The metrics record of an early stop (metrics.jsonl `type: 'early_stop'`). */
+function earlyStopMetric(d: EarlyStopDecision): MetricRecord {
+  return {
+    type: 'early_stop',
+    step: d.step,
+    best_step: d.best.step,
+    best_value: d.best.value,
+    before_step: d.before.step,
+    before_value: d.before.value,
+    improvement: d.improvement,
+  };
 }
 
 /** Exit code for how a run ended: 0 when finished or stopped at --stop-at-step, 128 + signal when interrupted. */
@@ -227,7 +264,8 @@ export function describeRunEnd(
   if (result.status === 'stopped')
     return `stopped at step ${s.step} (--stop-at-step): checkpoint ${run.latestCheckpoint}; continue with --resume ${run.dir}`;
   const best = s.best === null ? '?' : done.format(s.best.value);
+  const early = result.stoppedEarly === undefined ? '' : ' (stopped early: validation no longer improving)';
   const took = `${formatDuration(result.wallSeconds)} wall time (${formatDuration(s.trainSeconds)} in training steps)`;
   const bestAt = `best ${done.metric} ${best} at step ${s.best?.step ?? '?'}`;
-  return `done: ${s.step} steps in ${took}, ${bestAt}; report ${done.reportPath}`;
+  return `done: ${s.step} steps${early} in ${took}, ${bestAt}; report ${done.reportPath}`;
 }

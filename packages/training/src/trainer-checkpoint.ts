@@ -18,6 +18,7 @@ import {
 } from '@grassflow/gpu-layers';
 import type { PrngState } from '@grassflow/datasets';
 import type { AdamW, AdamWState, NamedVariable } from './adamw.js';
+import type { EarlyStopDecision } from './early-stop.js';
 
 /** Everything besides tensors that a resume needs. Stored under `extra.trainer` of the checkpoint's config.json. */
 export interface TrainerState {
@@ -34,6 +35,10 @@ export interface TrainerState {
   optimizer: AdamWState;
   /** Best validation metric so far and the step it was reached at (null before the first eval). */
   best: { value: number; step: number } | null;
+  /** Every evaluation's best-checkpoint metric, [step, value] in order: kept when the run stops early on it. */
+  evals?: Array<[number, number]>;
+  /** Set when the early-stopping rule ended the run at `step` (a resume then trains nothing). */
+  stoppedEarly?: EarlyStopDecision;
 }
 
 /**

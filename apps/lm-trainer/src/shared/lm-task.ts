@@ -1,6 +1,6 @@
 // Language modelling on token ids: training batches + loss, and perplexity over every token of a split.
 import * as tf from '@tensorflow/tfjs-core';
-import { LmTrainBatcher, lmEvalBatches, type LmBatcherState } from '@grassflow/datasets';
+import { LmTrainBatcher, lmEvalBatches, lmEvalWindowCount, type LmBatcherState } from '@grassflow/datasets';
 import { lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
 import type { EvalProgress, TrainTask } from '@grassflow/training';
 
@@ -14,27 +14,67 @@ export interface Perplexity {
   ppl: number;
   /** Mean NLL of the targets at each position of their window, 1 … seqLen (nats): does the model use its context? */
   nllByPosition: number[];
+  /**
+   * With `bandEdges`: per scoring window (in order) the NLL sum of its scored targets in each band of window positions,
+   * row-major [window][band] (float64), for a bootstrap over windows.
+   */
+  windowSums?: Float64Array;
+}
+
+/**
+ * Bands of window positions for a window of L: upper edges 1, 8, 16, 32, 64, 128, … (doubling) up to L, L last; band j
+ * holds positions edge[j − 1] + 1 … edge[j] (1-based). For L = 128: 1, 2–8, 9–16, 17–32, 33–64, 65–128.
+ */
+export function positionBandEdges(seqLen: number): number[] {
+  const edges = [1];
+  for (let e = 8; e < seqLen; e *= 2) edges.push(e);
+  if (seqLen > 1) edges.push(seqLen);
+  return edges;
+}
+
+/** Options of {@link evaluatePerplexity}. */
+export interface PerplexityOptions {
+  seqLen: number;
+  batch: number;
+  /**
+   * New targets per window, ≤ seqLen (default seqLen: non-overlapping windows). With s < L every window after the
+   * first scores only its last s targets, each with at least L − s tokens of context (sliding windows).
+   */
+  stride?: number;
+  /** Upper edges of position bands (e.g. {@link positionBandEdges}, or [seqLen]): keep per-window sums by band. */
+  bandEdges?: readonly number[];
+  onProgress?: EvalProgress;
 }
 
 /**
  * Perplexity of a model over an id sequence: PPL = exp(Σ_t nll_t / (N − 1)) over every target ids[1..N−1]
- * (lmEvalBatches: non-overlapping windows of L; the sum is taken in float64). `onProgress` is told the targets
- * scored after each batch, and the N − 1 in all.
+ * (lmEvalBatches: windows of L, non-overlapping or sliding by `stride`; the sum is taken in float64). `onProgress` is
+ * told the targets scored after each batch, and the N − 1 in all.
  */
 export async function evaluatePerplexity(
   model: LanguageModel,
   ids: Int32Array,
-  opts: { seqLen: number; batch: number; onProgress?: EvalProgress },
+  opts: PerplexityOptions,
 ): Promise<Perplexity> {
   let sum = 0;
   let count = 0;
-  const posSum = new Float64Array(opts.seqLen);
-  const posCount = new Float64Array(opts.seqLen);
+  const L = opts.seqLen;
+  const posSum = new Float64Array(L);
+  const posCount = new Float64Array(L);
   const total = Math.max(0, ids.length - 1);
-  for (const b of lmEvalBatches(ids, { seqLen: opts.seqLen, batchSize: opts.batch })) {
-    const [B, L] = b.shape;
+  const stride = opts.stride ?? L;
+  const edges = opts.bandEdges;
+  // band of each window position (0-based)
+  const bandOf = edges === undefined ? null : Int32Array.from({ length: L }, (_, t) => edges.findIndex((e) => t < e));
+  if (bandOf !== null && bandOf.some((b) => b < 0))
+    throw new Error(`bandEdges ${JSON.stringify(edges)} must end at the window length ${L} or beyond`);
+  const nBands = edges?.length ?? 0;
+  const windowSums = bandOf === null ? null : new Float64Array(lmEvalWindowCount(ids.length, stride) * nBands);
+  let window = 0;
+  for (const b of lmEvalBatches(ids, { seqLen: L, batchSize: opts.batch, stride })) {
+    const [B, bl] = b.shape;
     const nll = tf.tidy(() => {
-      const x = tf.tensor2d(b.x, [B, L], 'int32');
+      const x = tf.tensor2d(b.x, [B, bl], 'int32');
       return model.headNll(model.hidden(x, { training: false }), b.y); // [B·L], row b·L + t
     });
     const values = await nll.data(); // asynchronous readback: no blocking sync on a GPU backend
@@ -42,18 +82,24 @@ export async function evaluatePerplexity(
     for (let i = 0; i < values.length; i++) {
       if (b.mask[i] === 1) {
         const v = values[i] as number;
+        const t = i % bl; // row b·L + t: position t of its window
         sum += v;
         count += 1;
-        posSum[i % L] = (posSum[i % L] as number) + v; // row b·L + t: position t of its window
-        posCount[i % L] = (posCount[i % L] as number) + 1;
+        posSum[t] = (posSum[t] as number) + v;
+        posCount[t] = (posCount[t] as number) + 1;
+        if (windowSums !== null && bandOf !== null) {
+          const w = (window + Math.floor(i / bl)) * nBands + (bandOf[t] as number);
+          windowSums[w] = (windowSums[w] as number) + v;
+        }
       }
     }
+    window += B;
     opts.onProgress?.(count, total);
   }
   if (count === 0) throw new Error(`nothing to evaluate: ${ids.length} ids hold no target`);
   const nll = sum / count;
   const nllByPosition = Array.from(posSum, (s, t) => ((posCount[t] as number) > 0 ? s / (posCount[t] as number) : NaN));
-  return { tokens: count, nll, ppl: Math.exp(nll), nllByPosition };
+  return { tokens: count, nll, ppl: Math.exp(nll), nllByPosition, ...(windowSums === null ? {} : { windowSums }) };
 }
 
 /** TrainTask for next-token prediction: shuffled contiguous chunks of the train ids (resumable order). */

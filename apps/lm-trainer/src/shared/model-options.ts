@@ -111,6 +111,13 @@ export const COMMON_TRAIN_FLAGS = {
     help: 'validation (periodic and final) on the first N tokens of wiki.valid',
   },
   'checkpoint-every': { type: 'int', min: 0, help: 'write checkpoints/latest every N steps (default: at each eval)' },
+  'early-stop': {
+    type: 'boolean',
+    help:
+      'stop on validation: at the first evaluation, from the 5th on, where the best val PPL so far is less than 0.5% ' +
+      'below the best at steps ≤ 0.8·s (s the step of that evaluation: under 0.5% better over the last 20% of the ' +
+      'run so far), else at the budget; the schedule stays that of the budget, checkpoints/best is the best on valid',
+  },
   'log-every': {
     type: 'int',
     min: 1,

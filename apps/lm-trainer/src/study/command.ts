@@ -4,40 +4,58 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { lockRunFolder, planCommand, RunFolder, startBackend } from '@grassflow/training';
-import type { CliCommand } from '@grassflow/training';
+import { UsageError, type CliCommand, type FlagSpecs } from '@grassflow/training';
 import { planSitting, runDirOf, studyCli as anyStudyCli, studyLedger, type Sitting } from '@grassflow/studies';
 import { dataDirOrThrow } from '../shared/corpus.js';
-import { appendLedger } from './ledger.js';
-import { lmTrainer, scoreHeldOut } from './run.js';
+import { appendLedger, type LedgerRecord } from './ledger.js';
+import { checkpointToScore, lmTrainer, scoreHeldOut } from './run.js';
 import { LM_STUDY_FLAGS } from './spec.js';
 
+const RESCORE_FLAGS = {
+  checkpoint: {
+    type: 'string',
+    choices: ['latest', 'best'],
+    help:
+      'score this checkpoint of every run whose scores are of the other one (default: only runs without scores, ' +
+      'each of checkpoints/best when it stopped early, else of checkpoints/latest)',
+  },
+} as const satisfies FlagSpecs;
+
+/** The checkpoint a record's held-out scores are of (records from before `scored`: the final one). */
+const scoredCheckpoint = (r: LedgerRecord): 'latest' | 'best' => r.scored?.checkpoint ?? 'latest';
+
 /**
- * `study rescore <study.json> [--runs DIR] [--data-dir DIR]`: score every ledger run without held-out scores whose
- * checkpoint still exists (runs/<key>/checkpoints/latest) on all of wiki.valid and wiki.test, and write the ledger back
- * (atomically, after each run). Runs whose folder is gone are listed and left as they are.
+ * `study rescore <study.json> [--checkpoint latest|best] [--runs DIR] [--data-dir DIR]`: score every ledger run
+ * without held-out scores (with --checkpoint: every run whose scores are of the other checkpoint) whose checkpoint
+ * still exists on all of wiki.valid and wiki.test, and write the ledger back (atomically, after each run). Runs whose
+ * folder is gone are listed and left as they are.
  */
-async function rescore(s: Sitting): Promise<number> {
+async function rescore(s: Sitting, asked: 'latest' | 'best' | undefined): Promise<number> {
   const dataDir = dataDirOrThrow(s.dataDir);
   lockRunFolder(dirname(s.ledger), 'out'); // it rewrites the ledger: not beside a sitting that appends to it
   const records = await studyLedger(lmTrainer, s.ledger, s.spec.name);
-  const todo = records.filter((r) => r.heldOut === undefined);
+  const todo = records.filter((r) => r.heldOut === undefined || (asked !== undefined && scoredCheckpoint(r) !== asked));
   if (todo.length === 0) {
-    process.stderr.write(`study ${s.spec.name}: every run of ${s.ledger} has held-out scores\n`);
+    const what = asked === undefined ? 'held-out scores' : `held-out scores of checkpoints/${asked}`;
+    process.stderr.write(`study ${s.spec.name}: every run of ${s.ledger} has ${what}\n`);
     return 0;
   }
   await startBackend(s.backend);
   let missing = 0;
   for (const [i, r] of todo.entries()) {
     const run = new RunFolder(runDirOf(s.runs, r.key));
-    if (!existsSync(join(run.latestCheckpoint, 'config.json'))) {
+    const stoppedEarly = r.stop?.reason === 'early-stop';
+    const dir =
+      checkpointToScore(stoppedEarly, asked).checkpoint === 'best' ? run.bestCheckpoint : run.latestCheckpoint;
+    if (!existsSync(join(dir, 'config.json'))) {
       process.stderr.write(
         `[${i + 1}/${todo.length}] ${r.key}: no checkpoint in ${run.dir}; left without held-out scores\n`,
       );
       missing += 1;
       continue;
     }
-    const heldOut = await scoreHeldOut(run, dataDir);
-    await appendLedger(s.ledger, { ...r, heldOut });
+    const { scored, ...heldOut } = await scoreHeldOut(run, dataDir, asked);
+    await appendLedger(s.ledger, { ...r, heldOut, scored });
     process.stderr.write(
       `[${i + 1}/${todo.length}] ${r.key}: valid PPL ${heldOut.valid.ppl.toFixed(2)}, test PPL ${heldOut.test.ppl.toFixed(2)}\n`,
     );
@@ -47,7 +65,8 @@ async function rescore(s: Sitting): Promise<number> {
 }
 
 const USAGE =
-  'grassflow-lm study run|status|report|rescore <study.json> [--out DIR] [--runs DIR] [--queue redis://host:port/db]';
+  'grassflow-lm study run|status|report|rescore <study.json> [--out DIR] [--runs DIR] [--queue redis://host:port/db] ' +
+  '[--checkpoint latest|best]';
 const DESCRIPTION =
   'A study file lists train runs ({ "name", "base": {flags}, "grid": {flag: [values]} or a list of grids, "runs": ' +
   '[{flags}] }). `run` trains each run not yet in ledger.jsonl (a run is keyed by the hash of its resolved config; an ' +
@@ -68,10 +87,19 @@ export const studyCli: CliCommand = anyStudyCli({
     rescore: planCommand({
       usage: USAGE,
       description: DESCRIPTION,
-      flags: {},
-      help: 'add held-out scores to the ledger runs without them',
-      plan: (argv) => planSitting(argv, LM_STUDY_FLAGS, true),
-      run: rescore,
+      flags: RESCORE_FLAGS,
+      help: 'add held-out scores to the ledger runs without them (or of another checkpoint: --checkpoint)',
+      plan: async (argv) => {
+        // --checkpoint is rescore's own; the rest are the sitting's
+        const i = argv.indexOf('--checkpoint');
+        const given = i < 0 ? undefined : argv[i + 1];
+        if (i >= 0 && given !== 'latest' && given !== 'best')
+          throw new UsageError(`--checkpoint takes latest or best, got ${given ?? 'nothing'}`, 'checkpoint');
+        const value = given as 'latest' | 'best' | undefined;
+        const rest = i < 0 ? argv : [...argv.slice(0, i), ...argv.slice(i + 2)];
+        return { sitting: await planSitting(rest, LM_STUDY_FLAGS, true), asked: value };
+      },
+      run: ({ sitting, asked }) => rescore(sitting, asked),
     }),
   },
 });

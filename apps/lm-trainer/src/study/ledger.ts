@@ -8,7 +8,9 @@ import {
   type Machine,
   type RunFlags,
 } from '@grassflow/studies';
+import type { EarlyStopDecision, EarlyStopRule } from '@grassflow/training';
 import type { ResolvedRunConfig } from './key.js';
+import type { WindowNll } from './windows.js';
 
 /** A split scored whole by the final checkpoint: every target once, in windows of the model's seqLen. */
 export interface HeldOutScore {
@@ -17,6 +19,38 @@ export interface HeldOutScore {
   ppl: number;
   /** Mean NLL (nats) of the targets at window positions 1 … seqLen, rounded to 1e-4. */
   nllByPosition: number[];
+  /** Per-window NLL sums by position band (test: for the paired bootstrap over windows); absent in older records. */
+  windows?: WindowNll;
+  /**
+   * The same split in sliding windows of seqLen with stride 64 (each target scored once, with at least seqLen − 64
+   * tokens of context except the first 64): its PPL, NLL by window position and (test) per-window sums.
+   */
+  sliding?: {
+    stride: number;
+    tokens: number;
+    nll: number;
+    ppl: number;
+    nllByPosition: number[];
+    windows?: WindowNll;
+  };
+}
+
+/** How a run ended: at its budget, or by the early-stopping rule (which, and the evaluation it fired on). */
+export interface RunStop {
+  reason: 'budget' | 'early-stop';
+  /** The run's last step. */
+  step: number;
+  /** The rule the run trained under (--early-stop), absent without one. */
+  rule?: EarlyStopRule;
+  /** The rule's decision, when it ended the run. */
+  decision?: EarlyStopDecision;
+}
+
+/** The checkpoint the held-out scores are of, and why that one. */
+export interface ScoredCheckpoint {
+  checkpoint: 'latest' | 'best';
+  step: number;
+  why: string;
 }
 
 /** One finished run. `timing` is the only part that differs between an interrupted-and-resumed and a straight run. */
@@ -48,6 +82,10 @@ export interface LedgerRecord {
    * rescore` adds it where the run's checkpoint still exists). Selection uses valid; headline numbers are test.
    */
   heldOut?: { valid: HeldOutScore; test: HeldOutScore };
+  /** Which checkpoint `heldOut` scored (absent in older records: checkpoints/latest). */
+  scored?: ScoredCheckpoint;
+  /** How the run ended (absent in older records: at its budget). */
+  stop?: RunStop;
   /** Validation PPL against training tokens: [tokens, ppl] of every evaluation. */
   curve: Array<[number, number]>;
   timing: {

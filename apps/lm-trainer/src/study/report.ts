@@ -23,6 +23,7 @@ import { referenceBaselines } from '../baselines/standing.js';
 import { dataDirOrThrow } from '../shared/corpus.js';
 import type { ResolvedRunConfig } from './key.js';
 import type { LedgerRecord } from './ledger.js';
+import { gapRows, measureName, TOKEN_BOOTSTRAP, type GapRow } from './uncertainty.js';
 
 /** A group: the runs whose resolved configs agree in every field but the seed. */
 export interface StudyGroup {
@@ -167,6 +168,76 @@ function pplByPosition(g: StudyGroup): Array<[number, number]> {
     t + 1,
     Math.exp(rows.reduce((s, x) => s + (x[t] as number), 0) / rows.length),
   ]);
+}
+
+/** A config without its lr (and floor): what the groups of one kind at several lr share. */
+const withoutLr = (c: ResolvedRunConfig): string =>
+  JSON.stringify({ ...c, training: { ...c.training, lr: null, minLr: null } });
+
+/** The groups of `x`'s config at the next lr below and above it in the ledger (those that exist). */
+function lrNeighbours(
+  x: StudyGroup,
+  groups: readonly StudyGroup[],
+): Array<{ side: '−' | '+'; lr: number; group: StudyGroup }> {
+  const same = groups.filter((g) => g !== x && withoutLr(g.config) === withoutLr(x.config));
+  const lr = x.config.training.lr;
+  const below = same
+    .filter((g) => g.config.training.lr < lr)
+    .sort((p, q) => q.config.training.lr - p.config.training.lr)[0];
+  const above = same
+    .filter((g) => g.config.training.lr > lr)
+    .sort((p, q) => p.config.training.lr - q.config.training.lr)[0];
+  return [
+    ...(below === undefined ? [] : [{ side: '−' as const, lr: below.config.training.lr, group: below }]),
+    ...(above === undefined ? [] : [{ side: '+' as const, lr: above.config.training.lr, group: above }]),
+  ];
+}
+
+const pct = (v: number): string => `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(2)}%`;
+const range = (i: { lo: number; hi: number } | null): string => (i === null ? '–' : `${pct(i.lo)} … ${pct(i.hi)}`);
+
+/** The uncertainty table of one pair: each measure's gap with its seed, token and tuning terms. */
+function uncertaintyTable(rows: readonly GapRow[]): string {
+  return markdownTable({
+    columns: ['measure', 'gap', 'seeds 95%', 'tokens 95%', 'tuning (gap at the neighbouring lr)'],
+    rows: rows.map((r) => [
+      measureName(r.measure),
+      pct(r.gap),
+      range(r.seeds),
+      range(r.tokens),
+      r.tuning.length === 0 ? '–' : r.tuning.map((t) => `${t.which} ${t.lr}: ${pct(t.gap)}`).join('; '),
+    ]),
+  });
+}
+
+/** The uncertainty sections of the pairs scored on test: a heading and a table each. */
+function uncertaintySections(
+  pairs: readonly PairedComparison[],
+  groups: readonly StudyGroup[],
+  fields: readonly string[],
+): string[] {
+  const out: string[] = [];
+  for (const p of pairs) {
+    const neighbours = [
+      ...lrNeighbours(p.grassmann, groups).map((n) => ({
+        which: `Grassmann lr${n.side}`,
+        lr: n.lr,
+        a: n.group,
+        b: p.transformer,
+      })),
+      ...lrNeighbours(p.transformer, groups).map((n) => ({
+        which: `Transformer lr${n.side}`,
+        lr: n.lr,
+        a: p.grassmann,
+        b: n.group,
+      })),
+    ];
+    const rows = gapRows(p.grassmann, p.transformer, neighbours);
+    if (rows.length === 0) continue;
+    out.push(`### ${label(p.grassmann, fields)} − ${label(p.transformer, fields)} (${p.seeds.length} seeds)`);
+    out.push(uncertaintyTable(rows));
+  }
+  return out;
 }
 
 /**
@@ -357,6 +428,20 @@ export async function writeStudyReport(
         '): Grassmann PPL − Transformer PPL; ' +
         'negative means Grassmann is better. Δ/T: mean final difference relative to the Transformer mean.',
       pairTable,
+      ...(anyHeldOut
+        ? [
+            '## Test gaps: seeds, tokens and tuning',
+            'Gap: 100·(exp(ΔNLL) − 1) of the seed means, Grassmann against the Transformer (negative: Grassmann ' +
+              'better), on all test targets, on each band of window positions (non-overlapping windows) and in ' +
+              'sliding windows of the model length with stride 64 (each target once, with at least L − 64 tokens of ' +
+              'context but the first 64). seeds 95%: t-interval of the per-seed differences (n − 1 df). tokens 95%: ' +
+              `paired bootstrap over the test windows (the same windows for both kinds; ${TOKEN_BOOTSTRAP.draws.toLocaleString('en-US')} ` +
+              `draws, seed ${TOKEN_BOOTSTRAP.seed}, each kind averaged over the paired seeds; – where a record lacks ` +
+              'its per-window sums). Tuning: the gap of the seed means when one kind moves to the next lr below (lr−) ' +
+              'or above (lr+) in this ledger, where it has one; the gap changes by that much with one grid step.',
+            ...uncertaintySections(pairs, groups, fields),
+          ]
+        : []),
       '## Against the n-gram baselines',
       ...baselineNotes,
       '## Validation PPL against training tokens',

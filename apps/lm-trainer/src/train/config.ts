@@ -3,7 +3,14 @@
 // trains) and report.ts (the report), and by the commands that take the same flags or read run folders (compare,
 // bench, ladder, study); it imports no file of train/, so no two of them import each other.
 import { PRESETS, type ModelConfig, type PresetName } from '@grassflow/gpu-layers';
-import { optimizerConfigFrom, UsageError, type OptimizerConfig, type RunProvenance } from '@grassflow/training';
+import {
+  DEFAULT_EARLY_STOP,
+  optimizerConfigFrom,
+  UsageError,
+  type EarlyStopRule,
+  type OptimizerConfig,
+  type RunProvenance,
+} from '@grassflow/training';
 import type { CommonTrainFlags, ModelKind } from '../shared/model-options.js';
 
 /** Hyper-parameters of a training run (config.json's `training`). */
@@ -22,6 +29,8 @@ export interface TrainingConfig extends OptimizerConfig {
   checkpointEvery: number | null;
   logEvery: number;
   seed: number;
+  /** --early-stop: the rule that ends the run on validation before its length (absent: the run goes to its length). */
+  earlyStop?: EarlyStopRule;
 }
 
 /**
@@ -98,6 +107,7 @@ export function trainingConfigFrom(
     checkpointEvery: f['checkpoint-every'] ?? null,
     logEvery: f['log-every'],
     seed: f.seed,
+    ...(f['early-stop'] === true ? { earlyStop: { ...DEFAULT_EARLY_STOP } } : {}),
   };
 }
 

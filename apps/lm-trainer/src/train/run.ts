@@ -11,7 +11,15 @@ import {
   type ModelConfig,
 } from '@grassflow/gpu-layers';
 import type { LmBatcherState } from '@grassflow/datasets';
-import { checkNewRunFolder, createRun, lrSchedule, runProvenance, trainRun, UsageError } from '@grassflow/training';
+import {
+  checkEarlyStopRule,
+  checkNewRunFolder,
+  createRun,
+  lrSchedule,
+  runProvenance,
+  trainRun,
+} from '@grassflow/training';
+import { UsageError } from '@grassflow/training';
 import { warmupSteps, writeJsonAtomic } from '@grassflow/training';
 import { loadCheckpointToResume, namedParameters, saveTrainerCheckpoint } from '@grassflow/training';
 import type { OpenedRun, RunControl, RunOutcome as GenericRunOutcome, RunStart } from '@grassflow/training';
@@ -212,6 +220,7 @@ async function train({ opened: { run, config }, model, data, start, notes }: Run
     ...(t.checkpointEvery === null ? {} : { checkpointEvery: t.checkpointEvery }),
     ...(start.stopAtStep === undefined ? {} : { stopAtStep: start.stopAtStep }),
     bestMetric: 'val_ppl',
+    ...(t.earlyStop === undefined ? {} : { earlyStop: checkEarlyStopRule(t.earlyStop) }),
     save: (dir, state, optimizer) => saveTrainerCheckpoint(dir, model, optimizer, state, checkpointExtra(config)),
     ...(start.resume === undefined ? {} : { resume: start.resume }),
     quiet: start.quiet,

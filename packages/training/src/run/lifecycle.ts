@@ -12,6 +12,7 @@ import { TrainingRng } from '../rng.js';
 import { gitCommit, RunFolder } from '../run-folder.js';
 import { isRunLockFile, lockedByOther, lockRunFolder } from './lock.js';
 import { StopSignal } from '../stop-signal.js';
+import type { EarlyStopRule } from '../early-stop.js';
 import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
 import type { TrainerState } from '../trainer-checkpoint.js';
 
@@ -325,6 +326,8 @@ export interface TrainRunOptions {
   stopAtStep?: number;
   /** Metric of evaluate() that selects checkpoints/best (lower is better). */
   bestMetric: string;
+  /** Stop early on `bestMetric` by this rule (see runTraining); absent: train to totalSteps. */
+  earlyStop?: EarlyStopRule;
   /** Write model + optimizer + trainer state to a checkpoint folder. */
   save: (dir: string, state: TrainerState, optimizer: AdamW) => Promise<void>;
   /** Continue from this checkpoint; absent: a fresh run from step 0. */
@@ -393,6 +396,7 @@ export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): P
       ...(o.checkpointEvery === undefined ? {} : { checkpointEvery: o.checkpointEvery }),
       ...(o.stopAtStep === undefined ? {} : { stopAtStep: o.stopAtStep }),
       bestMetric: o.bestMetric,
+      ...(o.earlyStop === undefined ? {} : { earlyStop: o.earlyStop }),
       run: o.run,
       save: (dir, state) => o.save(dir, state, opt),
       progress,
