@@ -35,6 +35,12 @@ export {
 export {
   checkWritableFolder,
   fileSystemProblem,
+  OUTPUT_MARKER_FILE,
+  prepareOutputFolder,
+  refuseOutputPlace,
+  type OutputFolderOptions,
+} from './run/out-folder.js';
+export {
   lockedByOther,
   lockRunFolder,
   releaseRunLocks,
