@@ -356,7 +356,11 @@ interface ReportPlan {
 async function planReport(argv: readonly string[], program: string, flags: StudyFlags): Promise<ReportPlan> {
   const [source, rest] = fileAndFlags(argv, 'study file or ledger');
   // --runs as the usage lists it for every subcommand: a report reads the ledger only, so it changes nothing here
-  const f = parseFlags(rest, { out: SITTING_FLAGS.out, runs: SITTING_FLAGS.runs, 'data-dir': SITTING_FLAGS['data-dir'] });
+  const f = parseFlags(rest, {
+    out: SITTING_FLAGS.out,
+    runs: SITTING_FLAGS.runs,
+    'data-dir': SITTING_FLAGS['data-dir'],
+  });
   const isLedger = source.endsWith('.jsonl');
   const ledger = isLedger ? source : join(f.out ?? dirname(source), 'ledger.jsonl');
   const spec = isLedger ? undefined : await readStudy(source, flags);
@@ -374,7 +378,9 @@ async function runReport<P extends PlannedRun, R extends StudyRecord>(
   const study = r.spec?.name ?? records[0]?.study ?? basename(r.ledger, '.jsonl');
   const other = records.find((x) => x.study !== study);
   if (other !== undefined) {
-    throw new UsageError(`${r.ledger} holds runs of study '${other.study}', not '${study}': give each study its own --out`);
+    throw new UsageError(
+      `${r.ledger} holds runs of study '${other.study}', not '${study}': give each study its own --out`,
+    );
   }
   if (records.length === 0) throw new UsageError(`${r.ledger} holds no finished run of study '${study}'`);
   const mine = records;

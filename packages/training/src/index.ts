@@ -40,13 +40,7 @@ export {
   refuseOutputPlace,
   type OutputFolderOptions,
 } from './run/out-folder.js';
-export {
-  lockedByOther,
-  lockRunFolder,
-  releaseRunLocks,
-  RUN_LOCK_FILE,
-  type RunLockOwner,
-} from './run/lock.js';
+export { lockedByOther, lockRunFolder, releaseRunLocks, RUN_LOCK_FILE, type RunLockOwner } from './run/lock.js';
 export { loadCheckpointToResume } from './run/resume-checkpoint.js';
 export {
   RunFolder,

@@ -215,7 +215,13 @@ export function checkNewRunFolder(out: string): RunFolder {
 }
 
 /** What a run writes before its first checkpoint (`word-vocab.json`: a word-level run's vocabulary). */
-const BEFORE_FIRST_CHECKPOINT = new Set(['config.json', 'metrics.jsonl', 'metrics.csv', 'word-vocab.json', 'checkpoints']);
+const BEFORE_FIRST_CHECKPOINT = new Set([
+  'config.json',
+  'metrics.jsonl',
+  'metrics.csv',
+  'word-vocab.json',
+  'checkpoints',
+]);
 
 /** The entries of folder `dir` (none when missing), without its lock, sorted. */
 function entries(dir: string): string[] {
