@@ -49,7 +49,7 @@ describe.skipIf(skip !== undefined)('late or unclear errors of a sitting, refuse
     writeFileSync(file, '');
     const runs = cli(['study', 'run', study, '--out', join(root, 'runs-a-file'), '--runs', file, '--quiet']);
     expect(runs.code, runs.stderr).toBe(2);
-    expect(runs.stderr).toContain(`--runs ${file}: a file is in the way`);
+    expect(runs.stderr).toContain(`--runs ${file} is a file: give a folder`);
     expect(runs.stderr).not.toContain('backend:'); // refused before the backend or any data is loaded
   }, 240_000);
 

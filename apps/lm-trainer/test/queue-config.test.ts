@@ -75,7 +75,7 @@ describe.skipIf(skip !== undefined)('a queue configured wrong, a Redis that goes
     const w = start(['worker', '--queue', url, '--runs', file]);
     const code = await Promise.race([w.exited, new Promise((r) => setTimeout(() => r('still running'), 60_000))]);
     expect(code, w.out()).toBe(2); // before any job is taken, not a failure of each job it takes
-    expect(w.out()).toMatch(/--runs \S+a-file: a file is in the way/);
+    expect(w.out()).toMatch(/--runs \S+a-file is a file: give a folder/);
     expect(w.out()).not.toContain('taking jobs');
 
     const many = cli(['worker', '--queue', url, '--concurrency', '1e6']);

@@ -355,7 +355,12 @@ interface ReportPlan {
 
 async function planReport(argv: readonly string[], program: string, flags: StudyFlags): Promise<ReportPlan> {
   const [source, rest] = fileAndFlags(argv, 'study file or ledger');
-  const f = parseFlags(rest, { out: SITTING_FLAGS.out, 'data-dir': SITTING_FLAGS['data-dir'] });
+  // --runs as the usage lists it for every subcommand: a report reads the ledger only, so it changes nothing here
+  const f = parseFlags(rest, {
+    out: SITTING_FLAGS.out,
+    runs: SITTING_FLAGS.runs,
+    'data-dir': SITTING_FLAGS['data-dir'],
+  });
   const isLedger = source.endsWith('.jsonl');
   const ledger = isLedger ? source : join(f.out ?? dirname(source), 'ledger.jsonl');
   const spec = isLedger ? undefined : await readStudy(source, flags);
@@ -371,9 +376,16 @@ async function runReport<P extends PlannedRun, R extends StudyRecord>(
   const { records, warnings } = await readLedger(r.ledger, trainer.ledger);
   for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
   const study = r.spec?.name ?? records[0]?.study ?? basename(r.ledger, '.jsonl');
-  const mine = records.filter((x) => x.study === study);
-  if (mine.length === 0) throw new UsageError(`${r.ledger} holds no finished run of study '${study}'`);
+  const other = records.find((x) => x.study !== study);
+  if (other !== undefined) {
+    throw new UsageError(
+      `${r.ledger} holds runs of study '${other.study}', not '${study}': give each study its own --out`,
+    );
+  }
+  if (records.length === 0) throw new UsageError(`${r.ledger} holds no finished run of study '${study}'`);
+  const mine = records;
   const dir = r.out ?? dirname(r.ledger);
+  checkWritableFolder(dir, 'out');
   const source = relative(resolve(dir), resolve(r.ledger));
   const path = await trainer.report({ dir, study, records: mine, source, spec: r.spec, dataDir: r.dataDir });
   process.stdout.write(`report: ${path}\n`);

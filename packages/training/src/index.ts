@@ -35,12 +35,12 @@ export {
 export {
   checkWritableFolder,
   fileSystemProblem,
-  lockedByOther,
-  lockRunFolder,
-  releaseRunLocks,
-  RUN_LOCK_FILE,
-  type RunLockOwner,
-} from './run/lock.js';
+  OUTPUT_MARKER_FILE,
+  prepareOutputFolder,
+  refuseOutputPlace,
+  type OutputFolderOptions,
+} from './run/out-folder.js';
+export { lockedByOther, lockRunFolder, releaseRunLocks, RUN_LOCK_FILE, type RunLockOwner } from './run/lock.js';
 export { loadCheckpointToResume } from './run/resume-checkpoint.js';
 export {
   RunFolder,

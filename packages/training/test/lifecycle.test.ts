@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
@@ -92,15 +92,21 @@ describe('trainRun', () => {
 
   it('refuses a folder that holds a run, and a resume of another kind of run', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'grassflow-lifecycle-')), 'r');
-    await createRun(dir, { format: 'toy-run' });
-    // no checkpoint yet (a run stopped before its first save): nothing to resume, and --out says so
-    await expect(createRun(dir, { format: 'toy-run' })).rejects.toThrow(
-      /stopped before its first checkpoint \(nothing to resume\): delete the folder and start again/,
-    );
+    await createRun(dir, { format: 'toy-run', n: 1 });
+    writeFileSync(join(dir, 'metrics.jsonl'), '{"type":"train","step":1}\n');
+    // no checkpoint yet (a run stopped before its first save): nothing to resume, and --resume says to run it again
     const opened = await openRunToResume(dir, 'toy-run');
     await expect(loadCheckpointToResume(opened.run)).rejects.toThrow(
-      /has no checkpoint: the run stopped before its first save, so there is nothing to resume\. Delete the folder/,
+      /has no checkpoint: the run stopped before its first save, so there is nothing to resume\. Run the command/,
     );
+    // the same command starts it again there, from nothing
+    await createRun(dir, { format: 'toy-run', n: 2 });
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))).toMatchObject({ n: 2 });
+    expect(existsSync(join(dir, 'metrics.jsonl'))).toBe(false);
+    // …but never over a file of the user's
+    writeFileSync(join(dir, 'NOTES.md'), 'mine');
+    await expect(createRun(dir, { format: 'toy-run' })).rejects.toThrow(/and files it did not write \(NOTES.md\)/);
+    expect(readFileSync(join(dir, 'NOTES.md'), 'utf8')).toBe('mine');
     mkdirSync(join(dir, 'checkpoints', 'latest'), { recursive: true });
     await expect(createRun(dir, { format: 'toy-run' })).rejects.toThrow(
       /already holds a run: continue it with --resume/,

@@ -3,7 +3,14 @@ import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BACKEND_NAMES } from '@grassflow/gpu-layers';
-import { markdownTable, parseFlags, planCommand, startBackend, UsageError } from '@grassflow/training';
+import {
+  markdownTable,
+  parseFlags,
+  planCommand,
+  prepareOutputFolder,
+  startBackend,
+  UsageError,
+} from '@grassflow/training';
 import type { CliCommand, FlagSpecs, ParsedFlags } from '@grassflow/training';
 import { deviceLabel, type DeviceLabel } from './device-label.js';
 import { timePoint, type ScalingStack } from './scaling-point.js';
@@ -210,6 +217,7 @@ async function runPoint(plan: Extract<ScalingPlan, { kind: 'point' }>): Promise<
 async function runScalingPlan(plan: ScalingPlan): Promise<number> {
   if (plan.kind === 'point') return runPoint(plan);
   const { models, stack, lengths, out, command, flags: f, argv } = plan;
+  prepareOutputFolder(out, { command: 'bench --scaling' }); // before the first point is timed
   const loadStart = loadavg()[0] as number;
   const points: ScalingPoint[] = [];
   const oomAt = new Map<ModelKind, number>();

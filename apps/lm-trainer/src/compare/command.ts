@@ -1,6 +1,5 @@
 // `compare`: the three model kinds under one token budget, seed and data order; one report side by side.
 import { join, resolve } from 'node:path';
-import { mkdir } from 'node:fs/promises';
 import { loadCheckpoint, paramBreakdown } from '@grassflow/gpu-layers';
 import {
   evalMetricChart,
@@ -12,6 +11,7 @@ import {
   type FlagSpecs,
   type MetricRecord,
   planCommand,
+  prepareOutputFolder,
   startBackend,
   type CliCommand,
   type ChartSeries,
@@ -117,6 +117,7 @@ export async function runComparePlan(plan: ComparePlan): Promise<number> {
   const { out, command, runs, tok, dataDir } = plan;
   const first = runs[0] as FreshRun;
   const training = first.training;
+  prepareOutputFolder(out, { command: 'compare' }); // the three runs go below it; refused before any data is read
   const backend = await startBackend(plan.backend);
   const data = await loadRunData(tok, dataDir);
   const test = await loadSplitIds('test', data.tok, data.dataDir);
@@ -134,7 +135,6 @@ export async function runComparePlan(plan: ComparePlan): Promise<number> {
       })
     ).baselines.results;
   const baselines = { valid: await baselinesOf(validIds), test: await baselinesOf(testIds) };
-  await mkdir(out, { recursive: true });
   const rows: Array<Array<string | number | null>> = [];
   const curves: Array<{ name: string; records: MetricRecord[] }> = [];
   const finals: Array<{ name: string; ppl: number }> = [];

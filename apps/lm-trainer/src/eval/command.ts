@@ -1,5 +1,13 @@
 // `grassflow-lm eval`: perplexity of a checkpoint over every token of a split, as one JSON line.
-import { parseFlags, startBackend, planCommand, type FlagSpecs, type CliCommand } from '@grassflow/training';
+import { dirname, resolve } from 'node:path';
+import {
+  checkWritableFolder,
+  parseFlags,
+  startBackend,
+  planCommand,
+  type FlagSpecs,
+  type CliCommand,
+} from '@grassflow/training';
 import { formatDuration, Progress, renderLineChart } from '@grassflow/training';
 import { writeFileAtomic } from '@grassflow/checkpoints';
 import {
@@ -54,6 +62,8 @@ export function planEval(argv: readonly string[]): EvalPlan {
  */
 export async function runEvalPlan(plan: EvalPlan): Promise<number> {
   const { source } = plan;
+  // the chart's folder is checked (and made) before the model is scored, as every output folder is
+  if (plan.byPosition !== undefined) checkWritableFolder(dirname(resolve(plan.byPosition)), 'by-position');
   await startBackend(source.backend);
   const { model, tok } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer);
   try {

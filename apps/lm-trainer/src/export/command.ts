@@ -12,8 +12,10 @@ import {
   type PretrainedTokenizerFiles,
 } from '@grassflow/gpu-layers';
 import {
+  checkWritableFolder,
   parseFlags,
   planCommand,
+  refuseOutputPlace,
   resolveCheckpointDir,
   startBackend,
   UsageError,
@@ -146,7 +148,9 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
       'run',
     );
   }
-  // Refused before any loading (savePretrained checks again, just before it writes).
+  // Refused before any loading (savePretrained checks again, just before it writes, and refuses an earlier export
+  // that holds files of the user's).
+  refuseOutputPlace(plan.out, 'out');
   if (existsSync(plan.out) && readdirSync(plan.out).length > 0 && !(await isPretrainedFolder(plan.out))) {
     throw new UsageError(
       `refusing to write to ${plan.out}: it is not empty and not a pretrained folder (an earlier export); give a ` +
@@ -154,6 +158,7 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
       'out',
     );
   }
+  checkWritableFolder(plan.out, 'out');
   await startBackend(plan.backend);
   const ckDir = plan.from === 'latest' ? latestCheckpointOf(plan.run) : resolveCheckpointDir(plan.run, RUN_FORMAT);
   const vocabPath = await ensureDataFile(BERT_VOCAB_REL_PATH, { dataDir: plan.dataDir });

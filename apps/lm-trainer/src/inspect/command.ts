@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import {
   parseFlags,
+  prepareOutputFolder,
   planCommand,
   startBackend,
   UsageError,
@@ -126,6 +127,7 @@ export function planInspect(argv: readonly string[]): InspectPlan {
 /** Inspect the checkpoint on the plan's input; write inspect.json, report.md and the charts; print one line a layer. */
 export async function runInspectPlan(plan: InspectPlan): Promise<number> {
   const { source } = plan;
+  prepareOutputFolder(plan.out, { command: 'inspect' }); // before any work: never over a user's report.md
   await startBackend(source.backend);
   const { model, tok, dir } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer);
   try {

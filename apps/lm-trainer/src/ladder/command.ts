@@ -1,6 +1,5 @@
 // `ladder`: DPA vs EA vs Grassmann trained from scratch on a ladder of synthetic tasks; one report.
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SyntheticTask } from '@grassflow/datasets';
@@ -13,6 +12,7 @@ import {
   writeJsonAtomic,
   formatDuration,
   planCommand,
+  prepareOutputFolder,
   type CliCommand,
 } from '@grassflow/training';
 import { ladderConfigFrom, LADDER_FLAGS, type LadderConfig } from './options.js';
@@ -104,8 +104,8 @@ export async function runLadderPlan(plan: LadderPlan): Promise<number> {
   // The ladder's models are tiny (d 32–64): a wasm thread pool only adds synchronisation (measured: 1 thread is
   // faster on 2 loaded cores). GRASSFLOW_WASM_THREADS, when set, still decides.
   process.env['GRASSFLOW_WASM_THREADS'] ??= '1';
+  prepareOutputFolder(out, { command: 'ladder' });
   const backend = await startBackend(plan.backend);
-  await mkdir(out, { recursive: true });
   const runConfig: LadderRunConfig = {
     format: 'grassflow-lm-ladder',
     formatVersion: 1,

@@ -104,7 +104,23 @@ async function targetKind(target: string): Promise<'missing' | 'empty' | 'pretra
     throw error;
   }
   if (entries.length === 0) return 'empty';
-  if (await isPretrainedConfig(target)) return 'pretrained';
+  if (await isPretrainedConfig(target)) {
+    // an earlier export is replaced whole: refused when it holds anything the export did not write (NOTES.md, …)
+    let written: Set<string>;
+    try {
+      const cfg: unknown = JSON.parse(await readFile(join(target, PRETRAINED_FILES.config), 'utf8'));
+      written = new Set([PRETRAINED_FILES.config, ...pretrainedFileRecords(cfg, target).keys()]);
+    } catch {
+      written = new Set([PRETRAINED_FILES.config]);
+    }
+    const added = entries.filter((n) => !written.has(n)).sort();
+    if (added.length === 0) return 'pretrained';
+    throw new CheckpointError(
+      'TARGET_NOT_CHECKPOINT',
+      `refusing to replace the earlier export ${target}: it holds files the export did not write ` +
+        `(${added.slice(0, 3).join(', ')}${added.length > 3 ? ', …' : ''}); move them out, or give another folder`,
+    );
+  }
   throw new CheckpointError(
     'TARGET_NOT_CHECKPOINT',
     `refusing to write to ${target}: it is not empty and not a pretrained folder (its ${PRETRAINED_FILES.config} ` +

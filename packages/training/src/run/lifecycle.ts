@@ -1,7 +1,7 @@
 // One training run from start to end, shared by the apps: the run folder and its provenance, the optimizer from a
 // config, restore on --resume, progress, the stop signal, the training loop and the report.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type * as tf from '@tensorflow/tfjs-core';
 import { describeAdapter, type BackendInfo } from '@grassflow/gpu-layers';
 import { AdamW, defaultDecayFilter, type NamedVariable } from '../adamw.js';
@@ -11,6 +11,7 @@ import { Progress } from '../progress.js';
 import { TrainingRng } from '../rng.js';
 import { gitCommit, RunFolder } from '../run-folder.js';
 import { isRunLockFile, lockedByOther, lockRunFolder } from './lock.js';
+import { refuseOutputPlace } from './out-folder.js';
 import { StopSignal } from '../stop-signal.js';
 import type { EarlyStopRule } from '../early-stop.js';
 import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
@@ -179,6 +180,7 @@ export function backendLine(backend: RunProvenance['backend']): string {
  * any slow work. Its own lock file does not count.
  */
 export function checkNewRunFolder(out: string): RunFolder {
+  refuseOutputPlace(resolve(out), 'out');
   const run = new RunFolder(out);
   const owner = lockedByOther(out);
   if (owner !== null) {
@@ -188,10 +190,11 @@ export function checkNewRunFolder(out: string): RunFolder {
       'out',
     );
   }
-  if (run.exists() && !run.hasCheckpoint() && !existsSync(run.bestCheckpoint)) {
+  if (restartable(run)) return run; // createRun clears it and starts again
+  if (run.exists() && !hasAnyCheckpoint(run)) {
     throw new UsageError(
-      `${run.dir} holds a run that stopped before its first checkpoint (nothing to resume): delete the folder and ` +
-        'start again, or choose another --out',
+      `${run.dir} holds a run that stopped before its first checkpoint, and files it did not write ` +
+        `(${others(run).join(', ')}): move them away and run the command again, or choose another --out`,
       'out',
     );
   }
@@ -201,14 +204,10 @@ export function checkNewRunFolder(out: string): RunFolder {
       'out',
     );
   }
-  const others = existsSync(run.dir)
-    ? readdirSync(run.dir)
-        .filter((n) => !isRunLockFile(n))
-        .sort()
-    : [];
-  if (others.length > 0) {
+  const names = entries(run.dir);
+  if (names.length > 0) {
     throw new UsageError(
-      `${run.dir} is not empty (${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}) and holds no run: ` +
+      `${run.dir} is not empty (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}) and holds no run: ` +
         'give --out a new or empty folder',
       'out',
     );
@@ -216,10 +215,53 @@ export function checkNewRunFolder(out: string): RunFolder {
   return run;
 }
 
-/** A fresh run folder at `out` with `config` in config.json; refuses a folder that already holds a run. */
+/** What a run writes before its first checkpoint (`word-vocab.json`: a word-level run's vocabulary). */
+const BEFORE_FIRST_CHECKPOINT = new Set([
+  'config.json',
+  'metrics.jsonl',
+  'metrics.csv',
+  'word-vocab.json',
+  'checkpoints',
+]);
+
+/** The entries of folder `dir` (none when missing), without its lock, sorted. */
+function entries(dir: string): string[] {
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((n) => !isRunLockFile(n))
+        .sort()
+    : [];
+}
+
+/** Whether the run folder holds a checkpoint, checkpoints/best, or anything a save left in checkpoints/. */
+function hasAnyCheckpoint(run: RunFolder): boolean {
+  return entries(join(run.dir, 'checkpoints')).length > 0;
+}
+
+/** The entries of the run folder that a run does not write before its first checkpoint. */
+function others(run: RunFolder): string[] {
+  return entries(run.dir).filter((n) => !BEFORE_FIRST_CHECKPOINT.has(n));
+}
+
+/**
+ * Whether `run` holds a run stopped before its first checkpoint (killed, out of memory) and nothing else: nothing to
+ * resume and nothing to lose, so the same command starts it again there.
+ */
+function restartable(run: RunFolder): boolean {
+  return run.exists() && !hasAnyCheckpoint(run) && others(run).length === 0;
+}
+
+/**
+ * A fresh run folder at `out` with `config` in config.json; refuses a folder that already holds a run, and starts
+ * again in one whose run stopped before its first checkpoint (its files removed, with a line on stderr).
+ */
 export async function createRun(out: string, config: object): Promise<RunFolder> {
   lockRunFolder(out, 'out'); // before the check: of two processes starting on one folder, only one passes
   const run = checkNewRunFolder(out);
+  if (restartable(run)) {
+    process.stderr.write(`${run.dir}: its run stopped before its first checkpoint; starting it again\n`);
+    for (const n of entries(run.dir)) rmSync(join(run.dir, n), { recursive: true, force: true });
+  }
   await run.init(config);
   return run;
 }

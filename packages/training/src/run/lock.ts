@@ -1,8 +1,9 @@
 // An exclusive lock on a run folder for the life of its writer: two processes never write one run.
-import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { UsageError } from '../flags.js';
+import { folderProblem, makeFolder } from './out-folder.js';
 
 /** The lock file inside a run folder; readers (eval, generate, reports) never need it. */
 export const RUN_LOCK_FILE = '.grassflow-run.lock';
@@ -18,79 +19,6 @@ export interface RunLockOwner {
   host: string;
   /** ISO time the lock was taken. */
   since: string;
-}
-
-/**
- * What to tell a user whose file or folder `path` cannot be made, read or written, by errno code: what is wrong and
- * what to do, with the code in brackets (e.g. "the disk is full: free space or choose another disk [ENOSPC]").
- */
-export function fileSystemProblem(path: string, err: NodeJS.ErrnoException): string {
-  const code = err.code ?? 'unknown error';
-  const what =
-    code === 'ENOTDIR' || code === 'EEXIST'
-      ? `a file is in the way (${err.path ?? path} is not a folder): choose a folder path`
-      : code === 'EISDIR'
-        ? `a folder is in the way (${err.path ?? path} is a folder, not a file): move it away or choose another path`
-        : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
-          ? 'it cannot be written here (permission denied or a read-only file system): choose a writable folder'
-          : code === 'ENOSPC' || code === 'EDQUOT'
-            ? 'the disk is full: free space or choose another disk'
-            : code === 'ENOENT'
-              ? 'its parent cannot hold folders here (a special file system?): choose a normal folder'
-              : `the file system refused it (${err.message})`;
-  return `${what} [${code}]`;
-}
-
-/** What to tell a user whose run folder cannot be made or written, naming the flag. */
-function folderProblem(dir: string, err: NodeJS.ErrnoException, flag: string): UsageError {
-  return new UsageError(`--${flag} ${dir}: ${fileSystemProblem(dir, err)}`, flag);
-}
-
-/**
- * Create `dir` and its missing parents one level at a time from the nearest existing one. Node's recursive mkdir
- * loops forever on some special file systems (mkdir -p /proc/x); level by level it fails at once instead.
- */
-function makeFolder(dir: string, flag: string): void {
-  const missing: string[] = [];
-  let at = dir;
-  while (!existsSync(at)) {
-    missing.unshift(at);
-    const parent = dirname(at);
-    if (parent === at) break;
-    at = parent;
-  }
-  try {
-    if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: at });
-    for (const d of missing) {
-      try {
-        mkdirSync(d);
-      } catch (err) {
-        // another process made it between our look and our mkdir: fine if it is a folder (checked below)
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-    }
-    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: dir });
-  } catch (err) {
-    throw folderProblem(dir, err as NodeJS.ErrnoException, flag);
-  }
-}
-
-/**
- * Make sure `dir` is a folder this process can write (created with its missing parents if needed): a file in the way,
- * a read-only or full file system, /proc/x are refused at once, naming the flag, before anything is trained into it.
- * A lock does this for the folder it takes; this is for folders of many runs (`--runs`), which hold no lock.
- */
-export function checkWritableFolder(dir: string, flag: string): void {
-  const at = resolve(dir);
-  makeFolder(at, flag);
-  const probe = join(at, `.grassflow-write-check.${process.pid}.tmp`);
-  try {
-    writeFileSync(probe, 'x');
-  } catch (err) {
-    throw folderProblem(at, err as NodeJS.ErrnoException, flag);
-  } finally {
-    rmSync(probe, { force: true });
-  }
 }
 
 const held = new Set<string>(); // lock files this process holds, removed at exit

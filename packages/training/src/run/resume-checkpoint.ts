@@ -19,7 +19,8 @@ export async function loadCheckpointToResume(run: RunFolder): Promise<LoadedTrai
   if (!anything) {
     throw new UsageError(
       `${run.dir} has no checkpoint: the run stopped before its first save, so there is nothing to resume. ` +
-        `Delete the folder (rm -r ${relative(process.cwd(), run.dir) || '.'}) and start the run again with the same flags`,
+        `Run the command that started it again (without --resume, --out ${relative(process.cwd(), run.dir) || '.'}): ` +
+        'it starts the run again there',
       'resume',
     );
   }
