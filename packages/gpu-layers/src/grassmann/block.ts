@@ -2,16 +2,16 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
 import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
-import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
+import { ffnSpecs, layerNormSpecs } from '../layers/block-parts.js';
 import { checkMixingArgs, mixingParamSpecs, mixingWeights } from './mixing-layer.js';
-import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
+import { ResidualBlock, type ResidualBlockArgs } from '../layers/residual-block.js';
 import {
   layerOptions,
   nonDefaultOptions,
   optionNames,
   type ModelOptions,
   type ModelOptionValue,
-} from '../shared/model-options.js';
+} from '../config/model-options.js';
 
 /** The options a Grassmann block reads (gate, dropoutAt, mixerNorm: MODEL_OPTIONS'), in stored order. */
 export const GRASSMANN_BLOCK_OPTIONS = optionNames('grassmann', ['block', 'mixer']);

@@ -4,9 +4,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
 import { pluckerDim } from './plucker.js';
 import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
-import { layerNormSpecs } from '../shared/block-parts.js';
-import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../shared/param-layer.js';
-import { layerOptions, nonDefaultOptions, optionNames, type ModelOptions } from '../shared/model-options.js';
+import { layerNormSpecs } from '../layers/block-parts.js';
+import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../layers/param-layer.js';
+import { layerOptions, nonDefaultOptions, optionNames, type ModelOptions } from '../config/model-options.js';
 
 /** The options a mixing layer reads (MODEL_OPTIONS' 'mixer' fields: gate, mixerNorm), in stored order. */
 const MIXER_OPTIONS = optionNames('grassmann', ['mixer']);

@@ -3,7 +3,7 @@
 import { loadCheckpointBytes, type CheckpointBytes } from '@grassflow/checkpoints';
 import { checkpointModelLoader } from './checkpoint-model.js';
 import type { LoadCheckpointOptions, LoadedCheckpoint } from './checkpoint.js';
-import type { ModelConfig } from '../shared/config.js';
+import type { ModelConfig } from '../config/model-config.js';
 
 /** A checkpoint loaded from bytes. The caller disposes `model` and every tensor of `extraTensors`. */
 export type LoadedCheckpointBytes = Omit<LoadedCheckpoint, 'dir' | 'recovered'> & {

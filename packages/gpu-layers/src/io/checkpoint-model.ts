@@ -3,7 +3,7 @@
 // weights must match before any tensor data is read, then the weights assigned.
 import * as tf from '@tensorflow/tfjs-core';
 import type { CheckpointTensor, LoadCheckpointFolderOptions, SafetensorsDType } from '@grassflow/checkpoints';
-import { validateModelConfig, type ModelConfig } from '../shared/config.js';
+import { validateModelConfig, type ModelConfig } from '../config/model-config.js';
 import { createModel } from '../models/create-model.js';
 import type { GrassmannLM } from '../grassmann/lm.js';
 import type { TransformerLM } from '../transformer/lm.js';

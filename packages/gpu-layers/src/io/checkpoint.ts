@@ -21,10 +21,10 @@ import {
   type SafetensorsDType,
   type SafetensorsTensorInput,
 } from '@grassflow/checkpoints';
-import { validateModelConfig, type ModelConfig } from '../shared/config.js';
+import { validateModelConfig, type ModelConfig } from '../config/model-config.js';
 import { checkpointModelLoader } from './checkpoint-model.js';
 import { localFolderOf, type DownloadPretrainedOptions } from './pretrained-download.js';
-import type { LanguageModel } from '../shared/language-model.js';
+import type { LanguageModel } from '../language-model/language-model.js';
 import type { GrassmannLM } from '../grassmann/lm.js';
 import type { TransformerLM } from '../transformer/lm.js';
 

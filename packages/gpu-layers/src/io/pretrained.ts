@@ -35,7 +35,7 @@ import {
   type PretrainedTokenizerConfig,
 } from './pretrained-model.js';
 import { isPretrainedUrl, localFolderOf, type DownloadPretrainedOptions } from './pretrained-download.js';
-import type { LanguageModel } from '../shared/language-model.js';
+import type { LanguageModel } from '../language-model/language-model.js';
 
 export { PRETRAINED_FILES, PRETRAINED_FORMAT, PRETRAINED_FORMAT_VERSION };
 

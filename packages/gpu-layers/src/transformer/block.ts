@@ -2,15 +2,15 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
 import { causalAttention, type AttentionWeights, type EaEps } from './attention.js';
-import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
-import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
+import { ffnSpecs, layerNormSpecs } from '../layers/block-parts.js';
+import { ResidualBlock, type ResidualBlockArgs } from '../layers/residual-block.js';
 import {
   layerOptions,
   nonDefaultOptions,
   optionNames,
   type ModelOptions,
   type ModelOptionValue,
-} from '../shared/model-options.js';
+} from '../config/model-options.js';
 
 /** The options a Transformer block reads (dropoutAt, eaEps: MODEL_OPTIONS'), in stored order. */
 export const TRANSFORMER_BLOCK_OPTIONS = optionNames('transformer', ['block']);

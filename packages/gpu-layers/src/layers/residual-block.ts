@@ -1,7 +1,7 @@
 // ResidualBlock: what GrassmannBlock and TransformerBlock share — LayerNorms, the FFN, the residual wiring.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { dropout, layerNorm } from './ops.js';
+import { dropout, layerNorm } from '../ops/ops.js';
 import { ParamLayer, type LayerKwargs, type ParamLayerArgs } from './param-layer.js';
 import { checkBlockArgs, feedForward, LN_EPS, postNormResidual } from './block-parts.js';
 
