@@ -8,6 +8,7 @@ export {
   unrankCombination,
   pairIndex,
   pairFromIndex,
+  pairIndexArrays,
 } from './combinatorics';
 export {
   type KVector,

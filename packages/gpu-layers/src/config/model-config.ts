@@ -1,6 +1,6 @@
 // The model config of GrassmannLM and TransformerLM: one typed defaults object, validation, presets, parameter count.
 // The optional architecture fields (gate, mixerNorm, head, …) are declared once, in model-options.ts' table.
-import { pluckerDim } from '../grassmann/plucker.js';
+import { binomial } from '@grassflow/grassmann-math';
 import {
   ADAPTIVE_HEAD_DEFAULTS,
   isOptionDefault,
@@ -358,7 +358,7 @@ function checkTensorSizes(c: Record<string, unknown>): void {
     ['dModel', `a gate weight [${2 * n('dModel')}, ${n('dModel')}]`, 2 * n('dModel') * n('dModel')],
   ];
   if (c['kind'] === 'grassmann') {
-    const C = pluckerDim(n('r'));
+    const C = binomial(n('r'), 2);
     weights.push(['r', `the Plücker projection [${C}, ${n('dModel')}]`, C * n('dModel')]);
   }
   for (const [field, what, entries] of weights) {
@@ -453,7 +453,7 @@ export function paramBreakdown(config: ModelConfig | ModelConfigInput): ParamBre
   const d = c.dModel;
   const ffn = d * c.dFF + c.dFF + c.dFF * d + d;
   const mixer =
-    c.kind === 'grassmann' ? d * c.r + c.r + pluckerDim(c.r) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
+    c.kind === 'grassmann' ? d * c.r + c.r + binomial(c.r, 2) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
   const mixerNorm = c.kind === 'grassmann' && c.mixerNorm === true ? 2 * d : 0;
   const perLayer = mixer + mixerNorm + 2 * 2 * d + ffn;
   const head = c.head === 'adaptive' ? adaptiveHeadShapes(d, c.vocabSize, c.cutoffs ?? []).params : 0;
