@@ -9,9 +9,9 @@ import {
   type LanguageModelBase,
 } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { planeStep } from '../src/inspect/grassmann';
-import { inspectModel } from '../src/inspect/model';
-import { summarize } from '../src/inspect/tensors';
+import { planeStep } from '../src/inspect/grassmann.js';
+import { inspectModel } from '../src/inspect/model.js';
+import { summarize } from '../src/inspect/tensors.js';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });

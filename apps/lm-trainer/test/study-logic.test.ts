@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expandStudy, flagsToArgv, runKey } from '@grassflow/studies';
-import type { ResolvedRunConfig } from '../src/study/key';
-import { appendLedger, readLedger, type LedgerRecord } from '../src/study/ledger';
-import { groupRuns, pairedComparisons, writeStudyReport } from '../src/study/report';
-import { parseStudy } from '../src/study/spec';
+import type { ResolvedRunConfig } from '../src/study/key.js';
+import { appendLedger, readLedger, type LedgerRecord } from '../src/study/ledger.js';
+import { groupRuns, pairedComparisons, writeStudyReport } from '../src/study/report.js';
+import { parseStudy } from '../src/study/spec.js';
 
 describe('study file', () => {
   it('expands each grid (first field slowest) and the explicit runs over base', () => {
