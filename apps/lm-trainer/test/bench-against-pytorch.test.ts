@@ -25,9 +25,9 @@ import {
   pytorchArgs,
   PYTORCH_MISSING,
   type PytorchBenchResult,
-} from '../src/bench/against-pytorch';
-import { BENCH_FLAGS, benchModelConfig, type TrainBenchResult } from '../src/bench/train';
-import { cli, DATA_DIR, tmp } from './helpers';
+} from '../src/bench/against-pytorch.js';
+import { BENCH_FLAGS, benchModelConfig, type TrainBenchResult } from '../src/bench/train.js';
+import { cli, DATA_DIR, tmp } from './helpers.js';
 
 /** A result of either benchmark with the given throughput and CPU time (the other fields fixed). */
 function result(tokensPerS: number, cpuPerStep: number): TrainBenchResult {

@@ -1,7 +1,7 @@
 // `grassflow-lm bench --generate` at tiny size: the rows and their fields (never the timings).
 import { describe, expect, it } from 'vitest';
-import { defaultContexts, type GenerateBenchRow } from '../src/bench/generate';
-import { cli } from './helpers';
+import { defaultContexts, type GenerateBenchRow } from '../src/bench/generate.js';
+import { cli } from './helpers.js';
 
 describe('grassflow-lm bench --generate (tiny)', () => {
   it('--json: one line per model and context, with tokens/s, state bytes and the full-forward baseline', () => {

@@ -1,8 +1,8 @@
 // `grassflow-lm bench --profile`: the kernel summary (synthetic kernels) and the JSON line at a tiny size (its
 // structure and sums, never timings).
 import { describe, expect, it } from 'vitest';
-import { kernelKind, summariseKernels, type ProfileResult } from '../src/bench/profile';
-import { cli } from './helpers';
+import { kernelKind, summariseKernels, type ProfileResult } from '../src/bench/profile.js';
+import { cli } from './helpers.js';
 
 describe('bench --profile: kernel summary', () => {
   it('groups kernels by kind', () => {

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isOutOfMemory } from '../src/bench/scaling';
-import { crossoverOf, lastLRan, scalingTable, type ScalingPoint } from '../src/bench/scaling-report';
-import type { ModelKind } from '../src/shared/model-options';
-import { cli, tmp } from './helpers';
+import { isOutOfMemory } from '../src/bench/scaling.js';
+import { crossoverOf, lastLRan, scalingTable, type ScalingPoint } from '../src/bench/scaling-report.js';
+import type { ModelKind } from '../src/shared/model-options.js';
+import { cli, tmp } from './helpers.js';
 
 const MODELS: ModelKind[] = ['grassmann', 'transformer-dpa', 'transformer-ea'];
 

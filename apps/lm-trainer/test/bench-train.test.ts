@@ -1,6 +1,6 @@
 // `grassflow-lm bench` (training throughput) at a tiny size: the JSON line's fields and types, never timings.
 import { describe, expect, it } from 'vitest';
-import { cli } from './helpers';
+import { cli } from './helpers.js';
 
 describe('grassflow-lm bench (training step)', () => {
   it('prints one JSON line with throughput, backend and memory fields', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { initBackend } from '@grassflow/gpu-layers';
 import { loadTrainerCheckpoint } from '@grassflow/training';
 import { describe, expect, it } from 'vitest';
-import { cli, DATA_DIR, describeRun, TINY, tmp } from './helpers';
+import { cli, DATA_DIR, describeRun, TINY, tmp } from './helpers.js';
 
 describe('clear errors', () => {
   it('unknown flags and invalid values name the flag (exit 2)', () => {

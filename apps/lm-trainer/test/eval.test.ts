@@ -2,9 +2,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import { createModel, initBackend, preset } from '@grassflow/gpu-layers';
 import { TrainingRng } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { wikitextForWordPiece } from '../src/shared/corpus';
-import { sampleToken } from '../src/generate/generate';
-import { evaluatePerplexity } from '../src/shared/lm-task';
+import { wikitextForWordPiece } from '../src/shared/corpus.js';
+import { sampleToken } from '../src/generate/generate.js';
+import { evaluatePerplexity } from '../src/shared/lm-task.js';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { fromPretrained, initBackend, loadCheckpoint } from '@grassflow/gpu-layers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunFolder } from '@grassflow/training';
-import { heldOutMetric } from '../src/shared/held-out';
-import { loadModelAndTokenizer } from '../src/shared/checkpoint-dir';
-import { cli, cliAsync, DATA_DIR, TINY, tmp, type CliResult } from './helpers';
+import { heldOutMetric } from '../src/shared/held-out.js';
+import { loadModelAndTokenizer } from '../src/shared/checkpoint-dir.js';
+import { cli, cliAsync, DATA_DIR, TINY, tmp, type CliResult } from './helpers.js';
 
 /** `grassflow-lm ...args` in a child process, so that a server of this process can answer it meanwhile. */
 async function cliWhileServing(args: readonly string[]): Promise<CliResult> {

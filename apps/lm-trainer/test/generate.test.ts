@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { createModel, initBackend, preset, type ModelConfig } from '@grassflow/gpu-layers';
 import { TrainingRng } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateIds, generateIdsFullForward, sampleToken, type SampleOptions } from '../src/generate/generate';
+import { generateIds, generateIdsFullForward, sampleToken, type SampleOptions } from '../src/generate/generate.js';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });

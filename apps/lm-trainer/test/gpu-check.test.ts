@@ -9,8 +9,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { webgpuSuiteGate } from '@grassflow/gpu-layers';
-import type { TrainBenchResult } from '../src/bench/train';
-import { APP_DIR, DATA_DIR, env, metrics, tmp } from './helpers';
+import type { TrainBenchResult } from '../src/bench/train.js';
+import { APP_DIR, DATA_DIR, env, metrics, tmp } from './helpers.js';
 
 const SCRIPT = join(APP_DIR, '../../scripts/gpu-check.sh');
 const LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.json';

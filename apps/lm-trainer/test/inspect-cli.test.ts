@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { createModel, initBackend, preset, saveCheckpoint } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '@grassflow/training';
-import { inspectCli, splitWindows } from '../src/inspect/command';
-import type { InspectResult } from '../src/inspect/model';
-import { cli, DATA_DIR, tmp } from './helpers';
+import { inspectCli, splitWindows } from '../src/inspect/command.js';
+import type { InspectResult } from '../src/inspect/model.js';
+import { cli, DATA_DIR, tmp } from './helpers.js';
 
 /** A tiny checkpoint on the WordPiece vocabulary (V 30,522), as grassflow-lm train would record it. */
 async function tinyCheckpoint(kind: 'grassmann' | 'transformer', attention: 'dpa' | 'ea' = 'dpa'): Promise<string> {

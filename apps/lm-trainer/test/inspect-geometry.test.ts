@@ -6,12 +6,12 @@ import {
   preset,
   type LanguageModel,
   type ModelConfig,
-  type TiedEmbeddingLM,
+  type LanguageModelBase,
 } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { planeStep } from '../src/inspect/grassmann';
-import { inspectModel } from '../src/inspect/model';
-import { summarize } from '../src/inspect/tensors';
+import { planeStep } from '../src/inspect/grassmann.js';
+import { inspectModel } from '../src/inspect/model.js';
+import { summarize } from '../src/inspect/tensors.js';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });
@@ -63,7 +63,7 @@ function rowsOf(x: tf.Tensor): number[][] {
 }
 
 /** Block inputs computed with the model's own layers: x_0 = embed(ids), x_{i+1} = block_i(x_i). */
-function blockInputsByModel(model: TiedEmbeddingLM, ids: number[]): number[][][] {
+function blockInputsByModel(model: LanguageModelBase, ids: number[]): number[][][] {
   return tf.tidy(() => {
     const out: number[][][] = [];
     let x = model.embed(tf.tensor2d(ids, [1, ids.length], 'int32'));
@@ -172,7 +172,7 @@ describe('inspect: Grassmann geometry equals an independent computation', () => 
   for (const ln of ['post', 'pre'] as const) {
     it(`every layer (${ln}-LN): angles, areas, flow and gates equal the textbook formulas`, async () => {
       const { model, sd } = handSetGrassmann(ln);
-      const lm = model as TiedEmbeddingLM;
+      const lm = model as LanguageModelBase;
       const r = await inspectModel(model, [{ ids: Int32Array.from(IDS), tokens: TOKENS }], { top: 3 });
       const layers = r.grassmann ?? [];
       expect(layers.map((l) => [l.layer, l.offsets])).toEqual([

@@ -5,12 +5,12 @@ import { initBackend } from '@grassflow/gpu-layers';
 import { SyntheticTask } from '@grassflow/datasets';
 import { UsageError } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ladderCli } from '../src/ladder/command';
-import { parseLevels, parseModels } from '../src/ladder/options';
-import { grassmannReach, reachableFraction, receptiveField } from '../src/ladder/reach';
-import { spreadOf, type LadderResults } from '../src/ladder/report';
-import { maskedLmLoss, scoreLogits } from '../src/ladder/task';
-import { cli, tmp } from './helpers';
+import { ladderCli } from '../src/ladder/command.js';
+import { parseLevels, parseModels } from '../src/ladder/options.js';
+import { grassmannReach, reachableFraction, receptiveField } from '../src/ladder/reach.js';
+import { spreadOf, type LadderResults } from '../src/ladder/report.js';
+import { maskedLmLoss, scoreLogits } from '../src/ladder/task.js';
+import { cli, tmp } from './helpers.js';
 
 beforeAll(async () => {
   await initBackend({ backend: 'cpu' });

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { APP_DIR, cli, cliAsync, DATA_DIR, env, metrics, tmp, until, watch } from './helpers';
+import { APP_DIR, cli, cliAsync, DATA_DIR, env, metrics, tmp, until, watch } from './helpers.js';
 
 const skip = DATA_DIR === undefined ? 'set GRASSFLOW_DATA_DIR to the WikiText-2 data folder' : undefined;
 if (skip !== undefined) console.log(`late-errors.test.ts skipped: ${skip}`);

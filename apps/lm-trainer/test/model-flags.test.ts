@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { MODEL_OPTIONS } from '@grassflow/gpu-layers';
 import { formatHelp, parseFlags } from '@grassflow/training';
-import { COMMON_TRAIN_FLAGS, modelConfigFrom } from '../src/shared/model-options';
+import { COMMON_TRAIN_FLAGS, modelConfigFrom } from '../src/shared/model-options.js';
 
 const flags = (argv: string[]) => parseFlags(['--preset', 'tiny', ...argv], COMMON_TRAIN_FLAGS);
 /** The sequence length (the model's positional table): tiny's, as train resolves it without --seq-len. */

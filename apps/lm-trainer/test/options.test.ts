@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseFlags, UsageError } from '@grassflow/training';
-import { COMMON_TRAIN_FLAGS, modelConfigFrom } from '../src/shared/model-options';
+import { COMMON_TRAIN_FLAGS, modelConfigFrom } from '../src/shared/model-options.js';
 import {
   microBatchOf,
   readTrainingConfig,
@@ -8,7 +8,7 @@ import {
   seqLenOf,
   storedTrainingConfig,
   trainingConfigFrom,
-} from '../src/train/config';
+} from '../src/train/config.js';
 
 const flags = (argv: string[]) => parseFlags(argv, COMMON_TRAIN_FLAGS);
 

@@ -2,18 +2,18 @@
 import { join, resolve } from 'node:path';
 import { parseFlags, UsageError } from '@grassflow/training';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { planCompare } from '../src/compare/command';
-import { planTrain } from '../src/train/command';
-import { resumedConfig, type StoredRunConfig } from '../src/train/config';
-import { planLadder } from '../src/ladder/command';
-import { ladderConfigFrom, LADDER_FLAGS } from '../src/ladder/options';
-import { planInspect } from '../src/inspect/command';
-import { benchOf } from '../src/bench/command';
-import { planTrainBench } from '../src/bench/train';
-import { planProfile } from '../src/bench/profile';
+import { planCompare } from '../src/compare/command.js';
+import { planTrain } from '../src/train/command.js';
+import { resumedConfig, type StoredRunConfig } from '../src/train/config.js';
+import { planLadder } from '../src/ladder/command.js';
+import { ladderConfigFrom, LADDER_FLAGS } from '../src/ladder/options.js';
+import { planInspect } from '../src/inspect/command.js';
+import { benchOf } from '../src/bench/command.js';
+import { planTrainBench } from '../src/bench/train.js';
+import { planProfile } from '../src/bench/profile.js';
 import { runKey } from '@grassflow/studies';
-import { resolvedOfStored, resolvedRunConfig } from '../src/study/key';
-import { DATA_DIR } from './helpers';
+import { resolvedOfStored, resolvedRunConfig } from '../src/study/key.js';
+import { DATA_DIR } from './helpers.js';
 
 /** The UsageError a plan function throws for `argv` (its message and the flag it names). */
 async function usageError(plan: () => unknown): Promise<UsageError> {

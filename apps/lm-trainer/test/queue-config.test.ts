@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliAsync, DATA_DIR, metrics, startRedis, stop, tmp, until, watch, type Proc } from './helpers';
+import { cli, cliAsync, DATA_DIR, metrics, startRedis, stop, tmp, until, watch, type Proc } from './helpers.js';
 
 const HAVE_REDIS = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0;
 const skip =

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeRun, runCommand } from '../../../tooling/run-command.mjs';
-import { tmp } from './helpers';
+import { tmp } from './helpers.js';
 
 // kills itself with `signal` while the marker file does not exist yet (`times` = 1) or always (`times` = 2)
 function selfKiller(dir: string, signal: string, times: 1 | 2): string[] {

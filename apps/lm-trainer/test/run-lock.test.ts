@@ -2,7 +2,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliAsync, DATA_DIR, metrics, TINY, tmp } from './helpers';
+import { cliAsync, DATA_DIR, metrics, TINY, tmp } from './helpers.js';
 
 function finished(p: ChildProcess): Promise<{ code: number | null; stderr: string }> {
   let stderr = '';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { initBackend } from '@grassflow/gpu-layers';
 import { loadTrainerCheckpoint } from '@grassflow/training';
 import { describe, expect, it } from 'vitest';
-import { cliAsync, DATA_DIR, TINY, tmp } from './helpers';
+import { cliAsync, DATA_DIR, TINY, tmp } from './helpers.js';
 
 describe.skipIf(DATA_DIR === undefined)('SIGINT (needs GRASSFLOW_DATA_DIR)', () => {
   it('writes a checkpoint that loads (step, data position, AdamW moments), then exits with 130', async () => {

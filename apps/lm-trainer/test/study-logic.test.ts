@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expandStudy, flagsToArgv, runKey } from '@grassflow/studies';
-import type { ResolvedRunConfig } from '../src/study/key';
-import { appendLedger, readLedger, type LedgerRecord } from '../src/study/ledger';
-import { groupRuns, pairedComparisons, writeStudyReport } from '../src/study/report';
-import { parseStudy } from '../src/study/spec';
+import type { ResolvedRunConfig } from '../src/study/key.js';
+import { appendLedger, readLedger, type LedgerRecord } from '../src/study/ledger.js';
+import { groupRuns, pairedComparisons, writeStudyReport } from '../src/study/report.js';
+import { parseStudy } from '../src/study/spec.js';
+import RUN_CONFIG from '../../../tooling/fixtures/resolved-run-config.json';
 
 describe('study file', () => {
   it('expands each grid (first field slowest) and the explicit runs over base', () => {
@@ -70,54 +71,13 @@ describe('study file', () => {
   });
 });
 
+/** A tiny grassmann or transformer run's resolved config (the fixture the studies package's key tests share). */
 const config = (over: Partial<ResolvedRunConfig['training']> = {}, kind = 'grassmann'): ResolvedRunConfig =>
   ({
     modelKind: kind,
-    tokenizer: 'wordpiece',
-    model:
-      kind === 'grassmann'
-        ? {
-            kind: 'grassmann',
-            vocabSize: 30522,
-            dModel: 16,
-            nLayers: 2,
-            dFF: 64,
-            maxLen: 16,
-            r: 4,
-            offsets: [[1], [2]],
-            eps: 1e-6,
-            norm: 'post',
-            dropout: 0.1,
-          }
-        : {
-            kind: 'transformer',
-            attention: 'dpa',
-            vocabSize: 30522,
-            dModel: 16,
-            nLayers: 2,
-            dFF: 64,
-            maxLen: 16,
-            nHeads: 2,
-            eps: 1e-6,
-            norm: 'post',
-            dropout: 0.1,
-          },
-    training: {
-      batch: 8,
-      seqLen: 16,
-      lr: 3e-3,
-      minLr: 3e-4,
-      warmup: 2,
-      weightDecay: 0.01,
-      clip: 1,
-      beta1: 0.9,
-      beta2: 0.98,
-      length: { steps: 6 },
-      evalEvery: 3,
-      evalTokens: 256,
-      seed: 1,
-      ...over,
-    },
+    tokenizer: RUN_CONFIG.tokenizer,
+    model: RUN_CONFIG.models[kind === 'grassmann' ? 'grassmann' : 'transformer'],
+    training: { ...RUN_CONFIG.training, ...over },
   }) as ResolvedRunConfig;
 
 const record = (c: ResolvedRunConfig, finalValPpl: number, bestValPpl = finalValPpl): LedgerRecord =>

@@ -18,7 +18,7 @@ import {
   until,
   watch,
   type Proc,
-} from './helpers';
+} from './helpers.js';
 
 const REQUIRE_REDIS = process.env['GRASSFLOW_REQUIRE_REDIS'] === '1';
 const HAVE_REDIS = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0;

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, cliAsync, DATA_DIR, metrics, tmp } from './helpers';
+import { cli, cliAsync, DATA_DIR, metrics, tmp } from './helpers.js';
 
 if (DATA_DIR === undefined) console.log('study.test.ts skipped: set GRASSFLOW_DATA_DIR to the WikiText-2 data folder');
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, DATA_DIR, metrics, TINY, tmp } from './helpers';
+import { cli, DATA_DIR, metrics, TINY, tmp } from './helpers.js';
 
 describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText-2; needs GRASSFLOW_DATA_DIR)', () => {
   const root = tmp();

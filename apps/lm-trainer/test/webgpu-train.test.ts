@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import { initBackend, loadCheckpoint, webgpuSuiteGate } from '@grassflow/gpu-layers';
-import { cli, DATA_DIR, metrics, TINY, tmp } from './helpers';
+import { cli, DATA_DIR, metrics, TINY, tmp } from './helpers.js';
 
 const { missing, skip } = await webgpuSuiteGate('webgpu train test');
 

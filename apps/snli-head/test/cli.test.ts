@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, truncateSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, DATA_DIR, headOf, metrics, tmp } from './helpers';
+import { cli, DATA_DIR, headOf, metrics, tmp } from './helpers.js';
 
 describe('flags', () => {
   it('unknown flags and invalid values name the flag (exit 2); --help works', () => {

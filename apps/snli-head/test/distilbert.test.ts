@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expectedTensors, parseDistilBertConfig } from '@grassflow/distilbert-adapter';
 import { writeSafetensorsFile, type SafetensorsTensorInput } from '@grassflow/gpu-layers';
 import { describe, expect, it } from 'vitest';
-import { cli, DATA_DIR, headOf, metrics, tmp } from './helpers';
+import { cli, DATA_DIR, headOf, metrics, tmp } from './helpers.js';
 
 /** Write a DistilBERT folder (dim 32, 2 layers, 2 heads) whose vocab.txt is the BERT vocabulary of the data folder. */
 async function tinyDistilBert(dir: string): Promise<void> {

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { APP_DIR, DATA_DIR, env, headOf, tmp } from './helpers';
+import { APP_DIR, DATA_DIR, env, headOf, tmp } from './helpers.js';
 
 /** `grassflow-snli ...args` from source, with room for several runs on a loaded machine. */
 function snli(args: readonly string[]): { code: number | null; stdout: string; stderr: string } {

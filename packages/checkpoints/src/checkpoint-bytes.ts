@@ -78,6 +78,44 @@ export interface LoadedCheckpointBytes<M = CheckpointJson> {
 /** The dtypes extra.safetensors may hold (model.safetensors: F32 only). */
 export const EXTRA_DTYPES: readonly SafetensorsDType[] = ['F32', 'I32', 'BOOL'];
 
+/** Refuse an extra.safetensors (at `where`) with a tensor of a dtype outside EXTRA_DTYPES. */
+export function checkExtraDtypes(tensors: Iterable<{ name: string; dtype: SafetensorsDType }>, where: string): void {
+  for (const t of tensors) {
+    if (!EXTRA_DTYPES.includes(t.dtype)) {
+      throw new CheckpointError(
+        'TENSOR_DTYPE',
+        `${where}: tensor '${t.name}' is ${t.dtype}; extra tensors are F32, I32 or BOOL`,
+      );
+    }
+  }
+}
+
+/**
+ * What a load returns, wherever the files were read: config.json's parts, the tensors, and the tensor files it
+ * records no size and SHA-256 for (`extraRead`: an extra.safetensors was read).
+ */
+export function loadedCheckpoint<M>(
+  file: CheckpointConfigFile<M>,
+  tensors: Map<string, CheckpointTensor>,
+  extraTensors: Map<string, CheckpointTensor>,
+  extraRead: boolean,
+): LoadedCheckpointBytes<M> {
+  const unverifiedModel = file.files?.[CHECKPOINT_FILES.model] === undefined;
+  const unverifiedExtra = extraRead && file.files?.[CHECKPOINT_FILES.extra] === undefined;
+  return {
+    model: file.model,
+    tensors,
+    extraTensors,
+    extra: file.extra ?? {},
+    formatVersion: file.formatVersion,
+    config: file,
+    unverified: [
+      ...(unverifiedModel ? [CHECKPOINT_FILES.model] : []),
+      ...(unverifiedExtra ? [CHECKPOINT_FILES.extra] : []),
+    ],
+  };
+}
+
 /** What this file needs of Web Crypto's SubtleCrypto (lib ES2022 has no DOM types). */
 interface WebCryptoDigest {
   digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer>;
@@ -176,28 +214,10 @@ export async function loadCheckpointBytes<M = CheckpointJson>(
     }
     if (files.extra !== undefined) {
       await checkRecord(files.extra, extraRec, extraWhere, verify);
-      for (const t of readSafetensorsHeader(files.extra).tensors) {
-        if (!EXTRA_DTYPES.includes(t.dtype)) {
-          throw new CheckpointError(
-            'TENSOR_DTYPE',
-            `${extraWhere}: tensor '${t.name}' is ${t.dtype}; extra tensors are F32, I32 or BOOL`,
-          );
-        }
-      }
+      checkExtraDtypes(readSafetensorsHeader(files.extra).tensors, extraWhere);
       extraTensors = tensorsOf(files.extra, extraWhere);
     }
-    return {
-      model: file.model,
-      tensors,
-      extraTensors,
-      extra: file.extra ?? {},
-      formatVersion: file.formatVersion,
-      config: file,
-      unverified: [
-        ...(modelRec === undefined ? [CHECKPOINT_FILES.model] : []),
-        ...(files.extra !== undefined && extraRec === undefined ? [CHECKPOINT_FILES.extra] : []),
-      ],
-    };
+    return loadedCheckpoint(file, tensors, extraTensors, files.extra !== undefined);
   } catch (error) {
     if (error instanceof SafetensorsError) {
       throw new CheckpointError('CORRUPT_FILE', `${source}: ${error.message}; fetch or copy the folder again`, {

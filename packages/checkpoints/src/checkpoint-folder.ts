@@ -25,7 +25,9 @@ import {
 } from './checkpoint-config.js';
 import { locateCheckpoint, replaceDirectory } from './checkpoint-swap.js';
 import {
+  checkExtraDtypes,
   EXTRA_DTYPES,
+  loadedCheckpoint,
   type CheckpointDType,
   type CheckpointTensor,
   type LoadCheckpointBytesOptions,
@@ -335,33 +337,14 @@ async function loadCheckpointFolderOnce<M>(
     if (extraPresent) {
       const extraReader = await openTensorFile(located.dir, CHECKPOINT_FILES.extra, extraRec);
       try {
-        for (const t of extraReader.header.tensors) {
-          if (!EXTRA_DTYPES.includes(t.dtype)) {
-            throw new CheckpointError(
-              'TENSOR_DTYPE',
-              `${extraReader.path}: tensor '${t.name}' is ${t.dtype}; extra tensors are F32, I32 or BOOL`,
-            );
-          }
-        }
+        checkExtraDtypes(extraReader.header.tensors, extraReader.path);
         extraTensors = await readAll(extraReader, extraRec, verify);
       } finally {
         await extraReader.close();
       }
     }
-    return {
-      model: file.model,
-      tensors,
-      extraTensors,
-      extra: file.extra ?? {},
-      dir: located.dir,
-      recovered: located.recovered,
-      formatVersion: file.formatVersion,
-      config: file,
-      unverified: [
-        ...(modelRec === undefined ? [CHECKPOINT_FILES.model] : []),
-        ...(extraPresent && extraRec === undefined ? [CHECKPOINT_FILES.extra] : []),
-      ],
-    };
+    const loaded = loadedCheckpoint(file, tensors, extraTensors, extraPresent);
+    return { ...loaded, dir: located.dir, recovered: located.recovered };
   } catch (error) {
     if (error instanceof SafetensorsError) {
       throw new CheckpointError(

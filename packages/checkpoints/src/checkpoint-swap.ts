@@ -110,11 +110,14 @@ async function checkReplaceable(target: string): Promise<void> {
  * Makes `target` hold exactly what `fill(tmpDir)` writes, crash-safely (see the file comment).
  * Before writing it repairs what an earlier crashed save left: restores a lone `<target>.old-*`
  * when `target` is missing, and removes stale tmp/old/trash siblings. One writer per folder at a time.
+ * `checkTarget` refuses an existing `target` that may not be replaced (default: anything but a checkpoint folder);
+ * a folder of another format (e.g. a pretrained export, which holds more files) passes its own.
  */
 export async function replaceDirectory(
   target: string,
   fs: FileSystemOps,
   fill: (tmp: string) => Promise<void>,
+  checkTarget: (target: string) => Promise<void> = checkReplaceable,
 ): Promise<void> {
   const parent = dirname(target);
   await mkdir(parent, { recursive: true });
@@ -134,7 +137,7 @@ export async function replaceDirectory(
       `${target} is a file; a checkpoint is saved to a folder path (new, empty or an earlier checkpoint)`,
     );
   }
-  if (exists === true) await checkReplaceable(target);
+  if (exists === true) await checkTarget(target);
   for (const s of await siblingsOf(target)) await fs.remove(s.path);
 
   const tmp = temporarySibling(target, 'tmp');

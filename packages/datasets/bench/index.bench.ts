@@ -12,7 +12,7 @@ import {
   sha256File,
   wikitextPath,
   type TextEncoderLike,
-} from '../src/index';
+} from '../src/index.js';
 
 async function time<T>(label: string, reps: number, fn: () => Promise<T> | T): Promise<T> {
   let out: T | undefined;

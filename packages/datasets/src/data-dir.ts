@@ -2,7 +2,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DatasetError } from './errors';
+import { DatasetError } from './errors.js';
 
 /** Options shared by every function that touches the data folder. */
 export interface DataDirOptions {

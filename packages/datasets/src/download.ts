@@ -8,8 +8,8 @@ import { dirname } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { commitFileAtomic, temporarySibling } from '@grassflow/checkpoints';
-import { DatasetError, messageOf } from './errors';
-import { DEFAULT_USER_AGENT } from './sources';
+import { DatasetError, messageOf } from './errors.js';
+import { DEFAULT_USER_AGENT } from './sources.js';
 
 /** Options of {@link downloadFile}. */
 export interface DownloadOptions {

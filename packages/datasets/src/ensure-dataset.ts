@@ -2,10 +2,10 @@
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { commitFileAtomic } from '@grassflow/checkpoints';
-import { resolveDataDir, type DataDirOptions } from './data-dir';
-import { downloadFile, type DownloadOptions } from './download';
-import { DatasetError, messageOf } from './errors';
-import { isFile, sha256File } from './files';
+import { resolveDataDir, type DataDirOptions } from './data-dir.js';
+import { downloadFile, type DownloadOptions } from './download.js';
+import { DatasetError, messageOf } from './errors.js';
+import { isFile, sha256File } from './files.js';
 import {
   DEFAULT_MANIFEST,
   findOrigin,
@@ -15,8 +15,8 @@ import {
   type FileOrigin,
   type FileSource,
   type SourcesManifest,
-} from './sources';
-import { extractZip } from './zip-extract';
+} from './sources.js';
+import { extractZip } from './zip-extract.js';
 
 /** Options of {@link ensureDataset} and {@link ensureDataFile}. */
 export interface EnsureOptions extends DataDirOptions {

@@ -1,5 +1,5 @@
 // @grassflow/datasets: Wikitext-2, SNLI and synthetic attention tasks: verified downloads, token caches and batches.
-export { DatasetError, type DatasetErrorCode, type SeqLenOption } from './errors';
+export { DatasetError, type DatasetErrorCode, type SeqLenOption } from './errors.js';
 export {
   resolveDataDir,
   existingDataDir,
@@ -15,7 +15,7 @@ export {
   type WikitextSplit,
   type WikitextVariant,
   type SnliSplit,
-} from './data-dir';
+} from './data-dir.js';
 export {
   DEFAULT_MANIFEST,
   DEFAULT_USER_AGENT,
@@ -33,9 +33,9 @@ export {
   type LocalOnlyFile,
   type SourcesManifest,
   type FileOrigin,
-} from './sources';
-export { downloadFile, type DownloadOptions, type DownloadResult } from './download';
-export { extractZip, unsafeEntryReason, type ExtractOptions } from './zip-extract';
+} from './sources.js';
+export { downloadFile, type DownloadOptions, type DownloadResult } from './download.js';
+export { extractZip, unsafeEntryReason, type ExtractOptions } from './zip-extract.js';
 export {
   ensureDataset,
   ensureDataFile,
@@ -43,15 +43,15 @@ export {
   type EnsureOptions,
   type EnsureResult,
   type VerifyResult,
-} from './ensure-dataset';
-export { sha256File, sha256Hex, writeFileAtomic } from './files';
+} from './ensure-dataset.js';
+export { sha256File, sha256Hex, writeFileAtomic } from './files.js';
 export {
   encodeTexts,
   isCorpusEncoder,
   type TextEncoderLike,
   type CorpusEncoderLike,
   type TokenIds,
-} from './text-encoder';
+} from './text-encoder.js';
 export {
   loadOrBuildTokenIds,
   encodeTokenCache,
@@ -64,7 +64,7 @@ export {
   type TokenCacheKey,
   type TokenCacheResult,
   type TokenCacheStatus,
-} from './token-cache';
+} from './token-cache.js';
 export {
   loadWikitextText,
   loadWikitextIds,
@@ -75,7 +75,7 @@ export {
   type WikitextIds,
   type WikitextIdsOptions,
   type LineEncodingOptions,
-} from './wikitext';
+} from './wikitext.js';
 export {
   LmTrainBatcher,
   lmEvalBatches,
@@ -84,7 +84,7 @@ export {
   type LmBatcherState,
   type LmTrainOptions,
   type LmEvalOptions,
-} from './lm-batches';
+} from './lm-batches.js';
 export {
   SNLI_LABELS,
   parseSnliJsonl,
@@ -100,12 +100,12 @@ export {
   type EncodedSnli,
   type SnliBatch,
   type SnliBatchOptions,
-} from './snli';
-export { Prng, splitmix32, mixSeed, permutation, epochPermutation, type PrngState } from './prng';
+} from './snli.js';
+export { Prng, splitmix32, mixSeed, permutation, epochPermutation, type PrngState } from './prng.js';
 export {
   SyntheticTask,
   LAGGED_SUM_LAGS,
   type SyntheticFamily,
   type SyntheticTaskOptions,
   type SyntheticSequence,
-} from './synthetic';
+} from './synthetic.js';

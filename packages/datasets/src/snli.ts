@@ -1,12 +1,12 @@
 // SNLI 1.0: read jsonl (dropping gold label '-'), encode sentence pairs, batch them with padding masks.
 import { readFile } from 'node:fs/promises';
-import { snliRelPath, resolveDataDir, type SnliSplit } from './data-dir';
-import { ensureDataFile, type EnsureOptions } from './ensure-dataset';
-import { assertInteger, DatasetError } from './errors';
-import { isFile, sha256Hex } from './files';
-import { epochPermutation } from './prng';
-import { DEFAULT_MANIFEST, expectedSha256 } from './sources';
-import { checkedId, encodeTexts, type TextEncoderLike } from './text-encoder';
+import { snliRelPath, resolveDataDir, type SnliSplit } from './data-dir.js';
+import { ensureDataFile, type EnsureOptions } from './ensure-dataset.js';
+import { assertInteger, DatasetError } from './errors.js';
+import { isFile, sha256Hex } from './files.js';
+import { epochPermutation } from './prng.js';
+import { DEFAULT_MANIFEST, expectedSha256 } from './sources.js';
+import { checkedId, encodeTexts, type TextEncoderLike } from './text-encoder.js';
 import { join } from 'node:path';
 
 /** Class ids: entailment 0, neutral 1, contradiction 2. */

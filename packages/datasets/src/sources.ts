@@ -1,5 +1,5 @@
 // The one table of where every data file comes from, its SHA-256 and size (from /work/shared/data/SOURCES.md).
-import { DatasetError } from './errors';
+import { DatasetError } from './errors.js';
 
 /** One file taken out of an archive. */
 export interface ArchiveMember {

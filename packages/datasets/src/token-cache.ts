@@ -2,9 +2,9 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { userCacheDir, type DataDirOptions } from './data-dir';
-import { DatasetError, messageOf } from './errors';
-import { writeFileAtomic } from './files';
+import { userCacheDir, type DataDirOptions } from './data-dir.js';
+import { DatasetError, messageOf } from './errors.js';
+import { writeFileAtomic } from './files.js';
 
 /**
  * File format (all little-endian), 128-byte header then payload:

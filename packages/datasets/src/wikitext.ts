@@ -1,12 +1,12 @@
 // WikiText-2 splits: locate (or download) and verify a split, encode it line by line, cache the ids.
 import { readFile } from 'node:fs/promises';
-import { wikitextRelPath, type WikitextSplit, type WikitextVariant } from './data-dir';
-import { ensureDataFile, type EnsureOptions } from './ensure-dataset';
-import { DatasetError } from './errors';
-import { sha256Hex } from './files';
-import { DEFAULT_MANIFEST, expectedSha256 } from './sources';
-import { checkedId, encodeTexts, isCorpusEncoder, type CorpusEncoderLike, type TextEncoderLike } from './text-encoder';
-import { loadOrBuildTokenIds, resolveTokenCacheDir, type TokenCacheStatus } from './token-cache';
+import { wikitextRelPath, type WikitextSplit, type WikitextVariant } from './data-dir.js';
+import { ensureDataFile, type EnsureOptions } from './ensure-dataset.js';
+import { DatasetError } from './errors.js';
+import { sha256Hex } from './files.js';
+import { DEFAULT_MANIFEST, expectedSha256 } from './sources.js';
+import { checkedId, encodeTexts, isCorpusEncoder, type CorpusEncoderLike, type TextEncoderLike } from './text-encoder.js';
+import { loadOrBuildTokenIds, resolveTokenCacheDir, type TokenCacheStatus } from './token-cache.js';
 
 /** Options of {@link loadWikitextText}. */
 export interface WikitextOptions extends EnsureOptions {

@@ -5,7 +5,7 @@ import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
-import { DatasetError, messageOf } from './errors';
+import { DatasetError, messageOf } from './errors.js';
 
 /** Options of {@link extractZip}. */
 export interface ExtractOptions {

@@ -12,7 +12,7 @@ import {
   serveTruncated,
   startServer,
   type TestServer,
-} from './helpers/server';
+} from './helpers/server.js';
 
 const body = Buffer.from('grassflow '.repeat(5000)); // 50,000 bytes
 const sha = createHash('sha256').update(body).digest('hex');

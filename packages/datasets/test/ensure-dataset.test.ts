@@ -11,8 +11,8 @@ import {
   mirroredUrl,
   type SourcesManifest,
 } from '@grassflow/datasets';
-import { serveBytes, serveTruncated, startServer, type TestServer } from './helpers/server';
-import { buildZip, renameEntry } from './helpers/zip';
+import { serveBytes, serveTruncated, startServer, type TestServer } from './helpers/server.js';
+import { buildZip, renameEntry } from './helpers/zip.js';
 
 const train = 'alpha beta gamma\n'.repeat(300);
 const test = 'delta epsilon\n'.repeat(100);

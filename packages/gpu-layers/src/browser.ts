@@ -2,7 +2,7 @@
 // needs no file system or native module — layers, models, decoding and sampling, checkpoints from bytes — and a
 // browser backend selection (webgpu → wasm with threads where cross-origin isolated → cpu). Checkpoint folders on
 // disk, weight files, tfjs-node and Dawn are in the Node entry only.
-export * from './common.js';
+export * from './portable-api.js';
 export {
   initBackend,
   BROWSER_BACKEND_NAMES,

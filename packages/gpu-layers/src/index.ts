@@ -1,6 +1,6 @@
 // @grassflow/gpu-layers: causal Grassmann mixing, DPA/EA attention and language models on TensorFlow.js (Node entry;
 // browsers get src/browser.ts, the "browser" export condition).
-export * from './common.js';
+export * from './portable-api.js';
 export { initBackend, BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } from './backend/backend.js';
 export type { BackendName, BackendInfo, InitBackendOptions } from './backend/backend.js';
 export { blasInfo, useNativeProducts, BLAS_INSTALL, type BlasInfo } from './backend/wasm-blas.js';

@@ -1,11 +1,11 @@
 // A loaded checkpoint's model goes straight into createDecoder (loadCheckpoint returns GrassmannLM | TransformerLM,
-// both TiedEmbeddingLMs): this file type-checks only if that holds, and the decoder gives the forward pass's logits.
+// both LanguageModelBase classes): this file type-checks only if that holds, and the decoder gives the forward pass's logits.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDecoder, loadCheckpoint, saveCheckpoint, type TiedEmbeddingLM } from '@grassflow/gpu-layers';
+import { createDecoder, loadCheckpoint, saveCheckpoint, type LanguageModelBase } from '@grassflow/gpu-layers';
 import { tinyModel, useCpu } from './checkpoint-helpers.js';
 
 let root: string;
@@ -25,7 +25,7 @@ describe('createDecoder(loadCheckpoint(dir).model)', () => {
       await saveCheckpoint(dir, model);
       model.dispose();
       const { model: loaded } = await loadCheckpoint(dir);
-      const asTied: TiedEmbeddingLM = loaded; // the type the decoder takes
+      const asTied: LanguageModelBase = loaded; // the type the decoder takes
       const decoder = createDecoder(loaded);
       const ids = tf.tensor2d([[3, 1, 4, 1, 5]], [1, 5], 'int32');
       const last = decoder.prime(ids);

@@ -3,7 +3,7 @@
 // Order (binding for the whole package and the neural layer): subsets are sorted tuples
 // I = (i_1 < … < i_k), ordered lexicographically. For k = 2 this is
 // (0,1), (0,2), …, (0,n−1), (1,2), …, (n−2,n−1).
-import { GrassmannInputError, checkInteger, describe } from './errors';
+import { GrassmannInputError, checkInteger, describe } from './errors.js';
 
 /** Largest number of coordinates a k-vector may have here (2^24 doubles = 128 MiB). */
 export const MAX_KVECTOR_DIMENSION = 1 << 24;

@@ -1,6 +1,6 @@
 // Exterior algebra Λ^k(R^n): k-vectors on the basis e_I = e_{i_1} ∧ … ∧ e_{i_k}, I sorted, lexicographic order.
-import { binomial, checkGrade, combinationTable } from './combinatorics';
-import { GrassmannInputError, checkInteger, checkVector, describe, type NumericVector } from './errors';
+import { binomial, checkGrade, combinationTable } from './combinatorics.js';
+import { GrassmannInputError, checkInteger, checkVector, describe, type NumericVector } from './errors.js';
 
 /**
  * A k-vector on R^n: `coeffs[q]` is the coefficient of the basis element e_I, where I is the

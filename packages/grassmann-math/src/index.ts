@@ -1,5 +1,5 @@
 // @grassflow/grassmann-math: exterior algebra, Plücker coordinates and subspace geometry on Grassmann manifolds.
-export { GrassmannInputError, type NumericVector } from './errors';
+export { GrassmannInputError, type NumericVector } from './errors.js';
 export {
   MAX_KVECTOR_DIMENSION,
   binomial,
@@ -8,7 +8,8 @@ export {
   unrankCombination,
   pairIndex,
   pairFromIndex,
-} from './combinatorics';
+  pairIndexArrays,
+} from './combinatorics.js';
 export {
   type KVector,
   kvector,
@@ -21,8 +22,8 @@ export {
   kvectorNorm,
   hodgeStar,
   scaleKVector,
-} from './exterior-algebra';
-export { type DenseMatrix, type SubspaceInput } from './subspace-input';
+} from './exterior-algebra.js';
+export { type DenseMatrix, type SubspaceInput } from './subspace-input.js';
 export {
   plucker,
   pluckerK,
@@ -31,26 +32,26 @@ export {
   smoothNormalizePlucker,
   planeFromPlucker,
   type PlaneBasis,
-} from './plucker';
+} from './plucker.js';
 export {
   orthonormalBasis,
   principalAngles,
   geodesicDistance,
   chordalDistance,
   projectionDistance,
-} from './principal-angles';
-export { pairFlow, planeStep, type PairFlow, type VectorSequence } from './pair-flow';
-export { type BatchArray } from './batch/batch-input';
+} from './principal-angles.js';
+export { pairFlow, planeStep, type PairFlow, type VectorSequence } from './pair-flow.js';
+export { type BatchArray } from './batch/batch-input.js';
 export {
   pluckerBatch,
   DEFAULT_PLUCKER_BATCH_BACKEND,
   type PluckerBatchBackend,
   type PluckerBatchOptions,
-} from './batch/plucker-batch';
+} from './batch/plucker-batch.js';
 export {
   gpuJsBackendMode,
   loadGpuJs,
   releaseGpuJsKernels,
   GpuJsUnavailableError,
   type GpuJsMode,
-} from './batch/plucker-batch-gpujs';
+} from './batch/plucker-batch-gpujs.js';

@@ -1,8 +1,8 @@
 // The flow of pair-planes along a sequence of vectors: for an offset Δ, the pair (z_{t−Δ}, z_t) at every position,
 // its angle and area (the norm of its Plücker coordinates), and the step on Gr(2, r) from one pair-plane to the next.
-import { GrassmannInputError, type NumericVector } from './errors';
-import { plucker } from './plucker';
-import { principalAngles } from './principal-angles';
+import { GrassmannInputError, type NumericVector } from './errors.js';
+import { plucker } from './plucker.js';
+import { principalAngles } from './principal-angles.js';
 
 const DEG = 180 / Math.PI;
 /** sin θ below which two vectors count as dependent (the rank tolerance of principalAngles). */

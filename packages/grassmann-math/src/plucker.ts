@@ -1,8 +1,8 @@
 // Plücker coordinates of 2-planes and k-planes, the Plücker relations, normalisation and inversion.
-import { binomial, checkGrade, combinationTable } from './combinatorics';
-import { kvectorNorm } from './exterior-algebra';
-import { GrassmannInputError, checkInteger, checkVector, describe, type NumericVector } from './errors';
-import { toColumns, type SubspaceInput } from './subspace-input';
+import { binomial, checkGrade, combinationTable } from './combinatorics.js';
+import { kvectorNorm } from './exterior-algebra.js';
+import { GrassmannInputError, checkInteger, checkVector, describe, type NumericVector } from './errors.js';
+import { toColumns, type SubspaceInput } from './subspace-input.js';
 
 /**
  * Plücker coordinates of span(u, v) ⊂ R^n: p_ij = u_i v_j − u_j v_i for 0 ≤ i < j < n, in

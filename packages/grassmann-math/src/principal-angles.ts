@@ -1,7 +1,7 @@
 // Principal angles between subspaces and the Grassmann distances built from them.
 import { Matrix, QrDecomposition, SingularValueDecomposition } from 'ml-matrix';
-import { GrassmannInputError } from './errors';
-import { toColumns, type SubspaceInput } from './subspace-input';
+import { GrassmannInputError } from './errors.js';
+import { toColumns, type SubspaceInput } from './subspace-input.js';
 
 /**
  * Columns are treated as dependent when the part of a column orthogonal to the previous ones is

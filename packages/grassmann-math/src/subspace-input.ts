@@ -1,5 +1,5 @@
 // Input format for subspaces and point sets: spanning column vectors, as a list or a row-major matrix.
-import { GrassmannInputError, checkInteger, checkVector, describe, type NumericVector } from './errors';
+import { GrassmannInputError, checkInteger, checkVector, describe, type NumericVector } from './errors.js';
 
 /**
  * A dense n×k matrix in row-major order: entry (row i, column j) is `data[i * cols + j]`.

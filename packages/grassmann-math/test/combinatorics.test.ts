@@ -4,6 +4,7 @@ import {
   binomial,
   combinations,
   pairFromIndex,
+  pairIndexArrays,
   pairIndex,
   rankCombination,
   unrankCombination,
@@ -68,6 +69,18 @@ describe('index map of k-vector coordinates', () => {
       combinations(n, 2).forEach(([i, j], q) => {
         expect(pairIndex(i!, j!, n)).toBe(q);
         expect(pairFromIndex(q, n)).toEqual([i, j]);
+      });
+    }
+  });
+
+  it('pairIndexArrays(r): the C(r,2) = r(r−1)/2 pairs in pairIndex order, pair q = (I[q], J[q]) with I[q] < J[q]', () => {
+    for (const r of [2, 3, 4, 7, 32]) {
+      const { I, J } = pairIndexArrays(r);
+      expect(I.length).toBe(binomial(r, 2));
+      expect(I.length).toBe((r * (r - 1)) / 2);
+      I.forEach((i, q) => {
+        expect(i).toBeLessThan(J[q]!);
+        expect(pairIndex(i, J[q]!, r)).toBe(q);
       });
     }
   });

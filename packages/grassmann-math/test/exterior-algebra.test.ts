@@ -13,7 +13,7 @@ import {
   wedgeAll,
   type KVector,
 } from '@grassflow/grassmann-math';
-import { coord, det, dot, expectAllClose, maxAbs, vec, vectors } from './helpers';
+import { coord, det, dot, expectAllClose, maxAbs, vec, vectors } from './helpers.js';
 
 /** A random k-vector on R^n with n in [1, 6]. */
 const anyKVector = fc

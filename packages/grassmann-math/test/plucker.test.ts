@@ -14,7 +14,7 @@ import {
   wedge,
   wedgeAll,
 } from '@grassflow/grassmann-math';
-import { coord, det, dot, expectAllClose, maxAbs, norm, vec, vectors, wellConditioned } from './helpers';
+import { coord, det, dot, expectAllClose, maxAbs, norm, vec, vectors, wellConditioned } from './helpers.js';
 
 const add = (a: ArrayLike<number>, b: ArrayLike<number>): number[] => Array.from(a, (x, i) => x + b[i]!);
 const scale = (a: ArrayLike<number>, s: number): number[] => Array.from(a, (x) => x * s);

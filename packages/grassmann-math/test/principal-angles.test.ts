@@ -7,7 +7,7 @@ import {
   principalAngles,
   projectionDistance,
 } from '@grassflow/grassmann-math';
-import { dot, expectAllClose, wellConditioned } from './helpers';
+import { dot, expectAllClose, wellConditioned } from './helpers.js';
 
 /** n in [lo, hi] with `count` random k-dimensional subspaces of R^n (k ≤ n). */
 const subspaces = (count: number, lo = 2, hi = 6) =>

@@ -1,7 +1,9 @@
 // Run keys and the small-sample statistics of a study, against hand-computed values (moved with the code from
-// apps/lm-trainer's study-logic tests; the config is a grassflow-lm run's, as the keys of its ledgers are taken of).
+// apps/lm-trainer's study-logic tests; the config, tooling/fixtures/resolved-run-config.json, is a grassflow-lm run's,
+// as the keys of its ledgers are taken of).
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, pairedDifferences, runKey, spread, tQuantile975 } from '@grassflow/studies';
+import RUN_CONFIG from '../../../tooling/fixtures/resolved-run-config.json';
 
 /** A resolved config as grassflow-lm writes it (the shape its ledgers' keys are taken of). */
 interface Config {
@@ -13,51 +15,9 @@ interface Config {
 
 const config = (over: Partial<Config['training']> = {}, kind = 'grassmann'): Config => ({
   modelKind: kind,
-  tokenizer: 'wordpiece',
-  model:
-    kind === 'grassmann'
-      ? {
-          kind: 'grassmann',
-          vocabSize: 30522,
-          dModel: 16,
-          nLayers: 2,
-          dFF: 64,
-          maxLen: 16,
-          r: 4,
-          offsets: [[1], [2]],
-          eps: 1e-6,
-          norm: 'post',
-          dropout: 0.1,
-        }
-      : {
-          kind: 'transformer',
-          attention: 'dpa',
-          vocabSize: 30522,
-          dModel: 16,
-          nLayers: 2,
-          dFF: 64,
-          maxLen: 16,
-          nHeads: 2,
-          eps: 1e-6,
-          norm: 'post',
-          dropout: 0.1,
-        },
-  training: {
-    batch: 8,
-    seqLen: 16,
-    lr: 3e-3,
-    minLr: 3e-4,
-    warmup: 2,
-    weightDecay: 0.01,
-    clip: 1,
-    beta1: 0.9,
-    beta2: 0.98,
-    length: { steps: 6 },
-    evalEvery: 3,
-    evalTokens: 256,
-    seed: 1,
-    ...over,
-  },
+  tokenizer: RUN_CONFIG.tokenizer,
+  model: RUN_CONFIG.models[kind === 'grassmann' ? 'grassmann' : 'transformer'],
+  training: { ...RUN_CONFIG.training, ...over },
 });
 
 describe('run key', () => {

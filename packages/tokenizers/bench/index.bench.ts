@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { WordLevelTokenizer, WordPieceTokenizer } from '../src/index';
+import { WordLevelTokenizer, WordPieceTokenizer } from '../src/index.js';
 
 const RUNS = 5;
 

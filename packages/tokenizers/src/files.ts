@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { TokenizerError } from './errors';
+import { TokenizerError } from './errors.js';
 
 /** Read a whole file as bytes; a missing path throws `FILE_NOT_FOUND` naming the path and `what` it should be. */
 export function readFileOrThrow(path: string, what: string, hint: string): Buffer {

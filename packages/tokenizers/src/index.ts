@@ -1,6 +1,6 @@
 // @grassflow/tokenizers: BERT WordPiece (Hugging Face tokenizers, exact ids) and the Wikitext word-level tokenizer.
-export { TokenizerError, type TokenizerErrorCode } from './errors';
-export { WordPieceTokenizer, type WordPieceVocabOptions, type EncodeCorpusOptions } from './wordpiece-tokenizer';
+export { TokenizerError, type TokenizerErrorCode } from './errors.js';
+export { WordPieceTokenizer, type WordPieceVocabOptions, type EncodeCorpusOptions } from './wordpiece-tokenizer.js';
 export type {
   WordPieceEncodeOptions,
   WordPieceEncoding,
@@ -8,9 +8,9 @@ export type {
   TruncationOptions,
   TruncationStrategy,
   PaddingOptions,
-} from './wordpiece-options';
-export { packBatch, type PackedBatch } from './pack-batch';
-export { WordLevelTokenizer, EOS, UNK } from './word-level-tokenizer';
-export { PureWordLevelTokenizer, type WordLevelVocabFile } from './word-level-pure';
-export { PureWordPieceTokenizer, type PureWordPieceEncoding, type PureWordPieceOptions } from './wordpiece-pure';
-export { wikitextForWordPiece, wordPieceLines } from './wikitext-wordpiece';
+} from './wordpiece-options.js';
+export { packBatch, type PackedBatch } from './pack-batch.js';
+export { WordLevelTokenizer, EOS, UNK } from './word-level-tokenizer.js';
+export { PureWordLevelTokenizer, type WordLevelVocabFile } from './word-level-pure.js';
+export { PureWordPieceTokenizer, type PureWordPieceEncoding, type PureWordPieceOptions } from './wordpiece-pure.js';
+export { wikitextForWordPiece, wordPieceLines } from './wikitext-wordpiece.js';

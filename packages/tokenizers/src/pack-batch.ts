@@ -1,6 +1,6 @@
 // Packing a padded batch of WordPiece encodings into row-major (B, L) matrices for a model.
-import { TokenizerError } from './errors';
-import type { WordPieceEncoding } from './wordpiece-options';
+import { TokenizerError } from './errors.js';
+import type { WordPieceEncoding } from './wordpiece-options.js';
 
 /** A batch as flat row-major matrices of shape (B, L). */
 export interface PackedBatch {

@@ -1,7 +1,7 @@
 // The Wikitext word-level tokenizer in plain TypeScript (no Node built-ins): the one implementation of its encoding
 // rules, vocabulary order and vocabulary-file format, used by the Node entry's WordLevelTokenizer and by browsers.
-import { TokenizerError, messageOf } from './errors';
-import { WordIndex } from './word-index';
+import { TokenizerError, messageOf } from './errors.js';
+import { WordIndex } from './word-index.js';
 
 /** End-of-line token appended to every line. */
 export const EOS = '<eos>';

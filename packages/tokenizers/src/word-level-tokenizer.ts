@@ -2,17 +2,17 @@
 // synchronous SHA-256 (node:crypto) for the id.
 import { resolve } from 'node:path';
 import { writeFileAtomicSync } from '@grassflow/checkpoints';
-import { messageOf, TokenizerError } from './errors';
-import { readFileOrThrow, sha256Hex } from './files';
+import { messageOf, TokenizerError } from './errors.js';
+import { readFileOrThrow, sha256Hex } from './files.js';
 import {
   badWordLevelVocabFile,
   parseWordLevelVocabFile,
   PureWordLevelTokenizer,
   wordLevelVocabFile,
   wordLevelVocabulary,
-} from './word-level-pure';
+} from './word-level-pure.js';
 
-export { EOS, UNK } from './word-level-pure';
+export { EOS, UNK } from './word-level-pure.js';
 
 /**
  * Word-level tokenizer of the Wikitext `.tokens` format: the encoding rules and vocabulary order of

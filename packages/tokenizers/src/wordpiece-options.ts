@@ -1,5 +1,5 @@
 // Options and results of WordPiece encoding: truncation, per-sentence truncation, padding; their validation.
-import { assertInteger, TokenizerError } from './errors';
+import { assertInteger, TokenizerError } from './errors.js';
 
 /**
  * Which sequence loses tokens when a pair is longer than `maxLength` (HF `TruncationStrategy`):

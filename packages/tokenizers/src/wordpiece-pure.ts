@@ -10,8 +10,8 @@
 // 4. WordPiece: greedy longest match from the left, continuations prefixed '##'; a word longer than 100 characters or
 //    one that cannot be covered becomes [UNK];
 // 5. template [CLS] A [SEP] when special tokens are added.
-import { TokenizerError } from './errors';
-import { BERT_SPECIAL_TOKENS, checkedVocab, parseVocabTxt, type WordPieceVocab } from './wordpiece-vocab';
+import { TokenizerError } from './errors.js';
+import { BERT_SPECIAL_TOKENS, checkedVocab, parseVocabTxt, type WordPieceVocab } from './wordpiece-vocab.js';
 
 /** Max characters of one word; longer words become [UNK] (HF and google-research/bert default). */
 const MAX_INPUT_CHARS_PER_WORD = 100;

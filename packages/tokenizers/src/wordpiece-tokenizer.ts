@@ -12,9 +12,9 @@ import {
   type Encoding,
   type TruncationStrategy as HfTruncationStrategy,
 } from 'tokenizers';
-import { assertInteger, messageOf, TokenizerError } from './errors';
+import { assertInteger, messageOf, TokenizerError } from './errors.js';
 import { writeFileAtomicSync } from '@grassflow/checkpoints';
-import { readFileOrThrow, sha256Hex } from './files';
+import { readFileOrThrow, sha256Hex } from './files.js';
 import {
   hfStrategy,
   resolveEncodeOptions,
@@ -22,14 +22,14 @@ import {
   type WordPieceEncodeOptions,
   type WordPieceEncoding,
   type WordPieceInput,
-} from './wordpiece-options';
+} from './wordpiece-options.js';
 import {
   BERT_SPECIAL_TOKENS,
   checkedVocab,
   parseVocabTxt,
   summarizeTokenizerJson,
   type WordPieceVocab,
-} from './wordpiece-vocab';
+} from './wordpiece-vocab.js';
 
 /** Options of {@link WordPieceTokenizer.fromVocabFile}. */
 export interface WordPieceVocabOptions {

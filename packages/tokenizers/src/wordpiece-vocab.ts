@@ -1,5 +1,5 @@
 // Reading and checking a BERT WordPiece vocabulary: vocab.txt (id = line number − 1) or a tokenizer.json model.
-import { TokenizerError } from './errors';
+import { TokenizerError } from './errors.js';
 
 /** Special tokens every BERT WordPiece vocabulary must hold (the HF `BertTokenizerFast` defaults). */
 export const REQUIRED_SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'] as const;

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PureWordLevelTokenizer, TokenizerError, WordLevelTokenizer } from '@grassflow/tokenizers';
-import { dataDir, dataPath } from './helpers';
+import { dataDir, dataPath } from './helpers.js';
 
 describe('PureWordLevelTokenizer from a vocabulary file', () => {
   const node = WordLevelTokenizer.fromCorpus(' \n = A b = \n b <unk> c \n');

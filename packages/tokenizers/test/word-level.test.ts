@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EOS, TokenizerError, UNK, WordLevelTokenizer } from '@grassflow/tokenizers';
-import { dataDir, dataPath, tempDir } from './helpers';
+import { dataDir, dataPath, tempDir } from './helpers.js';
 
 // Two lines in the .tokens convention: a blank line, then " = A b = \n", then " b <unk> c \n".
 const CORPUS = ' \n = A b = \n b <unk> c \n';

@@ -1,7 +1,7 @@
 // WordPiece ids against HF bert-base-uncased, derived by hand from vocab.txt (id = line number − 1).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WordPieceTokenizer } from '@grassflow/tokenizers';
-import { BERT_VOCAB, dataDir, dataPath } from './helpers';
+import { BERT_VOCAB, dataDir, dataPath } from './helpers.js';
 
 describe.skipIf(dataDir === undefined)('WordPiece ids equal HF bert-base-uncased (real vocab.txt)', () => {
   let tok: WordPieceTokenizer;

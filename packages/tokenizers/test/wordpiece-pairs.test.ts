@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Tokenizer } from 'tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { packBatch, WordPieceTokenizer } from '@grassflow/tokenizers';
-import { BERT_VOCAB, dataDir, dataPath, tempDir } from './helpers';
+import { BERT_VOCAB, dataDir, dataPath, tempDir } from './helpers.js';
 
 const A = 'A man is playing a guitar on stage.'; // a man is playing a guitar on stage . (9 pieces)
 const B = 'Someone is making music.'; // someone 2619 is 2003 making 2437 music 2189 . 1012 (5 pieces)

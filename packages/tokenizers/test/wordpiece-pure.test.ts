@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PureWordPieceTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
-import { BERT_VOCAB, dataDir, dataPath } from './helpers';
+import { BERT_VOCAB, dataDir, dataPath } from './helpers.js';
 
 /** Cases where a hand-written BERT tokenizer usually drifts from HF's. */
 const WORDPIECE_CASES: readonly string[] = [

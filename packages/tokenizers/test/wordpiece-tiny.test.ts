@@ -3,7 +3,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TokenizerError, WordPieceTokenizer } from '@grassflow/tokenizers';
-import { TINY_VOCAB, tempDir, writeVocab } from './helpers';
+import { TINY_VOCAB, tempDir, writeVocab } from './helpers.js';
 
 const dir = tempDir();
 const vocabPath = writeVocab(dir, 'vocab.txt', TINY_VOCAB);

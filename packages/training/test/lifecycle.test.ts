@@ -24,7 +24,7 @@ import {
   warmupWarning,
   type ResumePoint,
 } from '@grassflow/training';
-import { ToyTask } from './toy-task';
+import { ToyTask } from './toy-task.js';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });

@@ -12,7 +12,7 @@ import {
   trainStep,
   warmupCosineLr,
 } from '@grassflow/training';
-import { ToyTask } from './toy-task';
+import { ToyTask } from './toy-task.js';
 
 beforeAll(async () => {
   await initBackend({ backend: 'cpu' });

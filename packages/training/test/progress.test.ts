@@ -13,7 +13,7 @@ import {
   TrainingRng,
   describeRunEnd,
 } from '@grassflow/training';
-import { ToyTask } from './toy-task';
+import { ToyTask } from './toy-task.js';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });

@@ -29,9 +29,7 @@ export const SEQ_LEN_FLAG = {
 
 /** --block: the old name of --seq-len, kept for existing scripts. */
 export const BLOCK_ALIAS_FLAG = {
-  type: 'int',
-  min: 2,
-  max: 16384,
+  ...SEQ_LEN_FLAG,
   help: 'alias of --seq-len (the old name)',
 } as const satisfies FlagSpecs[string];
 

@@ -11,7 +11,7 @@ import {
   postNormResidual,
   type GrassmannMixingWeights,
 } from '@grassflow/gpu-layers';
-import { maskedMeanPool, PairHead } from './pair-features.js';
+import { headLayerParams, maskedMeanPool, PairHead, type HeadLayerParams } from './pair-features.js';
 import type { ParamStore } from '@grassflow/training';
 
 /**
@@ -115,13 +115,7 @@ export class GrassmannHead extends PairHead {
   readonly config: GrassmannHeadConfig;
   readonly params: ParamStore;
   private readonly inProj: { w: tf.Variable; b: tf.Variable };
-  private readonly layers: Array<{
-    heads: GrassmannMixingWeights[];
-    ln1: { g: tf.Variable; b: tf.Variable };
-    fc1: { w: tf.Variable; b: tf.Variable };
-    fc2: { w: tf.Variable; b: tf.Variable };
-    ln2: { g: tf.Variable; b: tf.Variable };
-  }> = [];
+  private readonly layers: Array<HeadLayerParams & { heads: GrassmannMixingWeights[] }> = [];
   private readonly cls1: { w: tf.Variable; b: tf.Variable };
   private readonly cls2: { w: tf.Variable; b: tf.Variable };
 
@@ -152,10 +146,7 @@ export class GrassmannHead extends PairHead {
       }
       this.layers.push({
         heads,
-        ln1: params.layerNorm(`head.layers.${i}.ln1`, d),
-        fc1: params.linear(`head.layers.${i}.ffn.fc1`, d, dFF),
-        fc2: params.linear(`head.layers.${i}.ffn.fc2`, dFF, d),
-        ln2: params.layerNorm(`head.layers.${i}.ln2`, d),
+        ...headLayerParams(params, i, d, dFF),
       });
     }
     this.cls1 = params.linear('head.classifier.fc1', 4 * d, d);

@@ -1,5 +1,6 @@
 // What both heads share: masked mean pooling of a sentence and the pair combination [u; v; |u−v|; u⊙v].
 import * as tf from '@tensorflow/tfjs-core';
+import type { ParamStore } from '@grassflow/training';
 
 /**
  * Masked mean over tokens: u_b = Σ_t m_bt h_bt / max(1, Σ_t m_bt), for h [B, T, d] and a 0/1 mask [B, T].
@@ -31,6 +32,24 @@ export function stackPair<T extends tf.Tensor>(premise: T, hypothesis: T): T {
 export function splitPair<T extends tf.Tensor>(x: T): [T, T] {
   const half = x.shape[0] / 2;
   return tf.split(x, [half, half], 0) as [T, T];
+}
+
+/** The LayerNorms and feed-forward of head layer i (post-LN, both heads); the token mixer's weights are each head's. */
+export interface HeadLayerParams {
+  ln1: { g: tf.Variable; b: tf.Variable };
+  fc1: { w: tf.Variable; b: tf.Variable };
+  fc2: { w: tf.Variable; b: tf.Variable };
+  ln2: { g: tf.Variable; b: tf.Variable };
+}
+
+/** Head layer i's {@link HeadLayerParams} at width d and feed-forward width dFF, under `head.layers.${i}.`. */
+export function headLayerParams(params: ParamStore, i: number, d: number, dFF: number): HeadLayerParams {
+  return {
+    ln1: params.layerNorm(`head.layers.${i}.ln1`, d),
+    fc1: params.linear(`head.layers.${i}.ffn.fc1`, d, dFF),
+    fc2: params.linear(`head.layers.${i}.ffn.fc2`, dFF, d),
+    ln2: params.layerNorm(`head.layers.${i}.ln2`, d),
+  };
 }
 
 /**

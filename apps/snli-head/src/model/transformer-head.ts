@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { feedForward, linear, postNormResidual } from '@grassflow/gpu-layers';
 import { maskedSelfAttention, type MaskedAttentionWeights } from './masked-attention.js';
-import { maskedMeanPool, PairHead } from './pair-features.js';
+import { headLayerParams, maskedMeanPool, PairHead, type HeadLayerParams } from './pair-features.js';
 import type { ParamStore } from '@grassflow/training';
 
 /**
@@ -58,13 +58,7 @@ export class TransformerHead extends PairHead {
   readonly config: TransformerHeadConfig;
   readonly params: ParamStore;
   private readonly inProj: { w: tf.Variable; b: tf.Variable };
-  private readonly layers: Array<{
-    attn: MaskedAttentionWeights;
-    ln1: { g: tf.Variable; b: tf.Variable };
-    fc1: { w: tf.Variable; b: tf.Variable };
-    fc2: { w: tf.Variable; b: tf.Variable };
-    ln2: { g: tf.Variable; b: tf.Variable };
-  }> = [];
+  private readonly layers: Array<HeadLayerParams & { attn: MaskedAttentionWeights }> = [];
   private readonly cls: { w: tf.Variable; b: tf.Variable };
 
   constructor(config: TransformerHeadConfig, params: ParamStore) {
@@ -84,10 +78,7 @@ export class TransformerHead extends PairHead {
           wProj: proj.w as tf.Tensor2D,
           bProj: proj.b as tf.Tensor1D,
         },
-        ln1: params.layerNorm(`head.layers.${i}.ln1`, d),
-        fc1: params.linear(`head.layers.${i}.ffn.fc1`, d, dFF),
-        fc2: params.linear(`head.layers.${i}.ffn.fc2`, dFF, d),
-        ln2: params.layerNorm(`head.layers.${i}.ln2`, d),
+        ...headLayerParams(params, i, d, dFF),
       });
     }
     this.cls = params.linear('head.classifier', 4 * d, 3);

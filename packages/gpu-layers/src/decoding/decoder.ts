@@ -3,10 +3,10 @@ import * as tf from '@tensorflow/tfjs-core';
 import { CodedError } from '@grassflow/checkpoints';
 import { GrassmannBlock } from '../grassmann/block.js';
 import { TransformerBlock } from '../transformer/block.js';
-import { checkTokenIds, type TiedEmbeddingLM } from '../shared/language-model.js';
+import { checkTokenIds, type LanguageModelBase } from '../language-model/language-model.js';
 import { GrassmannRingState } from '../grassmann/ring-state.js';
 import { KvCacheState } from '../transformer/kv-cache.js';
-import type { LayerDecodingState } from '../shared/decoding-state.js';
+import type { LayerDecodingState } from '../language-model/decoding-state.js';
 
 /** Why a decoder refused a call. */
 export type DecoderErrorCode = 'POSITION_LIMIT' | 'BAD_INPUT' | 'DISPOSED' | 'UNSUPPORTED_MODEL';
@@ -43,7 +43,7 @@ export class Decoder {
   private disposed = false;
 
   constructor(
-    readonly model: TiedEmbeddingLM,
+    readonly model: LanguageModelBase,
     options: DecoderOptions = {},
   ) {
     const { batch = 1 } = options;
@@ -199,6 +199,6 @@ export class Decoder {
  * A decoder for `model` (GrassmannLM: ring buffer of the last max(Δ) reduced states per layer; TransformerLM:
  * key/value cache) decoding `options.batch` sequences in lockstep. See {@link Decoder}.
  */
-export function createDecoder(model: TiedEmbeddingLM, options: DecoderOptions = {}): Decoder {
+export function createDecoder(model: LanguageModelBase, options: DecoderOptions = {}): Decoder {
   return new Decoder(model, options);
 }

@@ -1,6 +1,6 @@
 // Sampling from a language model: temperature and top-k, deterministic for a random stream, by incremental decoding.
 import * as tf from '@tensorflow/tfjs-core';
-import { checkTokenIds, TiedEmbeddingLM, type LanguageModel } from '../shared/language-model.js';
+import { checkTokenIds, LanguageModelBase, type LanguageModel } from '../language-model/language-model.js';
 import { createDecoder, DecoderError } from './decoder.js';
 
 /** How to sample. */
@@ -176,7 +176,7 @@ export async function* sampleIds(
 ): AsyncGenerator<number, void, undefined> {
   checkPrompt(prompt, model);
   if (opts.maxTokens <= 0) return;
-  if (!(model instanceof TiedEmbeddingLM)) {
+  if (!(model instanceof LanguageModelBase)) {
     yield* await sampleIdsFullForward(model, prompt, opts, rng);
     return;
   }

@@ -2,16 +2,16 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
 import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
-import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
-import { checkMixingArgs, mixingParamSpecs, mixingWeights } from './mixing-layer.js';
-import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
+import { layerNormSpecs } from '../layers/block-parts.js';
+import { mixingConfig, mixingParamSpecs, mixingSettings, mixingWeights, type MixingSettings } from './mixing-layer.js';
+import { ResidualBlock, type ResidualBlockArgs } from '../layers/residual-block.js';
 import {
   layerOptions,
   nonDefaultOptions,
   optionNames,
   type ModelOptions,
   type ModelOptionValue,
-} from '../shared/model-options.js';
+} from '../config/model-options.js';
 
 /** The options a Grassmann block reads (gate, dropoutAt, mixerNorm: MODEL_OPTIONS'), in stored order. */
 export const GRASSMANN_BLOCK_OPTIONS = optionNames('grassmann', ['block', 'mixer']);
@@ -37,7 +37,7 @@ export interface GrassmannBlockArgs extends ResidualBlockArgs, BlockOptions {
  * FFN(x) = fc2(GELU(fc1(x))) with the exact erf GELU; LayerNorm ε = 1e-5; dropout only when training.
  * [B, L, d] → [B, L, d].
  */
-export class GrassmannBlock extends ResidualBlock {
+export class GrassmannBlock extends ResidualBlock implements MixingSettings {
   static readonly className = 'GrassmannBlock';
   readonly r: number;
   readonly offsets: number[];
@@ -49,35 +49,21 @@ export class GrassmannBlock extends ResidualBlock {
 
   constructor(args: GrassmannBlockArgs) {
     super(GrassmannBlock.className, args);
-    const { r, offsets, eps = 1e-6, direction = 'causal' } = args;
-    checkMixingArgs(GrassmannBlock.className, r, offsets, eps, direction);
-    const { gate, dropoutAt, mixerNorm } = layerOptions(
-      GrassmannBlock.className,
-      'grassmann',
-      ['block', 'mixer'],
-      args,
-    );
-    this.r = r;
-    this.offsets = [...offsets];
-    this.eps = eps;
-    this.direction = direction;
-    this.gate = gate;
-    this.dropoutAt = dropoutAt;
-    this.mixerNorm = mixerNorm;
+    ({
+      r: this.r,
+      offsets: this.offsets,
+      eps: this.eps,
+      direction: this.direction,
+      gate: this.gate,
+      mixerNorm: this.mixerNorm,
+    } = mixingSettings(GrassmannBlock.className, args));
+    this.dropoutAt = layerOptions(GrassmannBlock.className, 'grassmann', ['block'], args).dropoutAt;
   }
 
   override build(inputShape: Shape | Shape[]): void {
-    const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as Shape;
-    const d = shape[2];
-    if (typeof d !== 'number') throw new RangeError(`${this.name}: the last input axis (d) must be known`);
-    this.createParams([
-      ...mixingParamSpecs('mixer.', d, this.r),
-      ...layerNormSpecs('ln1', d),
-      ...layerNormSpecs('ln2', d),
-      ...ffnSpecs(d, this.dFF),
-      ...(this.mixerNorm ? layerNormSpecs('mixer.ln', d) : []), // last: the other tensors keep their order
-    ]);
-    this.built = true;
+    // mixer.ln last: the other tensors keep their order
+    const extra = (d: number) => (this.mixerNorm ? layerNormSpecs('mixer.ln', d) : []);
+    this.buildFor(inputShape, (d) => this.blockSpecs(d, mixingParamSpecs('mixer.', d, this.r), extra(d)));
   }
 
   /** The mixer's weights (the variables themselves, internal [in, out] layout: do not dispose); ln with mixerNorm. */
@@ -110,14 +96,8 @@ export class GrassmannBlock extends ResidualBlock {
   }
 
   protected mixerConfig(): tf.serialization.ConfigDict {
-    const config: tf.serialization.ConfigDict = {
-      r: this.r,
-      offsets: [...this.offsets],
-      eps: this.eps,
-      direction: this.direction,
-    };
     // omitted at their defaults, so the configs of blocks without them stay as they were
-    return { ...config, ...nonDefaultOptions(this, GRASSMANN_BLOCK_OPTIONS, 'grassmann') };
+    return { ...mixingConfig(this), ...nonDefaultOptions(this, GRASSMANN_BLOCK_OPTIONS, 'grassmann') };
   }
 }
 tf.serialization.registerClass(GrassmannBlock);

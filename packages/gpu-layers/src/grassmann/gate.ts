@@ -1,7 +1,7 @@
 // The mixer's last stage, shared by the training forward and the decoding step: from Σ p̂ to the gated output.
 import * as tf from '@tensorflow/tfjs-core';
-import { LN_EPS } from '../shared/block-parts.js';
-import { dropout, layerNorm, matmul } from '../shared/ops.js';
+import { LN_EPS } from '../layers/block-parts.js';
+import { dropout, layerNorm, matmul } from '../ops/ops.js';
 import type { GrassmannMixingOptions, GrassmannMixingWeights } from './types.js';
 
 /**

@@ -4,9 +4,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
 import { pluckerDim } from './plucker.js';
 import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
-import { layerNormSpecs } from '../shared/block-parts.js';
-import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../shared/param-layer.js';
-import { layerOptions, nonDefaultOptions, optionNames, type ModelOptions } from '../shared/model-options.js';
+import { layerNormSpecs } from '../layers/block-parts.js';
+import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../layers/param-layer.js';
+import { layerOptions, nonDefaultOptions, optionNames, type ModelOptions } from '../config/model-options.js';
 
 /** The options a mixing layer reads (MODEL_OPTIONS' 'mixer' fields: gate, mixerNorm), in stored order. */
 const MIXER_OPTIONS = optionNames('grassmann', ['mixer']);
@@ -23,8 +23,31 @@ export interface CausalGrassmannMixingArgs extends ParamLayerArgs, ModelOptions<
   direction?: 'causal' | 'bidirectional';
 }
 
+/** What a mixing layer and a Grassmann block hold of the mixing: checked, at their defaults where absent. */
+export interface MixingSettings {
+  readonly r: number;
+  readonly offsets: number[];
+  readonly eps: number;
+  readonly direction: 'causal' | 'bidirectional';
+  readonly gate: GrassmannGate;
+  readonly mixerNorm: boolean;
+}
+
+/** The settings of a mixing layer from its arguments (a RangeError naming `who` when one is wrong). */
+export function mixingSettings(who: string, args: CausalGrassmannMixingArgs): MixingSettings {
+  const { r, offsets, eps = 1e-6, direction = 'causal' } = args;
+  checkMixingArgs(who, r, offsets, eps, direction);
+  const { gate, mixerNorm } = layerOptions(who, 'grassmann', ['mixer'], args);
+  return { r, offsets: [...offsets], eps, direction, gate, mixerNorm };
+}
+
+/** The stored config of the mixing (gate and mixerNorm are added by the caller, at non-defaults only). */
+export function mixingConfig(s: MixingSettings): tf.serialization.ConfigDict {
+  return { r: s.r, offsets: [...s.offsets], eps: s.eps, direction: s.direction };
+}
+
 /** Check r, offsets, eps, direction of a mixing layer; `who` names the caller in the error. */
-export function checkMixingArgs(who: string, r: unknown, offsets: unknown, eps: unknown, direction: unknown): void {
+function checkMixingArgs(who: string, r: unknown, offsets: unknown, eps: unknown, direction: unknown): void {
   if (typeof r !== 'number' || !Number.isInteger(r) || r < 2)
     throw new RangeError(`${who}: r must be an integer >= 2, got ${String(r)}`);
   if (!Array.isArray(offsets) || offsets.length === 0 || !offsets.every((o) => Number.isInteger(o) && o >= 1)) {
@@ -76,7 +99,7 @@ export function mixingWeights(
  * h_mix = α⊙h + (1−α)⊙g with g the mean over offsets of W_plu·p̂(z_{t−Δ}, z_t) + b_plu (see grassmannMixing);
  * gate 'additive' gives α⊙g instead, mixerNorm LN_mix of either.
  */
-export class CausalGrassmannMixing extends ParamLayer {
+export class CausalGrassmannMixing extends ParamLayer implements MixingSettings {
   static readonly className = 'CausalGrassmannMixing';
   readonly r: number;
   readonly offsets: number[];
@@ -87,25 +110,19 @@ export class CausalGrassmannMixing extends ParamLayer {
 
   constructor(args: CausalGrassmannMixingArgs) {
     super(args);
-    const { r, offsets, eps = 1e-6, direction = 'causal' } = args;
-    checkMixingArgs(CausalGrassmannMixing.className, r, offsets, eps, direction);
-    const { gate, mixerNorm } = layerOptions(CausalGrassmannMixing.className, 'grassmann', ['mixer'], args);
-    this.r = r;
-    this.offsets = [...offsets];
-    this.eps = eps;
-    this.direction = direction;
-    this.gate = gate;
-    this.mixerNorm = mixerNorm;
+    ({
+      r: this.r,
+      offsets: this.offsets,
+      eps: this.eps,
+      direction: this.direction,
+      gate: this.gate,
+      mixerNorm: this.mixerNorm,
+    } = mixingSettings(CausalGrassmannMixing.className, args));
     this.inputSpec = [{ ndim: 3 }];
   }
 
   override build(inputShape: Shape | Shape[]): void {
-    const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as Shape;
-    const d = shape[2];
-    if (typeof d !== 'number')
-      throw new RangeError(`${this.name}: the last input axis (d) must be known, got shape [${shape.join(', ')}]`);
-    this.createParams(mixingParamSpecs('', d, this.r, this.mixerNorm));
-    this.built = true;
+    this.buildFor(inputShape, (d) => mixingParamSpecs('', d, this.r, this.mixerNorm));
   }
 
   override computeOutputShape(inputShape: Shape | Shape[]): Shape | Shape[] {
@@ -129,13 +146,11 @@ export class CausalGrassmannMixing extends ParamLayer {
   }
 
   override getConfig(): tf.serialization.ConfigDict {
+    // gate and mixerNorm omitted at their defaults, so the configs of layers without them stay as they were
     const config: tf.serialization.ConfigDict = {
-      r: this.r,
-      offsets: [...this.offsets],
-      eps: this.eps,
-      direction: this.direction,
+      ...mixingConfig(this),
+      ...nonDefaultOptions(this, MIXER_OPTIONS, 'grassmann'),
     };
-    Object.assign(config, nonDefaultOptions(this, MIXER_OPTIONS, 'grassmann')); // omitted at the defaults: older configs stay
     if (this.seed !== undefined) config['seed'] = this.seed;
     return { ...super.getConfig(), ...config };
   }

@@ -11,7 +11,7 @@
 // line; grassmannMixing computes the same values faster for training (pair-sum.ts) and, given a past, through the
 // decoding step (decode-step.ts).
 import * as tf from '@tensorflow/tfjs-core';
-import { linear } from '../shared/ops.js';
+import { linear } from '../ops/ops.js';
 import { grassmannMixingStep } from './decode-step.js';
 import { gateOutput, pairCounts, projectAndGate } from './gate.js';
 import { fusedPairSum, rows } from './pair-sum.js';

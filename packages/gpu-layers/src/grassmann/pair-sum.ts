@@ -1,7 +1,7 @@
 // The training path of the mixer's Plücker part: Σ_Δ p̂(z_{t−Δ}, z_t) over a whole sequence, every offset stacked
 // into one [B, O, L, C] tensor, with its analytic gradient (fusedPairSum). grassmannMixing calls it.
 import * as tf from '@tensorflow/tfjs-core';
-import { matMulT, matmulConst, sumTensors } from '../shared/ops.js';
+import { matMulT, matmulConst, sumTensors } from '../ops/ops.js';
 import { pluckerDim, pluckerSelection } from './plucker.js';
 
 /** The two halves z·S_i and z·S_j of the pair coordinates [z_i | z_j] (see pluckerSelection). */

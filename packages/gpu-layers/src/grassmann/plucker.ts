@@ -1,19 +1,19 @@
 // Plücker coordinates of the 2-planes span(a, b) ⊂ R^r: their count, index order and selection (paper-notes §1).
+import { binomial, pairIndexArrays } from '@grassflow/grassmann-math';
 import * as tf from '@tensorflow/tfjs-core';
 
-/** C(r, 2) = r(r − 1)/2, the number of Plücker coordinates of a 2-plane in R^r. */
+/** C(r, 2) = r(r − 1)/2, the number of Plücker coordinates of a 2-plane in R^r (grassmann-math's binomial). */
 export function pluckerDim(r: number): number {
-  return (r * (r - 1)) / 2;
+  return binomial(r, 2);
 }
 
 /**
- * Pairs (i, j), 0 ≤ i < j < r, in lexicographic order (0,1), (0,2), …, (r−2, r−1): the order of
- * the Plücker coordinates p_ij.
+ * Pairs (i, j), 0 ≤ i < j < r, in lexicographic order (0,1), (0,2), …, (r−2, r−1): the order of the Plücker
+ * coordinates p_ij, grassmann-math's pairIndex order (its pairIndexArrays, tested there against pairIndex).
  */
 export function pluckerPairs(r: number): Array<[number, number]> {
-  const pairs: Array<[number, number]> = [];
-  for (let i = 0; i < r; i++) for (let j = i + 1; j < r; j++) pairs.push([i, j]);
-  return pairs;
+  const { I, J } = pairIndexArrays(r);
+  return Array.from(I, (i, q) => [i, J[q] as number]);
 }
 
 /**

@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { grassmannMixingStep } from './decode-step.js';
 import type { GrassmannMixingPast } from './types.js';
 import type { GrassmannBlock } from './block.js';
-import type { LayerDecodingState } from '../shared/decoding-state.js';
+import type { LayerDecodingState } from '../language-model/decoding-state.js';
 
 /**
  * Decoding state of one GrassmannBlock: the reduced states z of the last M = max(Δ) positions, [B, ≤ M, r].

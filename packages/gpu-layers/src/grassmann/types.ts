@@ -1,6 +1,6 @@
 // The mixer's weights, options and trace: what grassmannMixing, its decoding step and its callers share.
 import type * as tf from '@tensorflow/tfjs-core';
-import type { ModelOptionValue } from '../shared/model-options.js';
+import type { ModelOptionValue } from '../config/model-options.js';
 
 /** Weights of one mixing layer, in the internal [in, out] layout. */
 export interface GrassmannMixingWeights {

@@ -1,8 +1,8 @@
 // Float64 views of a model's activations and weights, for inspecting what its blocks compute (grassflow-lm inspect,
 // the playground): every block's input along one sequence, the block's parameters, the mixer's input.
 import * as tf from '@tensorflow/tfjs-core';
-import { TiedEmbeddingLM, type LanguageModel } from '../shared/language-model.js';
-import type { ParamLayer } from '../shared/param-layer.js';
+import { LanguageModelBase, type LanguageModel } from '../language-model/language-model.js';
+import type { ParamLayer } from '../layers/param-layer.js';
 
 /** A row-major float64 matrix: entry (i, j) is data[i * cols + j]. Rows are positions t, columns features. */
 export interface Mat {
@@ -15,8 +15,8 @@ export interface Mat {
 export const LN_EPS = 1e-5;
 
 /** The model as inspect needs it: embeddings, blocks and weights in the open. */
-export function inspectableModel(model: LanguageModel): TiedEmbeddingLM {
-  if (!(model instanceof TiedEmbeddingLM)) {
+export function inspectableModel(model: LanguageModel): LanguageModelBase {
+  if (!(model instanceof LanguageModelBase)) {
     throw new TypeError(
       'inspecting needs a GrassmannLM or TransformerLM from @grassflow/gpu-layers (embed, blocks, namedParams)',
     );
@@ -41,7 +41,7 @@ export function row(m: Mat, i: number): Float64Array {
  * The input of every block for one sequence of ids (no dropout): x_0 = tok_emb[ids] + pos_emb[t],
  * x_{i+1} = Block_i(x_i), each L × d. Runs the model's own tfjs layers; only the results are float64.
  */
-export async function blockInputs(model: TiedEmbeddingLM, ids: Int32Array): Promise<Mat[]> {
+export async function blockInputs(model: LanguageModelBase, ids: Int32Array): Promise<Mat[]> {
   const out: Mat[] = [];
   let x = tf.tidy(() => model.embed(tf.tensor2d(ids, [1, ids.length], 'int32'))); // [1, L, d]
   try {

@@ -1,9 +1,9 @@
 // A language model from a checkpoint's bytes (browsers, workers, Node): config.json + model.safetensors
 // (+ extra.safetensors) from fetch, a file picker or memory, with the checks of loadCheckpoint.
 import { loadCheckpointBytes, type CheckpointBytes } from '@grassflow/checkpoints';
-import { checkpointModelLoader } from './checkpoint-model.js';
+import { loadCheckpointModel } from './checkpoint-model.js';
 import type { LoadCheckpointOptions, LoadedCheckpoint } from './checkpoint.js';
-import type { ModelConfig } from '../shared/config.js';
+import type { ModelConfig } from '../config/model-config.js';
 
 /** A checkpoint loaded from bytes. The caller disposes `model` and every tensor of `extraTensors`. */
 export type LoadedCheckpointBytes = Omit<LoadedCheckpoint, 'dir' | 'recovered'> & {
@@ -21,21 +21,7 @@ export async function loadCheckpointFromBytes(
   files: CheckpointBytes,
   options: LoadCheckpointOptions = {},
 ): Promise<LoadedCheckpointBytes> {
-  const loader = checkpointModelLoader(options.verifyChecksums ?? true);
-  try {
-    const loaded = await loadCheckpointBytes<ModelConfig>(files, loader.options);
-    const { model, extraTensors } = loader.finish(loaded);
-    return {
-      model,
-      config: loaded.model,
-      extra: loaded.extra,
-      extraTensors,
-      formatVersion: loaded.formatVersion,
-      unverified: loaded.unverified,
-      source: files.source ?? 'checkpoint',
-    };
-  } catch (error) {
-    loader.discard();
-    throw error;
-  }
+  const verify = options.verifyChecksums ?? true;
+  const { loaded: _, ...read } = await loadCheckpointModel(verify, (o) => loadCheckpointBytes<ModelConfig>(files, o));
+  return { ...read, source: files.source ?? 'checkpoint' };
 }

@@ -2,8 +2,13 @@
 // config.json's `model` validated as a ModelConfig, the model built from it, whose tensor names and shapes the
 // weights must match before any tensor data is read, then the weights assigned.
 import * as tf from '@tensorflow/tfjs-core';
-import type { CheckpointTensor, LoadCheckpointFolderOptions, SafetensorsDType } from '@grassflow/checkpoints';
-import { validateModelConfig, type ModelConfig } from '../shared/config.js';
+import type {
+  CheckpointJson,
+  CheckpointTensor,
+  LoadCheckpointFolderOptions,
+  SafetensorsDType,
+} from '@grassflow/checkpoints';
+import { validateModelConfig, type ModelConfig } from '../config/model-config.js';
 import { createModel } from '../models/create-model.js';
 import type { GrassmannLM } from '../grassmann/lm.js';
 import type { TransformerLM } from '../transformer/lm.js';
@@ -28,10 +33,35 @@ function toTensor(t: CheckpointTensor): tf.Tensor {
   return tf.tensor(t.data, [...t.shape], SAFETENSORS_TO_TF[t.dtype]);
 }
 
-/** What a checkpoint read gave: the model's tensors and the extra ones. */
-interface ReadTensors {
+/** What a checkpoint read gave (from a folder or from bytes): the config, the model's tensors and the extra ones. */
+interface ReadCheckpoint {
+  readonly model: ModelConfig;
+  readonly extra: { readonly [key: string]: CheckpointJson };
   readonly tensors: ReadonlyMap<string, CheckpointTensor>;
   readonly extraTensors: ReadonlyMap<string, CheckpointTensor>;
+  readonly formatVersion: number;
+  readonly unverified: readonly string[];
+}
+
+/**
+ * A model from one checkpoint read: `read` (loadCheckpointFolder or loadCheckpointBytes with the options it is given)
+ * validates config.json and checks the tensors against the model built from it; the weights are then assigned. What
+ * was built is disposed when the read fails. Returns the fields every loaded checkpoint has, and the read itself.
+ */
+export async function loadCheckpointModel<R extends ReadCheckpoint>(
+  verifyChecksums: boolean,
+  read: (options: LoadCheckpointFolderOptions<ModelConfig>) => Promise<R>,
+) {
+  const loader = checkpointModelLoader(verifyChecksums);
+  try {
+    const loaded = await read(loader.options);
+    const { model, extraTensors } = loader.finish(loaded);
+    const { model: config, extra, formatVersion, unverified } = loaded;
+    return { loaded, model, config, extra, extraTensors, formatVersion, unverified };
+  } catch (error) {
+    loader.discard();
+    throw error;
+  }
 }
 
 /**
@@ -39,9 +69,9 @@ interface ReadTensors {
  * model it describes when asked for the expected tensors; `finish` assigns the read weights and returns the model
  * and the extra tensors as tf tensors; `discard` disposes what was built when the read failed.
  */
-export function checkpointModelLoader(verifyChecksums: boolean): {
+function checkpointModelLoader(verifyChecksums: boolean): {
   options: LoadCheckpointFolderOptions<ModelConfig>;
-  finish(read: ReadTensors): { model: GrassmannLM | TransformerLM; extraTensors: Map<string, tf.Tensor> };
+  finish(read: ReadCheckpoint): { model: GrassmannLM | TransformerLM; extraTensors: Map<string, tf.Tensor> };
   discard(): void;
 } {
   let built: GrassmannLM | TransformerLM | undefined;

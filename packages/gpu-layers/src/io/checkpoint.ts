@@ -21,10 +21,10 @@ import {
   type SafetensorsDType,
   type SafetensorsTensorInput,
 } from '@grassflow/checkpoints';
-import { validateModelConfig, type ModelConfig } from '../shared/config.js';
-import { checkpointModelLoader } from './checkpoint-model.js';
+import { validateModelConfig, type ModelConfig } from '../config/model-config.js';
+import { loadCheckpointModel } from './checkpoint-model.js';
 import { localFolderOf, type DownloadPretrainedOptions } from './pretrained-download.js';
-import type { LanguageModel } from '../shared/language-model.js';
+import type { LanguageModel } from '../language-model/language-model.js';
 import type { GrassmannLM } from '../grassmann/lm.js';
 import type { TransformerLM } from '../transformer/lm.js';
 
@@ -204,22 +204,9 @@ export async function loadCheckpoint(
   options: LoadCheckpointOptions & DownloadPretrainedOptions = {},
 ): Promise<LoadedCheckpoint> {
   const dir = await localFolderOf(dirOrUrl, options);
-  const loader = checkpointModelLoader(options.verifyChecksums ?? true);
-  try {
-    const loaded = await loadCheckpointFolder<ModelConfig>(checkpointDirOf(dir), loader.options);
-    const { model, extraTensors } = loader.finish(loaded);
-    return {
-      model,
-      config: loaded.model,
-      extra: loaded.extra,
-      extraTensors,
-      dir: loaded.dir,
-      recovered: loaded.recovered,
-      formatVersion: loaded.formatVersion,
-      unverified: loaded.unverified,
-    };
-  } catch (error) {
-    loader.discard();
-    throw error;
-  }
+  const verify = options.verifyChecksums ?? true;
+  const { loaded, ...read } = await loadCheckpointModel(verify, (o) =>
+    loadCheckpointFolder<ModelConfig>(checkpointDirOf(dir), o),
+  );
+  return { ...read, dir: loaded.dir, recovered: loaded.recovered };
 }

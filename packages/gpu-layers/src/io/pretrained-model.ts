@@ -14,8 +14,8 @@ import { Prng } from '@grassflow/datasets/prng';
 // never loads Hugging Face's native binding.
 import { PureWordPieceTokenizer, wikitextForWordPiece, wordPieceLines } from '@grassflow/tokenizers/browser';
 import { appSlideKeep, sampleIds } from '../decoding/sampling.js';
-import type { ModelConfig } from '../shared/config.js';
-import type { LanguageModel } from '../shared/language-model.js';
+import type { ModelConfig } from '../config/model-config.js';
+import type { LanguageModel } from '../language-model/language-model.js';
 
 /** `extra.pretrained.format` of a pretrained folder's config.json: what tells it from a training checkpoint. */
 export const PRETRAINED_FORMAT = 'grassflow-pretrained';

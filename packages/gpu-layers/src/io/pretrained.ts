@@ -12,7 +12,7 @@ import {
   CheckpointError,
   checkPlainJson,
   nodeFileSystem,
-  temporarySibling,
+  replaceDirectory,
   writeFileAtomic,
   type CheckpointJson,
   type FileSystemOps,
@@ -35,7 +35,7 @@ import {
   type PretrainedTokenizerConfig,
 } from './pretrained-model.js';
 import { isPretrainedUrl, localFolderOf, type DownloadPretrainedOptions } from './pretrained-download.js';
-import type { LanguageModel } from '../shared/language-model.js';
+import type { LanguageModel } from '../language-model/language-model.js';
 
 export { PRETRAINED_FILES, PRETRAINED_FORMAT, PRETRAINED_FORMAT_VERSION };
 
@@ -143,8 +143,7 @@ export async function savePretrained(
   const target = resolve(dir);
   const fs = options.fs ?? nodeFileSystem;
   checkTokenizer(options.tokenizer);
-  const kind = await targetKind(target);
-  const stage = temporarySibling(target, 'export');
+  await targetKind(target);
   // Every file but config.json and model.safetensors (which saveCheckpoint records), with its record.
   const contents = new Map<string, string | Uint8Array>([
     [PRETRAINED_FILES.tokenizer, `${JSON.stringify(options.tokenizer.config, null, 2)}\n`],
@@ -158,7 +157,7 @@ export async function savePretrained(
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     files[name] = { bytes: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex') };
   }
-  try {
+  const fill = async (stage: string) => {
     await saveCheckpoint(stage, model, {
       extra: {
         ...options.extra,
@@ -167,21 +166,9 @@ export async function savePretrained(
       fs,
     });
     for (const [name, data] of contents) await writeFileAtomic(join(stage, name), data, fs);
-    // The one step that changes `dir`: a rename of the complete folder (an earlier export is moved aside first).
-    const old = kind === 'pretrained' ? temporarySibling(target, 'old') : undefined;
-    if (kind === 'empty') await fs.remove(target);
-    if (old !== undefined) await fs.rename(target, old);
-    try {
-      await fs.rename(stage, target);
-    } catch (error) {
-      if (old !== undefined) await fs.rename(old, target).catch(() => undefined);
-      throw error;
-    }
-    if (old !== undefined) await fs.remove(old);
-    await fs.syncDirectory(resolve(target, '..'));
-  } finally {
-    await fs.remove(stage).catch(() => undefined);
-  }
+  };
+  // checkpoints' swap: the folder is filled beside `dir`, then renamed into place (targetKind checked `dir` above)
+  await replaceDirectory(target, fs, fill, () => Promise.resolve());
   return { dir: target };
 }
 

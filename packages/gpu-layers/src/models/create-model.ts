@@ -1,7 +1,7 @@
 // createModel: the registry from config.kind to the model class.
-import { validateModelConfig, type ModelConfig, type ModelConfigInput } from '../shared/config.js';
+import { validateModelConfig, type ModelConfig, type ModelConfigInput } from '../config/model-config.js';
 import { GrassmannLM } from '../grassmann/lm.js';
-import type { CreateModelOptions } from '../shared/language-model.js';
+import type { CreateModelOptions } from '../language-model/language-model.js';
 import { TransformerLM } from '../transformer/lm.js';
 
 /** A config of one kind: createModel's return type narrows by it. */

@@ -2,8 +2,8 @@
 // §4), with an optional key/value cache and key padding mask.
 import * as tf from '@tensorflow/tfjs-core';
 import { FUSED, hasFusedKernel } from '../backend/wasm-fused.js';
-import { linear, matmul } from '../shared/ops.js';
-import type { ModelOptionValue } from '../shared/model-options.js';
+import { linear, matmul } from '../ops/ops.js';
+import type { ModelOptionValue } from '../config/model-options.js';
 
 /** Weights of one attention layer, in the internal [in, out] layout. */
 export interface AttentionWeights {

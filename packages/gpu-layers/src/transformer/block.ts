@@ -2,15 +2,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
 import { causalAttention, type AttentionWeights, type EaEps } from './attention.js';
-import { ffnSpecs, layerNormSpecs } from '../shared/block-parts.js';
-import { ResidualBlock, type ResidualBlockArgs } from '../shared/residual-block.js';
+import { ResidualBlock, type ResidualBlockArgs } from '../layers/residual-block.js';
 import {
   layerOptions,
   nonDefaultOptions,
   optionNames,
   type ModelOptions,
   type ModelOptionValue,
-} from '../shared/model-options.js';
+} from '../config/model-options.js';
 
 /** The options a Transformer block reads (dropoutAt, eaEps: MODEL_OPTIONS'), in stored order. */
 export const TRANSFORMER_BLOCK_OPTIONS = optionNames('transformer', ['block']);
@@ -56,21 +55,16 @@ export class TransformerBlock extends ResidualBlock {
   }
 
   override build(inputShape: Shape | Shape[]): void {
-    const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as Shape;
-    const d = shape[2];
-    if (typeof d !== 'number') throw new RangeError(`${this.name}: the last input axis (d) must be known`);
-    if (d % this.nHeads !== 0)
-      throw new RangeError(`${this.name}: width d = ${d} is not divisible by nHeads = ${this.nHeads}`);
-    this.createParams([
-      { name: 'mixer.qkv.weight', shape: [d, 3 * d], init: 'normal', linear: true },
-      { name: 'mixer.qkv.bias', shape: [3 * d], init: 'zeros', linear: false },
-      { name: 'mixer.proj.weight', shape: [d, d], init: 'normal', linear: true },
-      { name: 'mixer.proj.bias', shape: [d], init: 'zeros', linear: false },
-      ...layerNormSpecs('ln1', d),
-      ...layerNormSpecs('ln2', d),
-      ...ffnSpecs(d, this.dFF),
-    ]);
-    this.built = true;
+    this.buildFor(inputShape, (d) => {
+      if (d % this.nHeads !== 0)
+        throw new RangeError(`${this.name}: width d = ${d} is not divisible by nHeads = ${this.nHeads}`);
+      return this.blockSpecs(d, [
+        { name: 'mixer.qkv.weight', shape: [d, 3 * d], init: 'normal', linear: true },
+        { name: 'mixer.qkv.bias', shape: [3 * d], init: 'zeros', linear: false },
+        { name: 'mixer.proj.weight', shape: [d, d], init: 'normal', linear: true },
+        { name: 'mixer.proj.bias', shape: [d], init: 'zeros', linear: false },
+      ]);
+    });
   }
 
   /** The attention weights (the variables themselves, internal [in, out] layout: do not dispose). */

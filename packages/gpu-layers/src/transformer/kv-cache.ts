@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { attentionWithCache, type AttentionCache } from './attention.js';
 import type { TransformerBlock } from './block.js';
-import type { LayerDecodingState } from '../shared/decoding-state.js';
+import type { LayerDecodingState } from '../language-model/decoding-state.js';
 
 /**
  * Decoding state of one TransformerBlock: keys and values of every position so far, Kᵀ [B·H, d_head, t] and

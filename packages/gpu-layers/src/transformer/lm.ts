@@ -1,11 +1,11 @@
 // TransformerLM: the attention baseline (DPA or expressive attention) of paper-notes §2 and §4.
-import type { TransformerConfig, ModelConfig } from '../shared/config.js';
+import type { TransformerConfig, ModelConfig } from '../config/model-config.js';
 import { TransformerBlock, TRANSFORMER_BLOCK_OPTIONS } from './block.js';
-import { nonDefaultOptions } from '../shared/model-options.js';
-import { TiedEmbeddingLM, type CreateModelOptions } from '../shared/language-model.js';
+import { nonDefaultOptions } from '../config/model-options.js';
+import { LanguageModelBase, type CreateModelOptions } from '../language-model/language-model.js';
 
 /** The same skeleton as GrassmannLM with TransformerBlocks (config.attention, config.nHeads, its block options). */
-export class TransformerLM extends TiedEmbeddingLM {
+export class TransformerLM extends LanguageModelBase {
   /** The validated config, of this kind (the constructor refuses another). */
   declare readonly config: TransformerConfig;
 

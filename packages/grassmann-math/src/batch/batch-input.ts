@@ -1,5 +1,5 @@
 // Shape and value checks shared by both pluckerBatch implementations.
-import { GrassmannInputError, checkInteger, describe } from '../errors';
+import { GrassmannInputError, checkInteger, describe } from '../errors.js';
 
 /** Row-major batch of N vectors of R^r: element (n, i) at index n·r + i. */
 export type BatchArray = Float32Array | Float64Array;

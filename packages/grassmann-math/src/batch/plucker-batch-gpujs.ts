@@ -2,8 +2,8 @@
 // gpu.js is an optional peer dependency (with its dependencies, ~90 MB that the default 'ts' backend never uses): it
 // is loaded on demand by loadGpuJs(), and only its types are imported statically (they stay out of our .d.ts).
 import type { GPU as GpuJsGpu, IKernelRunShortcut } from 'gpu.js';
-import { pairIndexArrays } from '../combinatorics';
-import type { BatchArray } from './batch-input';
+import { pairIndexArrays } from '../combinatorics.js';
+import type { BatchArray } from './batch-input.js';
 
 /** The version range of the optional peer dependency gpu.js, in the install line that errors print. */
 const GPU_JS_INSTALL = 'npm install gpu.js@2.24.1';

@@ -1,5 +1,5 @@
 // pluckerBatch in plain TypeScript: one pass over rows, no allocation in the loop.
-import type { BatchArray } from './batch-input';
+import type { BatchArray } from './batch-input.js';
 
 /**
  * Writes p_ij = a_i b_j − a_j b_i (i < j, lexicographic order) for each of the N rows of

@@ -1,8 +1,8 @@
 // pluckerBatch: Plücker coordinates of N pairs of vectors, the neural layer's computation, on two backends.
-import { pluckerBatchGpuJsInto, type GpuJsMode } from './plucker-batch-gpujs';
-import { pluckerBatchTsInto } from './plucker-batch-ts';
-import { checkBatch, type BatchArray } from './batch-input';
-import { GrassmannInputError, describe } from '../errors';
+import { pluckerBatchGpuJsInto, type GpuJsMode } from './plucker-batch-gpujs.js';
+import { pluckerBatchTsInto } from './plucker-batch-ts.js';
+import { checkBatch, type BatchArray } from './batch-input.js';
+import { GrassmannInputError, describe } from '../errors.js';
 
 const GPU_MODES: readonly GpuJsMode[] = ['gpu', 'webgl', 'webgl2', 'headlessgl', 'webasm', 'cpu'];
 

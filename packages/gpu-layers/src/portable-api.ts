@@ -18,11 +18,11 @@ export {
   dropout,
   embeddingLookup,
   sumTensors,
-} from './shared/ops.js';
-export { feedForward, postNormResidual, type FeedForwardWeights, type LinearWeights } from './shared/block-parts.js';
-export { crossEntropy, lmLoss, tokenNll, logSumExp } from './shared/loss.js';
-export { AdaptiveSoftmaxHead, frequencyOrder } from './shared/adaptive-head.js';
-export { chunkedLmLoss, type ChunkedLmLossOptions } from './shared/chunked-loss.js';
+} from './ops/ops.js';
+export { feedForward, postNormResidual, type FeedForwardWeights, type LinearWeights } from './layers/block-parts.js';
+export { crossEntropy, lmLoss, tokenNll, logSumExp } from './loss/loss.js';
+export { AdaptiveSoftmaxHead, frequencyOrder } from './heads/adaptive-head.js';
+export { chunkedLmLoss, type ChunkedLmLossOptions } from './loss/chunked-loss.js';
 export {
   validateModelConfig,
   ModelConfigError,
@@ -37,9 +37,9 @@ export {
   adaptiveHeadShapes,
   OPTIONAL_DEFAULTS,
   ADAPTIVE_HEAD_DEFAULTS,
-} from './shared/config.js';
-export { MODEL_OPTIONS } from './shared/model-options.js';
-export type { ModelOptionName, ModelOptionValue, ModelOptions } from './shared/model-options.js';
+} from './config/model-config.js';
+export { MODEL_OPTIONS } from './config/model-options.js';
+export type { ModelOptionName, ModelOptionValue, ModelOptions } from './config/model-options.js';
 export type {
   ModelConfig,
   ModelConfigInput,
@@ -48,7 +48,7 @@ export type {
   FullModelConfig,
   PresetName,
   ParamBreakdown,
-} from './shared/config.js';
+} from './config/model-config.js';
 export {
   grassmannMixing,
   grassmannMixingReference,
@@ -78,16 +78,16 @@ export type {
   AttentionTrace,
   EaEps,
 } from './transformer/attention.js';
-export { ParamLayer, INIT_STD, tfjsSeed } from './shared/param-layer.js';
-export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './shared/param-layer.js';
+export { ParamLayer, INIT_STD, tfjsSeed } from './layers/param-layer.js';
+export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './layers/param-layer.js';
 export { CausalGrassmannMixing } from './grassmann/mixing-layer.js';
 export type { CausalGrassmannMixingArgs } from './grassmann/mixing-layer.js';
 export { GrassmannBlock } from './grassmann/block.js';
 export type { GrassmannBlockArgs } from './grassmann/block.js';
 export { TransformerBlock } from './transformer/block.js';
 export type { TransformerBlockArgs } from './transformer/block.js';
-export { TiedEmbeddingLM, StateDictError, checkTokenIds } from './shared/language-model.js';
-export type { LanguageModel, ForwardOptions, CreateModelOptions } from './shared/language-model.js';
+export { LanguageModelBase, StateDictError, checkTokenIds } from './language-model/language-model.js';
+export type { LanguageModel, ForwardOptions, CreateModelOptions } from './language-model/language-model.js';
 export { GrassmannLM } from './grassmann/lm.js';
 export { TransformerLM } from './transformer/lm.js';
 export { createModel } from './models/create-model.js';

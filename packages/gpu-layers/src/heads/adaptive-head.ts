@@ -1,10 +1,10 @@
 // Adaptive softmax head (Grave et al. 2017, "Efficient softmax approximation for GPUs"), with PyTorch's
 // nn.AdaptiveLogSoftmaxWithLoss (div_value 4, no head bias) as the reference behaviour and tensor layout.
 import * as tf from '@tensorflow/tfjs-core';
-import { adaptiveHeadShapes } from './config.js';
-import { crossEntropy, logSumExp, tokenNll } from './loss.js';
-import { matmul } from './ops.js';
-import { INIT_STD, tfjsSeed, type NamedParam } from './param-layer.js';
+import { adaptiveHeadShapes } from '../config/model-config.js';
+import { crossEntropy, logSumExp, tokenNll } from '../loss/loss.js';
+import { matmul } from '../ops/ops.js';
+import { INIT_STD, tfjsSeed, type NamedParam } from '../layers/param-layer.js';
 
 /** First seed stream of the head's weights (the embeddings use 0 and 1, block i uses 100·(i + 1) onwards). */
 const HEAD_SEED_OFFSET = 50;

@@ -1,6 +1,8 @@
-// The optional architecture fields of a model config, declared once: for each, the kinds that have it, its values,
-// its default and why, the layer that reads it, its CLI flag and its doc line. The config types, the stored field
-// order, validation, the layers' arguments and getConfig, and the apps' flags and --help all derive from this table.
+// Every field of a model config, declared once, in two parts of one table: MODEL_FIELDS, the fields of the model's
+// size and kind (stored always), and MODEL_OPTIONS, the optional architecture fields (stored only where they differ
+// from their default). For each: the kinds that have it, its type, its default and why, its doc line and its CLI
+// flag; its key is its stored name (config.json's). The config types, the stored field order, validation, the
+// defaults, the layers' arguments and getConfig, and the apps' flags and --help all derive from this table.
 
 /** The two model kinds. */
 type Kind = 'grassmann' | 'transformer';
@@ -23,6 +25,218 @@ interface OptionBase {
   doc: string;
   /** Has an effect only with this attention (a config keeps it either way; the CLI refuses it without). */
   onlyWith?: { attention: 'dpa' | 'ea' };
+}
+
+/** What a field of MODEL_FIELDS has besides its type. */
+interface FieldBase {
+  /** The model kinds whose configs have the field (a config of the other kind may carry it, unused). */
+  kinds: readonly Kind[];
+  /** The reason for the default (docs, --help). */
+  why: string;
+  /** One line saying what the field does (docs, --help). */
+  doc: string;
+  /**
+   * The override flag of train/compare/bench, when the field has one of its own (dFF follows --d-model, maxLen
+   * --seq-len, attention --model): its name without the dashes, what it does there, a lower bound of its own.
+   */
+  flag?: { name: string; help: string; min?: number };
+}
+
+/** An integer field >= min. */
+interface IntField extends FieldBase {
+  type: 'int';
+  min: number;
+  default: number;
+}
+
+/** A number field in [min, max), or > min when it has no max. */
+interface NumberField extends FieldBase {
+  type: 'number';
+  min: number;
+  max?: number;
+  default: number;
+}
+
+/** A field with named values. */
+interface ChoiceField extends FieldBase {
+  type: 'choice';
+  values: readonly string[];
+  default: string;
+}
+
+/** One non-empty list of integers >= 1 per layer. */
+interface LayerListsField extends FieldBase {
+  type: 'layer-lists';
+  default: readonly (readonly number[])[];
+}
+
+export type ModelField = IntField | NumberField | ChoiceField | LayerListsField;
+
+/**
+ * The fields of a model's size and kind (besides `kind` itself, 'grassmann' or 'transformer'), in the order
+ * config.json stores them; the defaults are the paper's 6-layer model (nanoGPT style: a reason on each field).
+ * `offsets` is the only default that depends on another field: when nLayers differs from 6 and offsets are not
+ * given, layer i gets the single offset [1, 2, 4, 8, 12, 16][i mod 6] (offsetSchedule 'per-layer').
+ */
+export const MODEL_FIELDS = {
+  attention: {
+    kinds: ['transformer'],
+    type: 'choice',
+    values: ['dpa', 'ea'],
+    default: 'dpa',
+    why: 'softmax attention, the standard baseline',
+    doc: "'dpa' dot-product softmax attention or 'ea' expressive attention",
+  },
+  vocabSize: {
+    kinds: ['grassmann', 'transformer'],
+    type: 'int',
+    min: 1,
+    default: 30522,
+    why: "BERT WordPiece, the paper's tokenizer",
+    doc: 'vocabulary size V',
+  },
+  dModel: {
+    kinds: ['grassmann', 'transformer'],
+    type: 'int',
+    min: 1,
+    default: 256,
+    why: "the paper's width",
+    doc: 'model width d',
+    flag: { name: 'd-model', help: 'model width d (d_ff becomes 4d)', min: 2 },
+  },
+  nLayers: {
+    kinds: ['grassmann', 'transformer'],
+    type: 'int',
+    min: 1,
+    default: 6,
+    why: "the paper's small model (paper-12l: 12)",
+    doc: 'number of blocks',
+    flag: { name: 'layers', help: 'number of blocks' },
+  },
+  dFF: {
+    kinds: ['grassmann', 'transformer'],
+    type: 'int',
+    min: 1,
+    default: 1024,
+    why: '4d, as the paper and GPT-2',
+    doc: 'feed-forward width d_ff',
+  },
+  maxLen: {
+    kinds: ['grassmann', 'transformer'],
+    type: 'int',
+    min: 1,
+    default: 128,
+    why: "the paper's training block of the 6-layer model",
+    doc: 'longest sequence L, the size of the positional table',
+  },
+  r: {
+    kinds: ['grassmann'],
+    type: 'int',
+    min: 2,
+    default: 32,
+    why: "C(32,2) = 496 Plücker coordinates, the paper's reduced width",
+    doc: 'reduced width r (C(r,2) Plücker coordinates per pair)',
+    flag: { name: 'r', help: 'Grassmann reduced width r' },
+  },
+  offsets: {
+    kinds: ['grassmann'],
+    type: 'layer-lists',
+    default: [[1], [2], [4], [8], [12], [16]],
+    why: 'one offset per layer, doubling then ×1.5: receptive field 43',
+    doc: 'offsets Δ of each layer, one array per layer',
+    flag: {
+      name: 'offsets',
+      help: 'Grassmann offsets, one per layer cycling (all in every layer for paper-6l-multi)',
+    },
+  },
+  eps: {
+    kinds: ['grassmann', 'transformer'],
+    type: 'number',
+    min: 0,
+    default: 1e-6,
+    why: "keeps p̂ = p/sqrt(‖p‖² + ε²) finite at p = 0 and EA's denominator > 0, below float32 noise",
+    doc: "ε of the Plücker normalisation and of expressive attention's denominator",
+  },
+  nHeads: {
+    kinds: ['transformer'],
+    type: 'int',
+    min: 1,
+    default: 4,
+    why: 'd_head = 64 at d = 256',
+    doc: 'attention heads H (d divisible by H)',
+  },
+  norm: {
+    kinds: ['grassmann', 'transformer'],
+    type: 'choice',
+    values: ['post', 'pre'],
+    default: 'post',
+    why: 'as the paper',
+    doc: "'post' LayerNorm (paper) or 'pre' LayerNorm with a final ln_f",
+    flag: { name: 'norm', help: 'post-LN (paper) or pre-LN' },
+  },
+  dropout: {
+    kinds: ['grassmann', 'transformer'],
+    type: 'number',
+    min: 0,
+    max: 1,
+    default: 0.1,
+    why: "the paper's rate",
+    doc: 'dropout rate in [0, 1)',
+    flag: { name: 'dropout', help: 'dropout rate' },
+  },
+} as const satisfies Record<string, ModelField>;
+
+type Fields = typeof MODEL_FIELDS;
+export type ModelFieldName = keyof Fields;
+
+/** The TypeScript type of a MODEL_FIELDS field's value. */
+type FieldValue<F> = F extends { type: 'choice'; values: readonly (infer V)[] }
+  ? V
+  : F extends { type: 'layer-lists' }
+    ? number[][]
+    : number;
+
+/** The MODEL_FIELDS fields of kinds K, with their types (K a union: the fields of any of them). */
+export type ModelFields<K extends Kind> = {
+  -readonly [N in ModelFieldName as K extends Fields[N]['kinds'][number] ? N : never]: FieldValue<Fields[N]>;
+};
+
+/** The field names of MODEL_FIELDS in stored order. */
+export const FIELD_NAMES = Object.keys(MODEL_FIELDS) as ModelFieldName[];
+
+/** A MODEL_FIELDS entry, seen as the union type (for code that handles any field). */
+export const fieldSpec = (name: ModelFieldName): ModelField => MODEL_FIELDS[name];
+
+/** The default of a MODEL_FIELDS field (e.g. a layer's eps when its arguments give none). */
+export function fieldDefault<N extends ModelFieldName>(name: N): FieldValue<Fields[N]> {
+  const d = MODEL_FIELDS[name].default;
+  return (Array.isArray(d) ? d.map((layer: readonly number[]) => [...layer]) : d) as FieldValue<Fields[N]>;
+}
+
+/**
+ * What is wrong with `value` for a field of MODEL_FIELDS other than offsets ('must be …, got …'), or null when it
+ * is valid (offsets depend on nLayers: validateModelConfig checks them).
+ */
+export function fieldProblem(name: ModelFieldName, value: unknown): string | null {
+  const f = fieldSpec(name);
+  const got = `got ${JSON.stringify(value)}`;
+  if (f.type === 'int') {
+    const ok = typeof value === 'number' && Number.isInteger(value) && value >= f.min;
+    return ok ? null : `must be an integer >= ${f.min}, ${got}`;
+  }
+  if (f.type === 'number') {
+    if (f.max === undefined) {
+      const ok = typeof value === 'number' && value > f.min && Number.isFinite(value);
+      return ok ? null : `must be a finite number > ${f.min}, ${got}`;
+    }
+    const ok = typeof value === 'number' && value >= f.min && value < f.max;
+    return ok ? null : `must be a number in [${f.min}, ${f.max}), ${got}`;
+  }
+  if (f.type === 'choice') {
+    if (typeof value === 'string' && f.values.includes(value)) return null;
+    return `must be one of ${f.values.map((v) => `'${v}'`).join(', ')}, ${got}`;
+  }
+  return null;
 }
 
 /** A default that differs by kind: `default` is the first kind's, `defaultFor` names the others'. */

@@ -1,8 +1,14 @@
-// The model config of GrassmannLM and TransformerLM: one typed defaults object, validation, presets, parameter count.
-// The optional architecture fields (gate, mixerNorm, head, …) are declared once, in model-options.ts' table.
-import { pluckerDim } from '../grassmann/plucker.js';
+// The model config of GrassmannLM and TransformerLM: its types, defaults and validation (all derived from the field
+// table of model-options.ts, where each field is declared once), presets and the parameter count.
+import { binomial } from '@grassflow/grassmann-math';
 import {
   ADAPTIVE_HEAD_DEFAULTS,
+  FIELD_NAMES,
+  fieldDefault,
+  fieldProblem,
+  fieldSpec,
+  MODEL_FIELDS,
+  type ModelFields,
   isOptionDefault,
   MODEL_OPTIONS,
   OPTION_NAMES,
@@ -14,54 +20,25 @@ import {
 
 export { ADAPTIVE_HEAD_DEFAULTS };
 
-/** Fields every kind has. */
-interface CommonConfig {
-  /** Vocabulary size V (30,522 for BERT WordPiece). */
-  vocabSize: number;
-  /** Model width d. */
-  dModel: number;
-  /** Number of blocks. */
-  nLayers: number;
-  /** Feed-forward width d_ff (4d in the paper). */
-  dFF: number;
-  /** Longest sequence L, also the size of the positional table. */
-  maxLen: number;
-  /** ε of the Plücker normalisation and of expressive attention's denominator (1e-6). */
-  eps: number;
-  /** 'post' LayerNorm (paper) or 'pre' LayerNorm with a final ln_f. */
-  norm: 'post' | 'pre';
-  /** Dropout rate in [0, 1). */
-  dropout: number;
-}
+type Kind = 'grassmann' | 'transformer';
+
+/** The fields of the other kind, optional: a config may carry them (old checkpoints store every field), unused. */
+type OtherKindFields<K extends Kind> = Partial<Omit<ModelFields<Exclude<Kind, K>>, keyof ModelFields<K>>>;
 
 /**
- * A Grassmann language model (causal Grassmann mixing, paper-notes §1–2); its optional fields (head, cutoffs, gate,
- * dropoutAt, mixerNorm: absent at their defaults) are MODEL_OPTIONS' for this kind.
+ * A Grassmann language model (causal Grassmann mixing, paper-notes §1–2): MODEL_FIELDS' fields of this kind
+ * (r, offsets and the common ones), and its optional fields (head, cutoffs, gate, dropoutAt, mixerNorm: absent at
+ * their defaults), MODEL_OPTIONS'.
  */
-export interface GrassmannConfig extends CommonConfig, ModelOptions<'grassmann'> {
+export interface GrassmannConfig
+  extends ModelFields<'grassmann'>, ModelOptions<'grassmann'>, OtherKindFields<'grassmann'> {
   kind: 'grassmann';
-  /** Reduced width r (C(r,2) Plücker coordinates per pair). */
-  r: number;
-  /** Offsets Δ of each layer, one array per layer. */
-  offsets: number[][];
-  /**
-   * Ignored: Transformer fields, absent unless the config was written with them (configs before partial configs
-   * stored every field; they are kept so that such a checkpoint re-saves byte for byte).
-   */
-  attention?: 'dpa' | 'ea';
-  nHeads?: number;
 }
 
-/** A Transformer language model (the attention baseline); optional fields (head, cutoffs, eaEps): MODEL_OPTIONS'. */
-export interface TransformerConfig extends CommonConfig, ModelOptions<'transformer'> {
+/** A Transformer language model (the attention baseline): MODEL_FIELDS' (attention, nHeads, …), MODEL_OPTIONS'. */
+export interface TransformerConfig
+  extends ModelFields<'transformer'>, ModelOptions<'transformer'>, OtherKindFields<'transformer'> {
   kind: 'transformer';
-  /** 'dpa' dot-product softmax attention or 'ea' expressive attention. */
-  attention: 'dpa' | 'ea';
-  /** Attention heads H (d divisible by H). */
-  nHeads: number;
-  /** Ignored: Grassmann fields, absent unless the config was written with them (see GrassmannConfig.attention). */
-  r?: number;
-  offsets?: number[][];
 }
 
 /**
@@ -72,12 +49,8 @@ export interface TransformerConfig extends CommonConfig, ModelOptions<'transform
 export type ModelConfig = GrassmannConfig | TransformerConfig;
 
 /** Every field of either kind: the shape of {@link MODEL_DEFAULTS} and of the size presets. */
-export interface FullModelConfig extends CommonConfig, ModelOptions<'grassmann' | 'transformer'> {
-  kind: 'grassmann' | 'transformer';
-  r: number;
-  offsets: number[][];
-  attention: 'dpa' | 'ea';
-  nHeads: number;
+export interface FullModelConfig extends ModelFields<Kind>, ModelOptions<Kind> {
+  kind: Kind;
 }
 
 /**
@@ -86,25 +59,8 @@ export interface FullModelConfig extends CommonConfig, ModelOptions<'grassmann' 
  */
 export type ModelConfigInput = Pick<FullModelConfig, 'kind'> & Partial<Omit<FullModelConfig, 'kind'>>;
 
-/**
- * The documented defaults (the paper's 6-layer model, nanoGPT style: one typed object, a reason on each field).
- * `offsets` is the only default that depends on another field: when nLayers differs from 6 and offsets are not
- * given, layer i gets the single offset [1, 2, 4, 8, 12, 16][i mod 6] (offsetSchedule 'per-layer').
- */
-export const MODEL_DEFAULTS: Omit<FullModelConfig, 'kind'> = {
-  vocabSize: 30522, // BERT WordPiece, the paper's tokenizer
-  dModel: 256, // the paper's width
-  nLayers: 6, // the paper's small model (paper-12l: 12)
-  dFF: 1024, // 4d, as the paper and GPT-2
-  maxLen: 128, // the paper's training block of the 6-layer model
-  r: 32, // C(32,2) = 496 Plücker coordinates, the paper's reduced width
-  offsets: [[1], [2], [4], [8], [12], [16]], // one offset per layer, doubling then ×1.5: receptive field 43
-  eps: 1e-6, // keeps p̂ = p/sqrt(‖p‖² + ε²) finite at p = 0 and EA's denominator > 0, below float32 noise
-  attention: 'dpa', // softmax attention, the standard baseline
-  nHeads: 4, // d_head = 64 at d = 256
-  norm: 'post', // as the paper
-  dropout: 0.1, // the paper's rate
-};
+/** The defaults of MODEL_FIELDS (the paper's 6-layer model; the reason for each is in the table). */
+export const MODEL_DEFAULTS = Object.fromEntries(FIELD_NAMES.map((n) => [n, fieldDefault(n)])) as ModelFields<Kind>;
 
 /** A field of MODEL_OPTIONS with a default of its own (cutoffs' belongs to the adaptive head). */
 type DefaultedOption = {
@@ -137,31 +93,11 @@ function defaultsOf<K extends ModelConfig['kind']>(kind: K): KindDefaults<K> {
  */
 export const OPTIONAL_DEFAULTS = { grassmann: defaultsOf('grassmann'), transformer: defaultsOf('transformer') };
 
-const COMMON_FIELDS = ['kind', 'vocabSize', 'dModel', 'nLayers', 'dFF', 'maxLen', 'eps', 'norm', 'dropout'] as const;
-const GRASSMANN_FIELDS = ['r', 'offsets'] as const;
-const TRANSFORMER_FIELDS = ['attention', 'nHeads'] as const;
-const BASE_FIELDS: readonly string[] = [...COMMON_FIELDS, ...GRASSMANN_FIELDS, ...TRANSFORMER_FIELDS];
-const KNOWN_FIELDS: readonly string[] = [...BASE_FIELDS, ...OPTION_NAMES];
-/**
- * The order of the fields in a validated config (and so in config.json): the order checkpoints have always had,
- * the optional fields last, in MODEL_OPTIONS' order.
- */
-const FIELD_ORDER = [
-  'kind',
-  'attention',
-  'vocabSize',
-  'dModel',
-  'nLayers',
-  'dFF',
-  'maxLen',
-  'r',
-  'offsets',
-  'eps',
-  'nHeads',
-  'norm',
-  'dropout',
-  ...OPTION_NAMES,
-];
+/** MODEL_FIELDS' fields of a kind, in stored order. */
+const fieldsOf = (kind: Kind) => FIELD_NAMES.filter((n) => (fieldSpec(n).kinds as readonly string[]).includes(kind));
+const KNOWN_FIELDS: readonly string[] = ['kind', ...FIELD_NAMES, ...OPTION_NAMES];
+/** The order of the fields in a validated config (and so in config.json): the tables' order, `kind` first. */
+const FIELD_ORDER = KNOWN_FIELDS;
 
 /** A config that failed validation; `field` names the offending field. */
 export class ModelConfigError extends Error {
@@ -172,14 +108,6 @@ export class ModelConfigError extends Error {
     super(`ModelConfig.${field}: ${message}`);
     this.name = 'ModelConfigError';
   }
-}
-
-function positiveInt(o: Record<string, unknown>, field: string, min = 1): number {
-  const v = o[field];
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) {
-    throw new ModelConfigError(field, `must be an integer >= ${min}, got ${JSON.stringify(v)}`);
-  }
-  return v;
 }
 
 function oneOf<T extends string>(o: Record<string, unknown>, field: string, values: readonly T[]): T {
@@ -293,42 +221,26 @@ export function validateModelConfig(config: unknown): ModelConfig {
     throw new ModelConfigError(unknownField, `unknown field; a model config has ${KNOWN_FIELDS.join(', ')}`);
   }
   const kind = oneOf(given, 'kind', ['grassmann', 'transformer'] as const);
-  const own: readonly string[] = [...COMMON_FIELDS, ...(kind === 'grassmann' ? GRASSMANN_FIELDS : TRANSFORMER_FIELDS)];
+  const own = fieldsOf(kind);
   const o: Record<string, unknown> = {};
-  for (const k of own) o[k] = k in given ? given[k] : (MODEL_DEFAULTS as Record<string, unknown>)[k];
-  for (const k of BASE_FIELDS) if (!own.includes(k) && k in given) o[k] = given[k];
-  const nLayers = positiveInt(o, 'nLayers');
-  if (kind === 'grassmann' && !('offsets' in given) && nLayers !== MODEL_DEFAULTS.offsets.length) {
-    o['offsets'] = offsetSchedule(MODEL_DEFAULTS.offsets.flat(), nLayers, 'per-layer');
+  for (const k of own) o[k] = k in given ? given[k] : fieldDefault(k);
+  for (const k of FIELD_NAMES) if (!own.includes(k) && k in given) o[k] = given[k];
+  const nLayerProblem = fieldProblem('nLayers', o['nLayers']);
+  if (nLayerProblem !== null) throw new ModelConfigError('nLayers', nLayerProblem);
+  const nLayers = o['nLayers'] as number;
+  if (kind === 'grassmann' && !('offsets' in given) && nLayers !== MODEL_FIELDS.offsets.default.length) {
+    o['offsets'] = offsetSchedule(MODEL_FIELDS.offsets.default.flat(), nLayers, 'per-layer');
   }
-  const clean: Record<string, unknown> = { kind, nLayers };
-  const check: Record<string, () => unknown> = {
-    attention: () => oneOf(o, 'attention', ['dpa', 'ea'] as const),
-    vocabSize: () => positiveInt(o, 'vocabSize'),
-    dModel: () => positiveInt(o, 'dModel'),
-    dFF: () => positiveInt(o, 'dFF'),
-    maxLen: () => positiveInt(o, 'maxLen'),
-    r: () => positiveInt(o, 'r', 2),
-    offsets: () => checkOffsets(o['offsets'], nLayers),
-    eps: () => {
-      const eps = o['eps'];
-      if (typeof eps !== 'number' || !(eps > 0) || !Number.isFinite(eps)) {
-        throw new ModelConfigError('eps', `must be a finite number > 0, got ${JSON.stringify(eps)}`);
-      }
-      return eps;
-    },
-    nHeads: () => positiveInt(o, 'nHeads'),
-    norm: () => oneOf(o, 'norm', ['post', 'pre'] as const),
-    dropout: () => {
-      const dropout = o['dropout'];
-      if (typeof dropout !== 'number' || !(dropout >= 0 && dropout < 1)) {
-        throw new ModelConfigError('dropout', `must be a number in [0, 1), got ${JSON.stringify(dropout)}`);
-      }
-      return dropout;
-    },
-  };
-  for (const k of COMMON_FIELDS) if (k !== 'kind' && k !== 'nLayers') clean[k] = (check[k] as () => unknown)();
-  for (const k of BASE_FIELDS) if (k in o && !(k in clean)) clean[k] = (check[k] as () => unknown)();
+  // the common and own fields first (their errors come first), then the other kind's where a config carries them
+  const clean: Record<string, unknown> = { kind };
+  for (const k of [...own, ...FIELD_NAMES.filter((n) => !own.includes(n) && n in o)]) {
+    if (k === 'offsets') clean[k] = checkOffsets(o[k], nLayers);
+    else {
+      const problem = fieldProblem(k, o[k]);
+      if (problem !== null) throw new ModelConfigError(k, problem);
+      clean[k] = o[k];
+    }
+  }
   checkOptionalFields(given, kind, clean);
   if (kind === 'transformer' && (clean['dModel'] as number) % (clean['nHeads'] as number) !== 0) {
     throw new ModelConfigError(
@@ -358,7 +270,7 @@ function checkTensorSizes(c: Record<string, unknown>): void {
     ['dModel', `a gate weight [${2 * n('dModel')}, ${n('dModel')}]`, 2 * n('dModel') * n('dModel')],
   ];
   if (c['kind'] === 'grassmann') {
-    const C = pluckerDim(n('r'));
+    const C = binomial(n('r'), 2);
     weights.push(['r', `the Plücker projection [${C}, ${n('dModel')}]`, C * n('dModel')]);
   }
   for (const [field, what, entries] of weights) {
@@ -421,8 +333,8 @@ export function preset(name: PresetName, overrides: Partial<FullModelConfig> = {
     throw new RangeError(`unknown preset '${String(name)}'; presets: ${Object.keys(PRESETS).join(', ')}`);
   }
   const kind = overrides.kind ?? base.kind;
-  const other: readonly string[] = kind === 'grassmann' ? TRANSFORMER_FIELDS : GRASSMANN_FIELDS;
-  const own = Object.fromEntries(Object.entries(base).filter(([k]) => !other.includes(k))); // a size preset has both
+  const ownFields: readonly string[] = ['kind', ...fieldsOf(kind), ...OPTION_NAMES];
+  const own = Object.fromEntries(Object.entries(base).filter(([k]) => ownFields.includes(k))); // a size preset has both
   return validateModelConfig({ ...own, ...overrides });
 }
 
@@ -453,7 +365,7 @@ export function paramBreakdown(config: ModelConfig | ModelConfigInput): ParamBre
   const d = c.dModel;
   const ffn = d * c.dFF + c.dFF + c.dFF * d + d;
   const mixer =
-    c.kind === 'grassmann' ? d * c.r + c.r + pluckerDim(c.r) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
+    c.kind === 'grassmann' ? d * c.r + c.r + binomial(c.r, 2) * d + d + 2 * d * d + d : 3 * d * d + 3 * d + d * d + d;
   const mixerNorm = c.kind === 'grassmann' && c.mixerNorm === true ? 2 * d : 0;
   const perLayer = mixer + mixerNorm + 2 * 2 * d + ffn;
   const head = c.head === 'adaptive' ? adaptiveHeadShapes(d, c.vocabSize, c.cutoffs ?? []).params : 0;

@@ -1,6 +1,6 @@
 // Base class for this package's tfjs-layers layers: named parameters with PyTorch names and layouts.
 import type * as tf from '@tensorflow/tfjs-core';
-import { initializers, layers, type LayerVariable } from '@tensorflow/tfjs-layers';
+import { initializers, layers, type LayerVariable, type Shape } from '@tensorflow/tfjs-layers';
 
 /** How a parameter is initialised: N(0, 0.02) for linear and embedding weights, zeros/ones otherwise. */
 export type ParamInit = 'normal' | 'zeros' | 'ones';
@@ -59,6 +59,17 @@ export abstract class ParamLayer extends layers.Layer {
       throw new TypeError(`${this.getClassName()}: seed must be an integer, got ${args.seed}`);
     }
     this.seed = args.seed;
+  }
+
+  /** build() of a layer over [B, L, d]: create the parameters `specs(d)` (d must be known), and mark it built. */
+  protected buildFor(inputShape: Shape | Shape[], specs: (d: number) => ParamSpec[]): void {
+    const shape = (Array.isArray(inputShape[0]) ? inputShape[0] : inputShape) as Shape;
+    const d = shape[2];
+    if (typeof d !== 'number') {
+      throw new RangeError(`${this.name}: the last input axis (d) must be known, got shape [${shape.join(', ')}]`);
+    }
+    this.createParams(specs(d));
+    this.built = true;
   }
 
   /** Create the layer's parameters (call from build()). */

@@ -1,12 +1,12 @@
 // Shared skeleton of the language models: token + position embeddings, N blocks, tied output head.
 import * as tf from '@tensorflow/tfjs-core';
-import { validateModelConfig, type ModelConfig } from './config.js';
-import { LN_EPS } from './block-parts.js';
-import { dropout, embeddingLookup, layerNorm, tiedHead } from './ops.js';
-import { AdaptiveSoftmaxHead } from './adaptive-head.js';
-import { chunkedLmLoss } from './chunked-loss.js';
-import { tokenNll } from './loss.js';
-import { INIT_STD, tfjsSeed, type NamedParam, type ParamLayer } from './param-layer.js';
+import { validateModelConfig, type ModelConfig } from '../config/model-config.js';
+import { LN_EPS } from '../layers/block-parts.js';
+import { dropout, embeddingLookup, layerNorm, tiedHead } from '../ops/ops.js';
+import { AdaptiveSoftmaxHead } from '../heads/adaptive-head.js';
+import { chunkedLmLoss } from '../loss/chunked-loss.js';
+import { tokenNll } from '../loss/loss.js';
+import { INIT_STD, tfjsSeed, type NamedParam, type ParamLayer } from '../layers/param-layer.js';
 import { transposeFlagsAreFree } from '../backend/products.js';
 
 /** Options of a forward pass. */
@@ -106,7 +106,7 @@ function ownedVariable<R extends tf.Rank>(init: tf.Tensor<R>): tf.Variable<R> {
  * Token + position embeddings → blocks → (ln_f if pre-LN) → head: logits = h · tok_embᵀ (tied, the default), or an
  * adaptive softmax's log-probabilities (config.head 'adaptive', see AdaptiveSoftmaxHead).
  */
-export abstract class TiedEmbeddingLM implements LanguageModel {
+export abstract class LanguageModelBase implements LanguageModel {
   readonly config: ModelConfig;
   protected readonly tokEmb: tf.Variable<tf.Rank.R2>; // [V, d]
   protected readonly posEmb: tf.Variable<tf.Rank.R2>; // [L, d]
@@ -236,7 +236,7 @@ export abstract class TiedEmbeddingLM implements LanguageModel {
   /**
    * Logits of the last position only, [B, L, d] → [B, V] (adaptive head: its log-probabilities). Tied, computed
    * as (E·h_lastᵀ)ᵀ: the same dot products as
-   * {@link TiedEmbeddingLM.logits}, but the [V, d] table is read as it is stored, where x·Eᵀ transposes it first
+   * {@link LanguageModelBase.logits}, but the [V, d] table is read as it is stored, where x·Eᵀ transposes it first
    * (a copy of V·d floats per call, 31 MB at paper sizes, which would dominate a decoding step).
    */
   lastLogits(x: tf.Tensor3D): tf.Tensor2D {

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { transposeFlagsAreFree } from '../backend/products.js';
 import { nllRows } from './loss.js';
-import { matMulT } from './ops.js';
+import { matMulT } from '../ops/ops.js';
 
 /** Options of {@link chunkedLmLoss}. */
 export interface ChunkedLmLossOptions {

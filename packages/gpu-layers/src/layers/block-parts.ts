@@ -2,7 +2,7 @@
 // residual sublayer, LayerNorm and feed-forward parameter specs, block arguments.
 import type * as tf from '@tensorflow/tfjs-core';
 import { add } from '@tensorflow/tfjs-core';
-import { dropout, gelu, layerNorm, linear } from './ops.js';
+import { dropout, gelu, layerNorm, linear } from '../ops/ops.js';
 import type { ParamSpec } from './param-layer.js';
 
 /** LayerNorm ε of every block (paper-notes §1). */

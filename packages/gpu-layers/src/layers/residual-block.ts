@@ -1,9 +1,9 @@
 // ResidualBlock: what GrassmannBlock and TransformerBlock share — LayerNorms, the FFN, the residual wiring.
 import * as tf from '@tensorflow/tfjs-core';
 import type { Shape } from '@tensorflow/tfjs-layers';
-import { dropout, layerNorm } from './ops.js';
-import { ParamLayer, type LayerKwargs, type ParamLayerArgs } from './param-layer.js';
-import { checkBlockArgs, feedForward, LN_EPS, postNormResidual } from './block-parts.js';
+import { dropout, layerNorm } from '../ops/ops.js';
+import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from './param-layer.js';
+import { checkBlockArgs, feedForward, ffnSpecs, layerNormSpecs, LN_EPS, postNormResidual } from './block-parts.js';
 
 export interface ResidualBlockArgs extends ParamLayerArgs {
   dFF: number;
@@ -38,6 +38,11 @@ export abstract class ResidualBlock extends ParamLayer {
 
   /** First half of the post-LN block, from the input h to x, with `mix` as the token mixer. */
   protected abstract postMix(h: tf.Tensor3D, training: boolean, mix: (u: tf.Tensor3D) => tf.Tensor3D): tf.Tensor3D;
+
+  /** The block's parameters at width d: the mixer's `mixer`, ln1, ln2, the FFN, then `extra` (last: names keep order). */
+  protected blockSpecs(d: number, mixer: ParamSpec[], extra: ParamSpec[] = []): ParamSpec[] {
+    return [...mixer, ...layerNormSpecs('ln1', d), ...layerNormSpecs('ln2', d), ...ffnSpecs(d, this.dFF), ...extra];
+  }
 
   protected ln(x: tf.Tensor, which: 'ln1' | 'ln2'): tf.Tensor3D {
     return layerNorm(x, this.param(`${which}.weight`), this.param(`${which}.bias`), LN_EPS) as tf.Tensor3D;
