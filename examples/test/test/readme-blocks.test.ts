@@ -12,7 +12,7 @@ import { readmeExamples } from '../../../tooling/readme-examples.mjs';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 // inside this package, so that the blocks' imports resolve to its dependencies as a user's project would
-const dir = join(import.meta.dirname, '..', '.readme-examples');
+const dir = join(import.meta.dirname, '..', '.readme-blocks'); // not readme-examples.mjs's folder: both run at once
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('README code blocks', () => {
