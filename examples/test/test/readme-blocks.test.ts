@@ -1,7 +1,7 @@
 // Every TypeScript/JavaScript block of the root and package READMEs and of docs/gpu-layers.md compiles under
-// strict, as a user's file would against the built packages (module nodenext, skipLibCheck for tfjs's own .d.ts). The
-// packages' README tests run the README blocks (tooling/readme-tests.mjs, with tsx, which does not type-check); blocks marked
-// "not run", and the guide's, which no test runs, are compiled here too.
+// strict, as a user's file would against the built packages (module nodenext, skipLibCheck for tfjs's own .d.ts).
+// The packages' README tests run the README blocks (tooling/readme-tests.mjs, with tsx, which does not type-check);
+// blocks marked "not run", and the guide's, which no test runs, are compiled here too.
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
