@@ -10,5 +10,5 @@ export function readmeExamples(packageDir: string, file?: string): ReadmeExample
 export function runReadmeExample(
   packageDir: string,
   example: ReadmeExample,
-  options?: { timeoutMs?: number; env?: NodeJS.ProcessEnv },
+  options?: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string },
 ): { status: number | null; stdout: string; stderr: string };

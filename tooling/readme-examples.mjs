@@ -44,20 +44,22 @@ export function readmeExamples(packageDir, file = 'README.md') {
 
 /**
  * Runs one example in a fresh Node process (tsx, the package's tsconfig) whose working directory is a new empty
- * folder: relative paths an example writes (runs/…) land there, not in the package. CommonJS blocks (they
- * call require) run as .cts, the rest as ES modules (.mts, top-level await allowed).
+ * folder: relative paths an example writes (runs/…) land there, not in the package. With `cwd`, it runs there
+ * instead and the folder is kept, so that examples meant to be run one after another (one writes a folder, the next
+ * reads it) share it. CommonJS blocks (they call require) run as .cts, the rest as ES modules (.mts, top-level await
+ * allowed).
  * @param {string} packageDir
  * @param {ReadmeExample} example
- * @param {{ timeoutMs?: number, env?: NodeJS.ProcessEnv }} [options]
+ * @param {{ timeoutMs?: number, env?: NodeJS.ProcessEnv, cwd?: string }} [options]
  * @returns {{ status: number | null, stdout: string, stderr: string }}
  */
-export function runReadmeExample(packageDir, example, { timeoutMs = 180_000, env = {} } = {}) {
+export function runReadmeExample(packageDir, example, { timeoutMs = 180_000, env = {}, cwd: shared } = {}) {
   const dir = join(packageDir, '.readme-examples');
   mkdirSync(dir, { recursive: true });
   const cjs = example.lang === 'cjs' || /\brequire\(/.test(example.code);
   const file = join(dir, `example-${example.index}.${cjs ? 'cts' : 'mts'}`);
   writeFileSync(file, `${example.code}\n${cjs ? '' : 'export {};\n'}`);
-  const cwd = mkdtempSync(join(tmpdir(), 'grassflow-readme-'));
+  const cwd = shared ?? mkdtempSync(join(tmpdir(), 'grassflow-readme-'));
   try {
     const r = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), file], {
       cwd,
@@ -68,6 +70,6 @@ export function runReadmeExample(packageDir, example, { timeoutMs = 180_000, env
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   } finally {
     rmSync(file, { force: true });
-    rmSync(cwd, { recursive: true, force: true });
+    if (shared === undefined) rmSync(cwd, { recursive: true, force: true });
   }
 }

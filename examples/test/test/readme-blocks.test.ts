@@ -1,7 +1,7 @@
-// Every TypeScript/JavaScript block of the package READMEs and of docs/gpu-layers.md compiles under strict, as a
-// user's file would against the built packages (module nodenext, skipLibCheck for tfjs's own .d.ts). The packages'
-// README tests run the README blocks (tooling/readme-tests.mjs, with tsx, which does not type-check); blocks marked
-// "not run", and the guide's, which no test runs, are compiled here too.
+// Every TypeScript/JavaScript block of the root and package READMEs and of docs/gpu-layers.md compiles under
+// strict, as a user's file would against the built packages (module nodenext, skipLibCheck for tfjs's own .d.ts).
+// The packages' README tests run the README blocks (tooling/readme-tests.mjs, with tsx, which does not type-check);
+// blocks marked "not run", and the guide's, which no test runs, are compiled here too.
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,11 +12,11 @@ import { readmeExamples } from '../../../tooling/readme-examples.mjs';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 // inside this package, so that the blocks' imports resolve to its dependencies as a user's project would
-const dir = join(import.meta.dirname, '..', '.readme-examples');
+const dir = join(import.meta.dirname, '..', '.readme-blocks'); // not readme-examples.mjs's folder: both run at once
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('README code blocks', () => {
-  it('every TS/JS block of the package READMEs and docs/gpu-layers.md compiles under strict', async () => {
+  it('every TS/JS block of the root and package READMEs and docs/gpu-layers.md compiles under strict', async () => {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     /** file name → where the block is */
@@ -33,6 +33,7 @@ describe('README code blocks', () => {
       ]);
     }
     sources.push({ name: 'docs-gpu-layers', dir: 'docs' }); // the guide the gpu-layers README links to
+    sources.push({ name: 'root', dir: '.' }); // the repository's front page
     for (const { name, dir: from } of sources) {
       const markdown = from === 'docs' ? 'gpu-layers.md' : 'README.md';
       for (const ex of readmeExamples(join(root, from), markdown)) {
