@@ -5,7 +5,13 @@ import { ensureDataFile, type EnsureOptions } from './ensure-dataset.js';
 import { DatasetError } from './errors.js';
 import { sha256Hex } from './files.js';
 import { DEFAULT_MANIFEST, expectedSha256 } from './sources.js';
-import { checkedId, encodeTexts, isCorpusEncoder, type CorpusEncoderLike, type TextEncoderLike } from './text-encoder.js';
+import {
+  checkedId,
+  encodeTexts,
+  isCorpusEncoder,
+  type CorpusEncoderLike,
+  type TextEncoderLike,
+} from './text-encoder.js';
 import { loadOrBuildTokenIds, resolveTokenCacheDir, type TokenCacheStatus } from './token-cache.js';
 
 /** Options of {@link loadWikitextText}. */

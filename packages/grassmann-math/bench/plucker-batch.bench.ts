@@ -4,7 +4,13 @@
 // Env: BENCH_OUTPUT_BUDGET_MB (default 1024): cells whose [N, r(r−1)/2] float32 output is larger are
 // streamed through a reused 64 MiB output buffer in chunks instead of one allocation.
 import os from 'node:os';
-import { gpuJsBackendMode, loadGpuJs, pluckerBatch, releaseGpuJsKernels, type PluckerBatchBackend } from '../src/index.js';
+import {
+  gpuJsBackendMode,
+  loadGpuJs,
+  pluckerBatch,
+  releaseGpuJsKernels,
+  type PluckerBatchBackend,
+} from '../src/index.js';
 
 const NS = [1_000, 100_000, 1_000_000];
 const RS = [8, 32, 64];
