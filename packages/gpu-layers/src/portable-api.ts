@@ -81,7 +81,7 @@ export type {
 export { ParamLayer, INIT_STD, tfjsSeed } from './layers/param-layer.js';
 export type { ParamSpec, ParamInit, NamedParam, ParamLayerArgs } from './layers/param-layer.js';
 export { CausalGrassmannMixing } from './grassmann/mixing-layer.js';
-export type { CausalGrassmannMixingArgs } from './grassmann/mixing-layer.js';
+export type { CausalGrassmannMixingArgs, MixingSettings } from './grassmann/mixing-layer.js';
 export { GrassmannBlock } from './grassmann/block.js';
 export type { GrassmannBlockArgs } from './grassmann/block.js';
 export { TransformerBlock } from './transformer/block.js';

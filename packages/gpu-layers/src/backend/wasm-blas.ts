@@ -173,6 +173,7 @@ let simulatedDetection: string | undefined;
 /**
  * Make the next first load of OpenBLAS in this process look as if OpenBLAS had detected `core` on this CPU (a
  * generic 'Prescott', say), so that the kernel choice below can be tested on any machine. Call before initBackend.
+ * @public (for the tests, which call it in a child process)
  */
 export function simulateOpenblasDetection(core: string): void {
   if (blas !== undefined) throw new Error('simulateOpenblasDetection: OpenBLAS is already loaded in this process');

@@ -60,7 +60,9 @@ export interface FullModelConfig extends ModelFields<Kind>, ModelOptions<Kind> {
 export type ModelConfigInput = Pick<FullModelConfig, 'kind'> & Partial<Omit<FullModelConfig, 'kind'>>;
 
 /** The defaults of MODEL_FIELDS (the paper's 6-layer model; the reason for each is in the table). */
-export const MODEL_DEFAULTS = Object.fromEntries(FIELD_NAMES.map((n) => [n, fieldDefault(n)])) as ModelFields<Kind>;
+export const MODEL_DEFAULTS: Omit<FullModelConfig, 'kind'> = Object.fromEntries(
+  FIELD_NAMES.map((n) => [n, fieldDefault(n)]),
+) as ModelFields<Kind>;
 
 /** A field of MODEL_OPTIONS with a default of its own (cutoffs' belongs to the adaptive head). */
 type DefaultedOption = {
