@@ -2,8 +2,8 @@
 
 Each table is written between two markers in docs/results.md (`<!-- summary table -->`, `<!-- provenance table -->`);
 this script computes both from docs/results/**/ledger.jsonl (and the main job's committed report) and, by default,
-checks that the text between the markers is exactly what the ledgers give: any difference is printed and the script
-exits 1. `--print` prints the tables to paste in.
+checks that the text between the markers is exactly what the ledgers give, and that the README's results table
+repeats the summary's cells: any difference is printed and the script exits 1. `--print` prints the tables to paste in.
 
 Gaps are Grassmann over the Transformer, minus 1 (negative: the Grassmann model is better), on test PPL of all of
 wiki.test. Paired by seed; the relative interval is the 95% interval of the paired PPL difference over the
@@ -11,9 +11,9 @@ Transformer's mean (as `study report` and ladder/paired.py have it), except the 
 are means of log ratios (as dropout-control/interaction.py has it). 95% intervals use the exact t quantile; they
 carry seed noise only (not the lr choice, not token sampling).
 
-    python3 docs/results/check_numbers.py                    # exit 0: both tables match the ledgers
+    python3 docs/results/check_numbers.py                    # exit 0: both tables (and README's) match the ledgers
     python3 docs/results/check_numbers.py --print            # the tables as the ledgers give them
-    python3 docs/results/check_numbers.py --results FILE     # check another copy of results.md
+    python3 docs/results/check_numbers.py --results FILE --readme FILE   # check other copies of the two
 """
 import json
 import math
@@ -27,6 +27,13 @@ E2 = ROOT / "docs/results/evidence-2"
 T975 = {1: 12.706205, 2: 4.302653}  # t quantile 0.975 for 1 and 2 degrees of freedom (n ≤ 3 here)
 KINDS = ("grassmann", "transformer-dpa", "transformer-ea")
 MARKERS = ("summary table", "provenance table")
+# The README's results table: its first cell -> the row of the summary table whose n and gaps it repeats.
+README_ROWS = {
+    "4 pre-LN layers of d 64, 0.8M tokens": "S, 0.8M tokens",
+    "the same at 3.2M tokens, each kind at the best lr tried there": "S, 3.2M, each at its 3.2M lr",
+    "the same at 12.8M tokens, each kind at its 0.8M lr": "S, 12.8M tokens",
+    "the paper's 6-layer post-LN size, one epoch": "paper-6l post-LN",
+}
 
 
 def ledger(*paths):
@@ -251,6 +258,26 @@ def cross_build_note():
     )
 
 
+def readme_problems(rows, readme):
+    """Lines of the README's results table that differ from the summary table's cells."""
+    by_label = {r["label"]: r for r in rows}
+    have = {}
+    for line in readme.read_text().splitlines():
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        if c[0] in README_ROWS:
+            have[c[0]] = c
+    out = []
+    for label, row in README_ROWS.items():
+        r = by_label[row]
+        n = r["n"].split(" / ")[0]
+        want = [f"{n} paired" if n != "1" else "1", cell(r["dpa"]), cell(r["ea"])]
+        if label not in have:
+            out.append(f"README.md: no results row '{label}'")
+        elif have[label][1:4] != want:
+            out.append(f"README.md, row '{label}': says {have[label][1:4]}, the ledgers give {want}")
+    return out
+
+
 def blocks(text, path):
     out = {}
     for m in MARKERS:
@@ -278,6 +305,10 @@ def main(argv):
             if a != b:
                 print(f"{path.name}, {m}, line {i + 1}:\n  the text says   {a}\n  the ledgers give {b}")
                 bad += 1
+    readme = Path(argv[argv.index("--readme") + 1]) if "--readme" in argv else ROOT / "README.md"
+    for problem in readme_problems(comparisons(), readme):
+        print(problem)
+        bad += 1
     if bad:
         print(f"{bad} line(s) differ: run `python3 docs/results/check_numbers.py --print` and paste its tables")
         return 1
