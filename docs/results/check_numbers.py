@@ -20,6 +20,7 @@ import math
 import re
 import statistics as st
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,18 +139,18 @@ def comparisons():
     size_m, paper, drop = ledger("size-m"), ledger("paper-size"), ledger("dropout-control")
     rows = []
 
-    def three(label, setting, runs, lrs, chosen, **sel):
+    def three(label, setting, runs, lrs, chosen, caveat=None, **sel):
         picked = [select(runs, k, lr, **sel) for k, lr in zip(KINDS, lrs)]
         g, d, e = (test_ppl(p) for p in picked)
         lr_of = [next(iter(p.values()))["config"]["training"]["lr"] for p in picked]
         rows.append(dict(label=label, setting=setting, n=" / ".join(str(len(p)) for p in picked),
-                         lr=lr_cell(*lr_of), chosen=chosen, dpa=gap(g, d), ea=gap(g, e),
+                         lr=lr_cell(*lr_of), chosen=chosen, dpa=gap(g, d), ea=gap(g, e), caveat=caveat or {},
                          mixed={"DPA": mixed_cpu(picked[0], picked[1]), "EA": mixed_cpu(picked[0], picked[2])}))
 
     sweep = "each kind's best of 1e-3, 2e-3, 4e-3 at 0.8M, one seed"
     three("S, 0.8M tokens", "size S, 0.8M tokens (0.36 epoch)", lad, (0.004, 0.002, 0.004), sweep, tokens=800000)
     three("S, 3.2M tokens", "size S, 3.2M tokens (1.45 epochs)", lad, (0.004, 0.002, 0.004),
-          sweep + "; at 3.2M DPA's 2e-3 is not its best", tokens=3200000)
+          sweep + "; at 3.2M DPA's 2e-3 is not its best", {"DPA": "with DPA at its worse lr"}, tokens=3200000)
     three("S, 3.2M, each at its 3.2M lr", "size S, 3.2M tokens", s32, (0.004, 0.004, 0.004),
           "best on valid at 3.2M of DPA 2e-3/4e-3/8e-3, Grassmann and EA 4e-3/8e-3; one seed", tokens=3200000)
     three("S, 12.8M tokens", "size S, 12.8M tokens (5.8 epochs)", lad, (0.004, 0.002, 0.004), sweep,
@@ -176,10 +177,15 @@ def summary_table():
     lines = ["| comparison | setting | seeds G / DPA / EA | lr G / DPA / EA | how the lr was chosen | Grassmann vs DPA "
              "| Grassmann vs EA | what it can say |", "|---|---|---|---|---|---:|---:|---|"]
     for r in comparisons():
-        said = [f"{w}: {reading(r[k])}" for w, k in (("DPA", "dpa"), ("EA", "ea")) if r[k] is not None]
+        said = [f"{w}: {reading(r[k])}" + (f" {r['caveat'][w]}" if w in r.get("caveat", {}) else "")
+                for w, k in (("DPA", "dpa"), ("EA", "ea")) if r[k] is not None]
         lines.append(f"| {r['label']} | {r['setting']} | {r['n']} | {r['lr']} | {r['chosen']} | {cell(r['dpa'])} "
                      f"| {cell(r['ea'])} | {'; '.join(said)} |")
-    return "\n".join(lines) + "\n\n" + tuning_note()
+    return "\n".join(lines) + "\n\n" + wrap(tuning_note())
+
+
+def wrap(text):
+    return textwrap.fill(text, 120, break_long_words=False, break_on_hyphens=False)
 
 
 def tuning_note():
@@ -230,7 +236,7 @@ def provenance_table():
             lines.append(f"| {s} | {tokens:,} | {len(rs)} | {', '.join(f'{c} ({n})' for c, n in commits.items())} "
                          f"| {dirty} | {', '.join(f'{c} ({n})' for c, n in cpus.items())} |")
     lines.append(f"| all | | {total} | | {dirty_total} | |")
-    return "\n".join(lines) + "\n\n" + cross_build_note()
+    return "\n".join(lines) + "\n\n" + wrap(cross_build_note())
 
 
 def cross_build_note():
