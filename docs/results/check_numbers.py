@@ -217,7 +217,8 @@ def tuning_note():
 
 def provenance_table():
     """Per study and budget: the commits that ran it, how many runs came from a -dirty tree, the CPU types."""
-    studies = ("lr-sweep", "ladder", "lr-check", "lr-check-2", "dropout-control", "size-m", "paper-size")
+    # the CPU study's commits, one row; the second round's studies after it
+    studies = ("../cpu-study", "lr-sweep", "ladder", "lr-check", "lr-check-2", "dropout-control", "size-m", "paper-size")
     lines = ["| study | budget (tokens) | runs | commit (runs) | from a -dirty tree | CPU (runs) |",
              "|---|---:|---:|---|---:|---|"]
     total = dirty_total = 0
@@ -232,10 +233,11 @@ def provenance_table():
                 cpu = r["machine"]["cpu"]
                 cpus[cpu] = cpus.get(cpu, 0) + 1
             dirty = sum(r["code"].endswith("-dirty") for r in rs)
-            total, dirty_total = total + len(rs), dirty_total + dirty
-            lines.append(f"| {s} | {tokens:,} | {len(rs)} | {', '.join(f'{c} ({n})' for c, n in commits.items())} "
+            if not s.startswith("../"):
+                total, dirty_total = total + len(rs), dirty_total + dirty
+            lines.append(f"| {s.replace('../', '')} | {tokens:,} | {len(rs)} | {', '.join(f'{c} ({n})' for c, n in commits.items())} "
                          f"| {dirty} | {', '.join(f'{c} ({n})' for c, n in cpus.items())} |")
-    lines.append(f"| all | | {total} | | {dirty_total} | |")
+    lines.append(f"| the second round | | {total} | | {dirty_total} | |")
     return "\n".join(lines) + "\n\n" + wrap(cross_build_note())
 
 
