@@ -128,7 +128,15 @@ export {
   type RunSummary,
   type ReportChart,
 } from './run/summary.js';
-export { parseFlags, formatHelp, UsageError, type FlagSpec, type FlagSpecs, type ParsedFlags } from './flags.js';
+export {
+  argvWithConfigFile,
+  parseFlags,
+  formatHelp,
+  UsageError,
+  type FlagSpec,
+  type FlagSpecs,
+  type ParsedFlags,
+} from './flags.js';
 export {
   runCli,
   cliMain,

@@ -93,6 +93,9 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
       tokenizer: data.tok.kind,
       tokenizerId: data.tok.id,
       dataDir: data.dataDir,
+      ...(data.source.kind === 'files'
+        ? { trainFiles: data.source.train, ...(data.source.valid.length > 0 ? { validFiles: data.source.valid } : {}) }
+        : {}),
       trainTokens: data.train.length,
       validTokens: data.valid.length,
       evalTokens: valid.length,
