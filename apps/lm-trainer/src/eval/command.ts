@@ -17,7 +17,7 @@ import {
   type CheckpointSource,
 } from '../shared/checkpoint-dir.js';
 import { loadSplitIds } from '../shared/corpus.js';
-import { evaluatePerplexity } from '../shared/lm-task.js';
+import { evaluatePerplexity } from '@grassflow/training';
 
 const EVAL_FLAGS = {
   checkpoint: CHECKPOINT_FLAGS.checkpoint,

@@ -21,7 +21,7 @@ import { encodeWindowNll } from './windows.js';
 import { loadModelAndTokenizer } from '../shared/checkpoint-dir.js';
 import { heldOutMetric } from '../shared/held-out.js';
 import { loadSplitIds } from '../shared/corpus.js';
-import { evaluatePerplexity, positionBandEdges } from '../shared/lm-task.js';
+import { evaluatePerplexity, positionBandEdges } from '@grassflow/training';
 import { LM_STUDY_FLAGS } from './spec.js';
 import { writeLmStudyReport } from './report.js';
 

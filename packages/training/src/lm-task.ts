@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { LmTrainBatcher, lmEvalBatches, lmEvalWindowCount, type LmBatcherState } from '@grassflow/datasets';
 import { lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
-import type { EvalProgress, TrainTask } from '@grassflow/training';
+import type { EvalProgress, TrainTask } from './train-loop.js';
 
 /** Result of {@link evaluatePerplexity}: every target of the ids scored once. */
 export interface Perplexity {
