@@ -1,7 +1,7 @@
 // Tokenizers and token ids for the trainer: WordPiece (default) or word level, on WikiText-2's `.tokens` files or
 // the user's own text files.
 import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import {
   BERT_VOCAB_REL_PATH,
   ensureDataFile,
@@ -29,6 +29,8 @@ export interface CorpusTokenizer {
   /** Ids of a prompt (no special tokens, no line end). */
   encodePrompt(text: string): Promise<Int32Array>;
   decode(ids: ArrayLike<number>): string;
+  /** The token of an id (WordPiece: '##' marks a piece continuing the word before; what generate's text joins). */
+  idToToken(id: number): string | undefined;
   /**
    * The word-level tokenizer only: write its vocabulary file (train puts it in the run folder as
    * {@link WORD_VOCAB_FILE}, where the playground reads it).
@@ -69,6 +71,7 @@ export function wordPieceTokenizer(vocabPath: string): CorpusTokenizer {
       (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
     // [SEP] ends a line
     decode: (ids) => wordPieceLines(wp.decode(ids, { skipSpecialTokens: false })),
+    idToToken: (id) => wp.idToToken(id),
   };
 }
 
@@ -97,6 +100,7 @@ export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promi
     encodeCorpus: (text) => Promise.resolve(wl.encode(text)),
     encodePrompt: (text) => Promise.resolve(wl.encodePrompt(text)), // one line's words, without its <eos>
     decode: (ids) => wl.decode(ids),
+    idToToken: (id) => wl.idToToken(id),
     saveVocab: (path) => wl.save(path),
   };
 }
@@ -155,6 +159,16 @@ export async function loadTextFileIds(paths: readonly string[], tok: CorpusToken
     at += p.length;
   }
   return all;
+}
+
+/**
+ * The paths of a comma-separated --train-file/--valid-file/--file list, made absolute (config.json records them, and a
+ * resume reads them again from wherever it is started).
+ */
+export function textFileList(list: string, flag: string): string[] {
+  const paths = list.split(',').filter((p) => p.trim() !== '');
+  if (paths.length === 0) throw new UsageError(`--${flag} needs at least one text file`, flag);
+  return paths.map((p) => resolve(p));
 }
 
 /** The share of the training text held out for validation when no --valid-file is given (its end). */

@@ -7,6 +7,7 @@ import {
   dataDirOrThrow,
   loadRunData,
   loadTokenizer,
+  textFileList,
   type CorpusTokenizer,
   type TextSource,
   type TokenizerKind,
@@ -172,7 +173,6 @@ export async function planTrain(argv: readonly string[]): Promise<TrainPlan> {
 
 /** --train-file/--valid-file as a text source (each a comma-separated list of paths), or WikiText-2 without them. */
 function textSourceOf(train: string | undefined, valid: string | undefined, tokenizer: string): TextSource {
-  const list = (s: string | undefined) => (s ?? '').split(',').filter((p) => p !== '');
   if (train === undefined) {
     if (valid !== undefined)
       throw new UsageError('--valid-file goes with --train-file (the text to train on)', 'valid-file');
@@ -184,7 +184,11 @@ function textSourceOf(train: string | undefined, valid: string | undefined, toke
       'tokenizer',
     );
   }
-  return { kind: 'files', train: list(train), valid: list(valid) };
+  return {
+    kind: 'files',
+    train: textFileList(train, 'train-file'),
+    valid: valid === undefined ? [] : textFileList(valid, 'valid-file'),
+  };
 }
 
 /** Run a plan: start the backend, load the token ids, train (or resume); the line on stderr says how it ended. */
