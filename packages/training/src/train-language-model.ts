@@ -89,16 +89,18 @@ export interface TrainLanguageModelResult<R extends RunSink = RunSink> extends T
   validation: { ppl: number; nll: number; tokens: number } | null;
 }
 
+/** The ids of `text` (under `tokenizer`) or `ids`, given as the options `names` ([text, ids]); undefined: neither. */
 async function idsOf(
-  what: string,
+  names: readonly [string, string],
   text: string | undefined,
   ids: Int32Array | undefined,
   tokenizer: CorpusEncoder | undefined,
 ): Promise<Int32Array | undefined> {
-  if (text !== undefined && ids !== undefined) throw new TypeError(`give ${what}Text or ${what}Ids, not both`);
+  if (text !== undefined && ids !== undefined) throw new TypeError(`give ${names[0]} or ${names[1]}, not both`);
   if (ids !== undefined) return ids;
   if (text === undefined) return undefined;
-  if (tokenizer === undefined) throw new TypeError(`${what}Text needs a tokenizer (anything with encodeCorpus(text))`);
+  if (tokenizer === undefined)
+    throw new TypeError(`${names[0]} needs a tokenizer (anything with encodeCorpus(text)), or give ${names[1]}`);
   return tokenizer.encodeCorpus(text);
 }
 
@@ -131,9 +133,9 @@ function memorySink(records: MetricRecord[]): RunSink {
 export async function trainLanguageModel<R extends RunSink = RunSink>(
   o: TrainLanguageModelOptions<R>,
 ): Promise<TrainLanguageModelResult<R>> {
-  const train = await idsOf('', o.text, o.ids, o.tokenizer);
+  const train = await idsOf(['text', 'ids'], o.text, o.ids, o.tokenizer);
   if (train === undefined) throw new TypeError('give text (with a tokenizer) or ids to train on');
-  const valid = await idsOf('valid', o.validText, o.validIds, o.tokenizer);
+  const valid = await idsOf(['validText', 'validIds'], o.validText, o.validIds, o.tokenizer);
   const { maxLen } = o.model.config;
   if (!Number.isInteger(o.steps) || o.steps < 1) throw new RangeError(`steps must be an integer >= 1, got ${o.steps}`);
   const batch = o.batch ?? 8;

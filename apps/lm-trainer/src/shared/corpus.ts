@@ -1,5 +1,6 @@
 // Tokenizers and token ids for the trainer: WordPiece (default) or word level, on WikiText-2's `.tokens` files or
 // the user's own text files.
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import {
@@ -163,12 +164,25 @@ export async function loadTextFileIds(paths: readonly string[], tok: CorpusToken
 
 /**
  * The paths of a comma-separated --train-file/--valid-file/--file list, made absolute (config.json records them, and a
- * resume reads them again from wherever it is started).
+ * resume reads them again from wherever it is started); each must be a file (checked before any slow work).
  */
 export function textFileList(list: string, flag: string): string[] {
   const paths = list.split(',').filter((p) => p.trim() !== '');
   if (paths.length === 0) throw new UsageError(`--${flag} needs at least one text file`, flag);
-  return paths.map((p) => resolve(p));
+  return paths.map((p) => {
+    const path = resolve(p);
+    let file: boolean;
+    try {
+      file = statSync(path).isFile();
+    } catch (err) {
+      throw new UsageError(
+        `--${flag}: cannot read the text file ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        flag,
+      );
+    }
+    if (!file) throw new UsageError(`--${flag}: ${path} is not a file: give plain-text files`, flag);
+    return path;
+  });
 }
 
 /** The share of the training text held out for validation when no --valid-file is given (its end). */
