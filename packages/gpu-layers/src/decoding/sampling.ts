@@ -136,10 +136,8 @@ async function takeRow(logits: tf.Tensor2D): Promise<Float32Array> {
 export function checkSamplingOptions(opts: SamplingOptions): void {
   const o = opts as unknown as Record<string, unknown>;
   const bad = (field: string, what: string): never => {
-    throw new DecoderError(
-      'BAD_INPUT',
-      `${field} must be ${what}, got ${JSON.stringify(o[field]) ?? String(o[field])}`,
-    );
+    const v = o[field];
+    throw new DecoderError('BAD_INPUT', `${field} must be ${what}, got ${typeof v === 'string' ? `"${v}"` : String(v)}`);
   };
   const isInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
   if (!isInt(o['maxTokens'])) bad('maxTokens', 'an integer >= 0 (the tokens to generate)');
