@@ -123,7 +123,7 @@ describe.skipIf(DATA_DIR === undefined)('your own text from the command line (ne
     expect(existsSync(join(dir, 'other'))).toBe(false);
   });
 
-  it('refuses a missing or empty text file, --valid-file alone, and --tokenizer word, each in one line', async () => {
+  it('refuses a missing or empty text file, --valid-file alone, and --tokenizer word, each in one line', () => {
     const { dir, train } = storyFiles();
     const empty = join(dir, 'empty.txt');
     writeFileSync(empty, '\n  \n');

@@ -1,6 +1,11 @@
 // The text of a prompt and its sampled continuation: '##' pieces join their word, never the prompt's last word.
 import { describe, expect, it } from 'vitest';
-import { ContinuationStream, continuationText, PureWordPieceTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
+import {
+  ContinuationStream,
+  continuationText,
+  PureWordPieceTokenizer,
+  WordPieceTokenizer,
+} from '@grassflow/tokenizers';
 import { TINY_VOCAB, tempDir, writeVocab } from './helpers.js';
 
 // ids of TINY_VOCAB: 3 [SEP] 5 the 6 cat 7 un 8 ##aff 9 ##able 10 , 12 . 14 ##a

@@ -44,7 +44,10 @@ export function formatDuration(sec: number): string {
 }
 
 /** Where {@link Progress} writes: process.stderr, or anything with its `write` (and `isTTY`, `columns`). */
-export type ProgressStream = Pick<NodeJS.WriteStream, 'write'> & { readonly isTTY?: boolean; readonly columns?: number };
+export type ProgressStream = Pick<NodeJS.WriteStream, 'write'> & {
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+};
 
 /**
  * `[########------] 120/1000 loss 5.123 lr 3.00e-4 1,234 tok/s elapsed 1m02s ETA 3m12s`, redrawn in place on a TTY;

@@ -72,7 +72,10 @@ export function metricsCsv(records: readonly MetricRecord[], columns = metricCol
  * What the training loop writes to: a {@link RunFolder}, or a sink of the same shape (trainLanguageModel without an
  * output folder keeps the records in memory and saves no checkpoint).
  */
-export type RunSink = Pick<RunFolder, 'dir' | 'latestCheckpoint' | 'bestCheckpoint' | 'appendMetric' | 'truncateMetricsAfter'>;
+export type RunSink = Pick<
+  RunFolder,
+  'dir' | 'latestCheckpoint' | 'bestCheckpoint' | 'appendMetric' | 'truncateMetricsAfter'
+>;
 
 export class RunFolder {
   readonly dir: string;

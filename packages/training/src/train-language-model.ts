@@ -193,7 +193,9 @@ export async function trainLanguageModel<R extends RunSink = RunSink>(
   );
   const e = outcome.result.lastEval;
   const validation =
-    evaluates && e !== null ? { ppl: e['val_ppl'] ?? NaN, nll: e['val_nll'] ?? NaN, tokens: e['val_tokens'] ?? 0 } : null;
+    evaluates && e !== null
+      ? { ppl: e['val_ppl'] ?? NaN, nll: e['val_nll'] ?? NaN, tokens: e['val_tokens'] ?? 0 }
+      : null;
   return { ...outcome, metrics, validation };
 }
 

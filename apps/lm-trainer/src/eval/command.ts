@@ -116,9 +116,7 @@ export async function runEvalPlan(plan: EvalPlan): Promise<number> {
         title: `${model.config.kind === 'grassmann' ? 'Grassmann' : 'Transformer'} (${source.checkpoint}): ${what} PPL by position in the window`,
         xLabel: 'position of the target in its window (tokens of context + 1)',
         yLabel: 'PPL at that position',
-        series: [
-          { name: what, points: r.nllByPosition.map((v, t): [number, number] => [t + 1, Math.exp(v)]) },
-        ],
+        series: [{ name: what, points: r.nllByPosition.map((v, t): [number, number] => [t + 1, Math.exp(v)]) }],
         logY: true,
       });
       await writeFileAtomic(`${plan.byPosition}.svg`, new TextEncoder().encode(svg));

@@ -137,7 +137,10 @@ export function checkSamplingOptions(opts: SamplingOptions): void {
   const o = opts as unknown as Record<string, unknown>;
   const bad = (field: string, what: string): never => {
     const v = o[field];
-    throw new DecoderError('BAD_INPUT', `${field} must be ${what}, got ${typeof v === 'string' ? `"${v}"` : String(v)}`);
+    throw new DecoderError(
+      'BAD_INPUT',
+      `${field} must be ${what}, got ${typeof v === 'string' ? `"${v}"` : String(v)}`,
+    );
   };
   const isInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
   if (!isInt(o['maxTokens'])) bad('maxTokens', 'an integer >= 0 (the tokens to generate)');

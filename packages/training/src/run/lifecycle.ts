@@ -427,7 +427,10 @@ export async function trainRun<D, R extends RunSink = RunFolder>(
       rng = new TrainingRng(start.rng);
       await o.run.truncateMetricsAfter(start.step);
     }
-    const progress = new Progress(o.totalSteps, o.silent === true ? { quiet: true, stream: DISCARD } : { quiet: o.quiet });
+    const progress = new Progress(
+      o.totalSteps,
+      o.silent === true ? { quiet: true, stream: DISCARD } : { quiet: o.quiet },
+    );
     progress.log(
       `${start === undefined ? `run ${o.run.dir}` : `resuming ${o.run.dir} at step ${start.step}`}: ${o.describe}`,
     );
