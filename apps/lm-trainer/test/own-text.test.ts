@@ -63,6 +63,10 @@ describe.skipIf(DATA_DIR === undefined)('your own text from the command line (ne
     const evals = metrics(out).filter((m) => m['type'] === 'eval');
     // an untrained model scores about the vocabulary's size; the story is learned well below it
     expect(evals.at(-1)?.['val_ppl']).toBeLessThan(WORDPIECE_VOCAB / 3);
+    // the report's n-gram baselines are fitted and scored on the run's own text, not on WikiText-2
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain(
+      'Against n-gram baselines fitted on the training text and scored on the same validation ids',
+    );
 
     const e = cli(['eval', '--checkpoint', out, '--file', valid, '--max-tokens', '20']);
     expect(e.code, describeRun(e)).toBe(0);
