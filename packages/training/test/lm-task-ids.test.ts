@@ -26,3 +26,13 @@ describe('ids outside the vocabulary', () => {
     expect(() => new LmTrainTask(model, ids, Int32Array.from([1, -2]), opts)).toThrow('token id -2 at flat position 1');
   });
 });
+
+it("a forward pass of a bad id on wasm: the gather's error says what the index is and what to do", async () => {
+  const tf = await import('@tensorflow/tfjs-core');
+  const model = createModel(preset('tiny', { vocabSize: 50 }), { seed: 1 });
+  expect(() => tf.tidy(() => model.apply(tf.tensor2d([[3, 77]], [1, 2], 'int32')))).toThrow(
+    'GatherV2: the index value 77 is not in [0, 49] (as a token id: outside a vocabulary of 50; check ids where ' +
+      'they enter with checkTokenIds)',
+  );
+  model.dispose();
+});
