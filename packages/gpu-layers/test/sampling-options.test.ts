@@ -18,7 +18,7 @@ const stream = () => ({ nextFloat: () => 0.5 });
 const OK: SamplingOptions = { maxTokens: 3, temperature: 1, topK: 0 };
 
 /** Every id sampleIds yields for `opts` (the options as plain JavaScript would pass them). */
-async function drain(opts: Record<string, unknown>): Promise<number[]> {
+async function drain(opts: object): Promise<number[]> {
   const model = createModel(preset('tiny', { vocabSize: 20 }), { seed: 1 });
   try {
     const ids: number[] = [];
