@@ -186,7 +186,7 @@ export function textFileList(list: string, flag: string): string[] {
 }
 
 /** The share of the training text held out for validation when no --valid-file is given (its end). */
-export const HELD_OUT_SHARE = 0.1;
+const HELD_OUT_SHARE = 0.1;
 
 /** Where a run's text comes from: WikiText-2's splits, or the user's files (validation: files, or the held-out end). */
 export type TextSource = { kind: 'wikitext' } | { kind: 'files'; train: string[]; valid: string[] };

@@ -205,7 +205,7 @@ export function evalCoverage(cfg: Pick<RunConfig, 'data' | 'training' | 'totalSt
   );
 }
 /** What a run validates on, in words: wiki.valid, the --valid-file text, or the held-out end of --train-file's. */
-export function validationName(data: Pick<RunConfig['data'], 'trainFiles' | 'validFiles'>): string {
+function validationName(data: Pick<RunConfig['data'], 'trainFiles' | 'validFiles'>): string {
   if (data.trainFiles === undefined) return 'wiki.valid';
   return (data.validFiles ?? []).length > 0 ? '--valid-file' : "held-out (the training text's last tenth)";
 }

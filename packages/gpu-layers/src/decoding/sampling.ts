@@ -133,7 +133,7 @@ async function takeRow(logits: tf.Tensor2D): Promise<Float32Array> {
  * Refuses sampling options that would silently do something else: maxTokens an integer >= 0, temperature a finite
  * number >= 0, topK an integer >= 0 (from JavaScript, `maxTokens: -1` or `temperature: 'hot'` would otherwise run).
  */
-export function checkSamplingOptions(opts: SamplingOptions): void {
+function checkSamplingOptions(opts: SamplingOptions): void {
   const o = opts as unknown as Record<string, unknown>;
   const bad = (field: string, what: string): never => {
     const v = o[field];
