@@ -201,9 +201,10 @@ export function evalCoverage(cfg: Pick<RunConfig, 'data' | 'training' | 'totalSt
   if (cfg.training.evalTokens !== null) return `${part} (--eval-tokens)`;
   return (
     `${part} (the default: a quarter of the run's ${n(cfg.totalSteps * cfg.training.batch * cfg.training.seqLen)} ` +
-    `training tokens, at least ${n(MIN_DEFAULT_EVAL_TOKENS)}; train --full-eval scores all of wiki.valid)`
+    `training tokens, at least ${n(MIN_DEFAULT_EVAL_TOKENS)}; train --full-eval scores all of them)`
   );
 }
+
 /** What a run validates on, in words: wiki.valid, the --valid-file text, or the held-out end of --train-file's. */
 function validationName(data: Pick<RunConfig['data'], 'trainFiles' | 'validFiles'>): string {
   if (data.trainFiles === undefined) return 'wiki.valid';
