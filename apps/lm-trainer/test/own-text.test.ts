@@ -8,6 +8,7 @@ import { evaluatePerplexity, trainLanguageModel, TrainingRng, UsageError } from 
 import { continuationText } from '@grassflow/tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../src/shared/corpus.js';
+import { planEval } from '../src/eval/command.js';
 import { planTrain } from '../src/train/command.js';
 import { cli, DATA_DIR, describeRun, metrics, tmp } from './helpers.js';
 
@@ -157,6 +158,19 @@ describe.skipIf(DATA_DIR === undefined)('your own text from the command line (ne
     expect(params).toBeGreaterThan(0.9e6);
     expect(params).toBeLessThan(1.2e6);
     await expect(planTrain(['--preset', 'smal', '--data-dir', DATA_DIR as string])).rejects.toThrow(UsageError);
+  });
+
+  it('eval: --file or --split, not both; --max-tokens at least 1; the files resolved and checked in the plan', () => {
+    const { dir, valid } = storyFiles();
+    const base = ['--checkpoint', dir, '--data-dir', DATA_DIR as string];
+    expect(planEval([...base, '--file', valid, '--max-tokens', '7'])).toMatchObject({
+      text: { kind: 'files', files: [valid] },
+      maxTokens: 7,
+    });
+    expect(planEval(base)).toMatchObject({ text: { kind: 'split', split: 'valid' }, maxTokens: undefined });
+    expect(() => planEval([...base, '--file', valid, '--split', 'test'])).toThrow('give --split or --file, not both');
+    expect(() => planEval([...base, '--file', valid, '--max-tokens', '0'])).toThrow('--max-tokens must be >= 1');
+    expect(() => planEval([...base, '--file', join(dir, 'nope.txt')])).toThrow(/--file: cannot read the text file/);
   });
 });
 
