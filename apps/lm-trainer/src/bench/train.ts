@@ -18,7 +18,7 @@ import {
 } from '@grassflow/training';
 import { planCommand, trainStep, UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import type { CliCommand } from '@grassflow/training';
-import { LmTrainTask } from '../shared/lm-task.js';
+import { LmTrainTask } from '@grassflow/training';
 import { deviceLabel, SOFTWARE_RENDERING_NOTE } from './device-label.js';
 import { dataDirOrThrow, loadSplitIds, loadTokenizer } from '../shared/corpus.js';
 import { microBatchOf, seqLenOf } from '../train/config.js';

@@ -25,7 +25,7 @@ import {
   type TokenizerKind,
 } from '../shared/corpus.js';
 import { heldOutMetric } from '../shared/held-out.js';
-import { evaluatePerplexity } from '../shared/lm-task.js';
+import { evaluatePerplexity } from '@grassflow/training';
 import { COMMON_TRAIN_FLAGS, MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
 import type { TrainingConfig } from '../train/config.js';
 import { freshRunOf } from '../train/command.js';

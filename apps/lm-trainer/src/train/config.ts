@@ -154,6 +154,10 @@ export interface RunConfig extends RunProvenance {
     tokenizer: string;
     tokenizerId: string;
     dataDir: string;
+    /** --train-file's paths, when the run trained on the user's text (absent: WikiText-2). */
+    trainFiles?: string[];
+    /** --valid-file's paths (absent with trainFiles: the end of the training text validates). */
+    validFiles?: string[];
     trainTokens: number;
     validTokens: number;
     /** wiki.valid tokens every evaluation scores (the first ones): --eval-tokens, the default, or all. */
@@ -191,14 +195,22 @@ export function defaultEvalTokens(trainTokens: number): number {
 export function evalCoverage(cfg: Pick<RunConfig, 'data' | 'training' | 'totalSteps'>): string {
   const n = (x: number) => x.toLocaleString('en-US');
   const { evalTokens, validTokens } = cfg.data;
-  if (evalTokens >= validTokens) return `validation on all ${n(validTokens)} wiki.valid tokens`;
-  const part = `validation on the first ${n(evalTokens)} of ${n(validTokens)} wiki.valid tokens`;
+  const of = validationName(cfg.data);
+  if (evalTokens >= validTokens) return `validation on all ${n(validTokens)} ${of} tokens`;
+  const part = `validation on the first ${n(evalTokens)} of ${n(validTokens)} ${of} tokens`;
   if (cfg.training.evalTokens !== null) return `${part} (--eval-tokens)`;
   return (
     `${part} (the default: a quarter of the run's ${n(cfg.totalSteps * cfg.training.batch * cfg.training.seqLen)} ` +
-    `training tokens, at least ${n(MIN_DEFAULT_EVAL_TOKENS)}; train --full-eval scores all of wiki.valid)`
+    `training tokens, at least ${n(MIN_DEFAULT_EVAL_TOKENS)}; train --full-eval scores all of them)`
   );
 }
+
+/** What a run validates on, in words: wiki.valid, the --valid-file text, or the held-out end of --train-file's. */
+function validationName(data: Pick<RunConfig['data'], 'trainFiles' | 'validFiles'>): string {
+  if (data.trainFiles === undefined) return 'wiki.valid';
+  return (data.validFiles ?? []).length > 0 ? '--valid-file' : "held-out (the training text's last tenth)";
+}
+
 /** JSON kept in every checkpoint so `eval` and `generate` can rebuild the tokenizer. */
 export function checkpointExtra(cfg: RunConfig): {
   run: { modelKind: string; tokenizer: string; tokenizerId: string; block: number };

@@ -135,7 +135,13 @@ function gatherOnHeap(args: {
   const idx = new Int32Array(buffer, backend.dataIdMap.get(indices.dataId)?.memoryOffset, n);
   for (let k = 0; k < n; k++) {
     const i = idx[k] as number;
-    if (!(i >= 0 && i < dim)) throw new Error(`GatherV2: the index value ${i} is not in [0, ${dim - 1}]`);
+    if (!(i >= 0 && i < dim)) {
+      // the one gather a user's ids reach is the token table's: say what the index most likely is
+      throw new RangeError(
+        `GatherV2: the index value ${i} is not in [0, ${dim - 1}] (as a token id: outside a vocabulary of ${dim}; ` +
+          'check ids where they enter with checkTokenIds)',
+      );
+    }
   }
   const src = (backend.dataIdMap.get(x.dataId)?.memoryOffset as number) / bytes;
   let o = (backend.dataIdMap.get(out.dataId)?.memoryOffset as number) / bytes;

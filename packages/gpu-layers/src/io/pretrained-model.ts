@@ -12,7 +12,13 @@ import {
 import { Prng } from '@grassflow/datasets/prng';
 // The pure-TypeScript entry in Node too: the same ids as the native WordPieceTokenizer, and importing gpu-layers
 // never loads Hugging Face's native binding.
-import { PureWordPieceTokenizer, wikitextForWordPiece, wordPieceLines } from '@grassflow/tokenizers/browser';
+import {
+  ContinuationStream,
+  continuationText,
+  PureWordPieceTokenizer,
+  wikitextForWordPiece,
+  wordPieceLines,
+} from '@grassflow/tokenizers/browser';
 import { appSlideKeep, sampleIds } from '../decoding/sampling.js';
 import type { ModelConfig } from '../config/model-config.js';
 import type { LanguageModel } from '../language-model/language-model.js';
@@ -312,16 +318,9 @@ export function pretrainedModel(
   // by token would put spaces inside words.
   async function* stream(text: string, o: GenerateTextOptions = {}): AsyncGenerator<string, void, undefined> {
     const { prompt, ids } = start(text, o);
-    const all = Array.from(prompt);
-    let shown = tokenizer.decode(prompt);
-    yield shown;
-    for await (const id of ids) {
-      all.push(id);
-      const decoded = tokenizer.decode(all);
-      const piece = decoded.startsWith(shown) ? decoded.slice(shown.length) : '';
-      shown += piece;
-      yield piece;
-    }
+    const out = new ContinuationStream(tokenizer, prompt);
+    yield out.promptText;
+    for await (const id of ids) yield out.push(id);
   }
   return {
     model,
@@ -331,9 +330,9 @@ export function pretrainedModel(
     source,
     async generate(text, options = {}) {
       const { prompt, ids } = start(text, options);
-      const all = Array.from(prompt);
-      for await (const id of ids) all.push(id);
-      return tokenizer.decode(all);
+      const out: number[] = [];
+      for await (const id of ids) out.push(id);
+      return continuationText(tokenizer, prompt, out);
     },
     stream,
     dispose: () => model.dispose(),

@@ -7,9 +7,9 @@ import { describeAdapter, type BackendInfo } from '@grassflow/gpu-layers';
 import { AdamW, defaultDecayFilter, type NamedVariable } from '../adamw.js';
 import { UsageError, type FlagSpecs, type ParsedFlags } from '../flags.js';
 import { warmupCosineLr } from '../lr-schedule.js';
-import { Progress } from '../progress.js';
+import { Progress, type ProgressStream, type ProgressUpdate } from '../progress.js';
 import { TrainingRng } from '../rng.js';
-import { gitCommit, RunFolder } from '../run-folder.js';
+import { gitCommit, RunFolder, type RunSink } from '../run-folder.js';
 import { isRunLockFile, lockedByOther, lockRunFolder } from './lock.js';
 import { refuseOutputPlace } from './out-folder.js';
 import { StopSignal } from '../stop-signal.js';
@@ -354,8 +354,8 @@ export interface ResumableTask<D> extends TrainTask {
 }
 
 /** Everything {@link trainRun} needs besides the task. */
-export interface TrainRunOptions {
-  run: RunFolder;
+export interface TrainRunOptions<R extends RunSink = RunFolder> {
+  run: R;
   /** The model's trainable variables under their checkpoint names. */
   params: readonly NamedVariable[];
   optimizer: OptimizerConfig;
@@ -375,6 +375,10 @@ export interface TrainRunOptions {
   /** Continue from this checkpoint; absent: a fresh run from step 0. */
   resume?: ResumePoint;
   quiet: boolean;
+  /** No progress lines at all (a library caller that follows `onStep`); default false. */
+  silent?: boolean;
+  /** Told each step's loss and learning rate (see runTraining). */
+  onStep?: (update: ProgressUpdate) => void;
   /** What the first progress line says about the run after `run DIR:` (model, size, steps, backend). */
   describe: string;
   /** Lines printed after the first one (e.g. what the evaluation covers, how a run was extended). */
@@ -387,9 +391,12 @@ export interface TrainRunOptions {
   dispose: () => void;
 }
 
+/** Where a silent run's progress lines go. */
+const DISCARD: ProgressStream = { isTTY: false, write: () => true };
+
 /** How a run ended, and its report (null unless finished). */
-export interface TrainRunOutcome {
-  run: RunFolder;
+export interface TrainRunOutcome<R extends RunSink = RunFolder> {
+  run: R;
   result: TrainLoopResult;
   reportPath: string | null;
 }
@@ -404,7 +411,10 @@ export interface RunOutcome<C> extends TrainRunOutcome {
  * stream of the checkpoint (and metrics.jsonl cut back to its step); the warmup-cosine schedule; a progress bar;
  * SIGINT/SIGTERM stop with a checkpoint; report.md when finished. The optimizer and the model are disposed at the end.
  */
-export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): Promise<TrainRunOutcome> {
+export async function trainRun<D, R extends RunSink = RunFolder>(
+  task: ResumableTask<D>,
+  o: TrainRunOptions<R>,
+): Promise<TrainRunOutcome<R>> {
   let optimizer: AdamW | null = null;
   const signal = new StopSignal();
   try {
@@ -417,7 +427,10 @@ export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): P
       rng = new TrainingRng(start.rng);
       await o.run.truncateMetricsAfter(start.step);
     }
-    const progress = new Progress(o.totalSteps, { quiet: o.quiet });
+    const progress = new Progress(
+      o.totalSteps,
+      o.silent === true ? { quiet: true, stream: DISCARD } : { quiet: o.quiet },
+    );
     progress.log(
       `${start === undefined ? `run ${o.run.dir}` : `resuming ${o.run.dir} at step ${start.step}`}: ${o.describe}`,
     );
@@ -442,6 +455,7 @@ export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): P
       run: o.run,
       save: (dir, state) => o.save(dir, state, opt),
       progress,
+      ...(o.onStep === undefined ? {} : { onStep: o.onStep }),
       signal,
       ...(start === undefined ? {} : { start }),
     });

@@ -1,8 +1,8 @@
 // Language modelling on token ids: training batches + loss, and perplexity over every token of a split.
 import * as tf from '@tensorflow/tfjs-core';
 import { LmTrainBatcher, lmEvalBatches, lmEvalWindowCount, type LmBatcherState } from '@grassflow/datasets';
-import { lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
-import type { EvalProgress, TrainTask } from '@grassflow/training';
+import { checkTokenIds, lmLoss, type LanguageModel } from '@grassflow/gpu-layers';
+import type { EvalProgress, TrainTask } from './train-loop.js';
 
 /** Result of {@link evaluatePerplexity}: every target of the ids scored once. */
 export interface Perplexity {
@@ -56,6 +56,7 @@ export async function evaluatePerplexity(
   ids: Int32Array,
   opts: PerplexityOptions,
 ): Promise<Perplexity> {
+  checkTokenIds(ids, model.config.vocabSize); // a bad id would reach the embedding's gather, whose error names no id
   let sum = 0;
   let count = 0;
   const L = opts.seqLen;
@@ -128,6 +129,8 @@ export class LmTrainTask implements TrainTask {
       microBatch?: number;
     },
   ) {
+    checkTokenIds(trainIds, model.config.vocabSize);
+    checkTokenIds(validIds, model.config.vocabSize);
     const micro = opts.microBatch ?? opts.batch;
     if (!Number.isInteger(micro) || micro < 1 || opts.batch % micro !== 0) {
       throw new RangeError(
