@@ -20,7 +20,7 @@ describe.skipIf(DATA_DIR === undefined)('a run folder that is not the record’s
     writeFileSync(study, JSON.stringify({ name: 'two', base, grid: { seed: [1, 2] }, heldOut: false }));
     const out = join(root, 'out');
     const runs = join(out, 'runs');
-    const sitting = ['--out', out, '--runs', runs, '--quiet'];
+    const sitting = ['--out', out, '--runs', runs, '--quiet', '--allow-dirty'];
     const first = cli(['study', 'run', study, ...sitting]);
     expect(first.code, first.stderr).toBe(0);
     const [a, b] = ledgerOf(out) as [Rec, Rec];

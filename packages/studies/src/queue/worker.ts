@@ -265,7 +265,14 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
       await job.moveToWait(token);
       throw new WaitingError();
     }
-    if (message.includes('is being written by pid')) throw new Error(message); // a previous worker's run still ends
+    if (message.includes('is being written by pid')) {
+      // a job queued again (a Redis restart lost or expired the lock) while another process still trains its run:
+      // not a failure of the run. Handed back without using an attempt, as often as it takes: once that process ends,
+      // the run folder is free and the job resumes its finished (or stopped) run instead of training it again.
+      say(`${key}: ${message}; handed back to the queue until that process ends`);
+      await job.moveToDelayed(Date.now() + HAND_BACK_MS, token);
+      throw new DelayedError();
+    }
     say(`${key} failed: ${message}`);
     throw new UnrecoverableError(message); // deterministic (bad config, NaN, data missing here): fail once
   };
