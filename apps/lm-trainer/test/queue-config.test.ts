@@ -144,7 +144,7 @@ describe.skipIf(skip !== undefined)('a queue configured wrong, a Redis that goes
   it('a Redis restart that loses the queue while a worker trains: the job waits for that worker, nothing fails', async () => {
     const out = join(root, 'lost');
     const w = start(['worker', '--queue', url, '--concurrency', '2']);
-    const c = start(['study', 'run', studyOf('lost', 40, 4), ...sitting(out), '--queue', url]);
+    const c = start(['study', 'run', studyOf('lost', 40, 4), ...sitting(out), '--queue', url, '--allow-dirty']);
     const runs = join(out, 'runs');
     const lockOf = (): { pid: number } | undefined => {
       const key = existsSync(runs) ? readdirSync(runs)[0] : undefined;
