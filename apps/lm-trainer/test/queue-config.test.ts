@@ -177,6 +177,10 @@ describe.skipIf(skip !== undefined)('a queue configured wrong, a Redis that goes
     expect(ledger(out)).toHaveLength(1);
     expect(c.out()).not.toContain('failed');
     expect(w.out()).toContain('is being written by pid');
+    // the first process's result is not dropped: it waits on the queued job, which hands it on without training
+    expect(w.out()).toContain('the result waits on the job for the next taker');
+    expect(w.out()).toContain('its result handed on');
+    expect(w.out().split('resuming from its checkpoint').length - 1).toBe(0);
     await stop(w);
   }, 400_000);
 });
