@@ -105,7 +105,7 @@ export interface LedgerRecord {
  * tokens. Only a diverged run scores worse, and its numbers would make means and intervals meaningless (a mean of
  * three PPLs near 1.7e308 is Infinity).
  */
-export const MAX_PPL = 1e12;
+const MAX_PPL = 1e12;
 
 const isCount = (v: unknown, min = 1): boolean => Number.isSafeInteger(v) && (v as number) >= min;
 const isSeconds = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
