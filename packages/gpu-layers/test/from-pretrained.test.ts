@@ -96,6 +96,39 @@ describe('fromPretrained from a folder', () => {
     await writeFile(join(copy, 'vocab.txt'), `${VOCAB.join('\n').replace('history', 'mystery')}\n`);
     await expect(fromPretrained(copy)).rejects.toThrow(/vocab\.txt has another SHA-256 .*refused/);
   });
+
+  it('refuses an export whose config.json lost its `files` record (a byte flipped), in Node and in the browser loader', async () => {
+    const copy = join(root, 'unrecorded');
+    const model = tinyModel();
+    await savePretrained(copy, model, { tokenizer: TOKENIZER, card: '' });
+    model.dispose();
+    const cfg = JSON.parse(await readFile(join(copy, 'config.json'), 'utf8')) as Record<string, unknown>;
+    delete cfg['files'];
+    await writeFile(join(copy, 'config.json'), JSON.stringify(cfg));
+    const weights = await readFile(join(copy, 'model.safetensors'));
+    weights[weights.length - 2] = (weights[weights.length - 2] as number) ^ 0x01; // the last weight, a little
+    await writeFile(join(copy, 'model.safetensors'), weights);
+    const refused = /records no size and SHA-256 for model\.safetensors .*trust: true/;
+    await expect(fromPretrained(copy)).rejects.toThrow(refused);
+    await expect(fromPretrained(copy)).rejects.toHaveProperty('code', 'UNVERIFIED');
+    const { createServer: serve } = await import('node:http');
+    const files = new Map<string, Buffer>();
+    for (const name of await readdir(copy)) files.set(name, await readFile(join(copy, name)));
+    const local = serve((req, res) => {
+      const body = files.get((req.url ?? '').replace(/^\//, ''));
+      if (body === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-length': body.length }).end(body);
+    });
+    await new Promise<void>((done) => local.listen(0, '127.0.0.1', done));
+    try {
+      const at = `http://127.0.0.1:${(local.address() as AddressInfo).port}/`;
+      await expect(fetchPretrained(at)).rejects.toMatchObject({ code: 'UNVERIFIED' });
+    } finally {
+      await new Promise((done) => local.close(done));
+    }
+    const trusted = await fromPretrained(copy, { trust: true }); // loaded only when asked
+    trusted.dispose();
+  });
 });
 
 describe('fromPretrained from a URL (127.0.0.1)', () => {

@@ -150,6 +150,14 @@ export class LmTrainTask implements TrainTask {
     this.batcher.restore(state);
   }
 
+  /** Every step takes B full rows of L tokens (dropLastBatch), so a data position is exactly one step count. */
+  consumed(state: LmBatcherState): { steps: number; tokens: number } | null {
+    const B = this.opts.batch;
+    if (!Number.isInteger(state.epoch) || !Number.isInteger(state.position) || state.position % B !== 0) return null;
+    const steps = state.epoch * this.batcher.batchesPerEpoch + state.position / B;
+    return { steps, tokens: steps * B * this.opts.seqLen };
+  }
+
   /**
    * The next batch: its tokens, its loss function, and (with a micro-batch smaller than the batch) one loss
    * function per micro-batch for trainStep's gradient accumulation.

@@ -37,6 +37,7 @@ const EVAL_FLAGS = {
   tokenizer: CHECKPOINT_FLAGS.tokenizer,
   'data-dir': CHECKPOINT_FLAGS['data-dir'],
   backend: CHECKPOINT_FLAGS.backend,
+  trust: CHECKPOINT_FLAGS.trust,
   'by-position': {
     type: 'string',
     metavar: 'FILE',
@@ -85,7 +86,7 @@ export async function runEvalPlan(plan: EvalPlan): Promise<number> {
   // the chart's folder is checked (and made) before the model is scored, as every output folder is
   if (plan.byPosition !== undefined) checkWritableFolder(dirname(resolve(plan.byPosition)), 'by-position');
   await startBackend(source.backend);
-  const { model, tok } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer);
+  const { model, tok } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer, source.trust);
   try {
     const all =
       plan.text.kind === 'split'

@@ -170,7 +170,18 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
       'data-dir',
     );
   }
-  const ck = await loadCheckpoint(ckDir);
+  const ck = await loadCheckpoint(ckDir).catch((e: unknown) => {
+    // an export records each file's SHA-256 so that a copy is checked: bytes nobody verified are not recorded as good
+    if (e instanceof CheckpointError && e.code === 'UNVERIFIED') {
+      throw new UsageError(
+        `${ckDir}: config.json records no size and SHA-256 of its weights (its \`files\` record is missing: ` +
+          'edited or hand-written), so an export would vouch for bytes nobody checked: export a checkpoint ' +
+          'grassflow wrote (restore this one, or export checkpoints/best or the other checkpoint of the run)',
+        'run',
+      );
+    }
+    throw e;
+  });
   // The moments and RNG state of extra.safetensors/extra.trainer stay behind: an export is for inference.
   for (const t of ck.extraTensors.values()) t.dispose();
   try {

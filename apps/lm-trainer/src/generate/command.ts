@@ -41,6 +41,7 @@ const GENERATE_FLAGS = {
   tokenizer: CHECKPOINT_FLAGS.tokenizer,
   'data-dir': CHECKPOINT_FLAGS['data-dir'],
   backend: CHECKPOINT_FLAGS.backend,
+  trust: CHECKPOINT_FLAGS.trust,
 } as const satisfies FlagSpecs;
 
 /** What `generate` does, resolved once from its flags. */
@@ -82,6 +83,7 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
     plan.source.checkpoint,
     plan.source.dataDir,
     plan.source.tokenizer,
+    plan.source.trust,
   );
   try {
     const prompt = await tok.encodePrompt(plan.prompt);

@@ -15,7 +15,7 @@ import { refuseOutputPlace } from './out-folder.js';
 import { StopSignal } from '../stop-signal.js';
 import type { EarlyStopRule } from '../early-stop.js';
 import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
-import type { TrainerState } from '../trainer-checkpoint.js';
+import { TrainerCheckpointError, type TrainerState } from '../trainer-checkpoint.js';
 
 /** Flags of argv that were written explicitly (`--name` or `--name=value`), without the dashes. */
 export function explicitFlags(argv: readonly string[]): Set<string> {
@@ -351,6 +351,30 @@ export interface RunStart extends RunControl {
 /** A training task whose data position can be set back to a checkpoint's (`TrainerState.data`). */
 export interface ResumableTask<D> extends TrainTask {
   restore(data: D): void;
+  /**
+   * The optimizer steps and training tokens that the batches up to data position `data` make (from step 0), or null
+   * where no whole number of steps ends there. When given, a resume refuses a checkpoint whose step and tokensSeen are
+   * not these (its counters edited, or taken from another run).
+   */
+  consumed?(data: D): { steps: number; tokens: number } | null;
+}
+
+/**
+ * Refuse a resume point whose counters disagree with its data position (see {@link ResumableTask.consumed}): the
+ * step, the optimizer's step (loadTrainerCheckpoint checks those two agree) and tokensSeen must be where the data is.
+ */
+function checkResumeCounters<D>(task: ResumableTask<D>, state: TrainerState, dir: string): void {
+  if (task.consumed === undefined) return;
+  const at = task.consumed(state.data as unknown as D);
+  if (at !== null && at.steps === state.step && at.tokens === state.tokensSeen) return;
+  const where =
+    at === null ? 'a data position that no whole number of steps ends at' : `the data position of step ${at.steps}`;
+  throw new TrainerCheckpointError(
+    `${dir}: its trainer state says step ${state.step} and ${state.tokensSeen} tokens seen, but it holds ${where}` +
+      `${at === null ? '' : ` (${at.tokens} tokens)`}: config.json's extra.trainer was edited or mixed with another ` +
+      "checkpoint's, and resuming it would train on with the moments and data of another step; restore the " +
+      'checkpoint, or resume from checkpoints/best (copy it to checkpoints/latest), or start the run again',
+  );
 }
 
 /** Everything {@link trainRun} needs besides the task. */
@@ -422,6 +446,7 @@ export async function trainRun<D, R extends RunSink = RunFolder>(
     let rng = new TrainingRng(o.seed);
     const start = o.resume?.state;
     if (o.resume !== undefined && start !== undefined) {
+      checkResumeCounters(task, start, o.run.latestCheckpoint); // before metrics.jsonl is cut back to its step
       optimizer.loadState(o.resume.optimizerTensors, start.optimizer);
       task.restore(start.data as unknown as D);
       rng = new TrainingRng(start.rng);
