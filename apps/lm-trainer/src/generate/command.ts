@@ -75,11 +75,15 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
     checkTokenIds(prompt, model.config.vocabSize); // where ids enter: the forward pass does not read them back
     const slideKeep = plan.sampling.slideKeep ?? appSlideKeep(model.config.maxLen);
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const out = await generateIds(model, prompt, { ...plan.sampling, slideKeep });
     const sec = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const cpuSec = (cpu.user + cpu.system) / 1e6; // every thread of the process: on a loaded machine, what it used
     process.stdout.write(`${tok.decode(Int32Array.from([...prompt, ...out]))}\n`);
     process.stderr.write(
-      `generate: ${out.length} tokens in ${sec.toFixed(2)} s, ${(out.length / sec).toFixed(1)} tokens/s ` +
+      `generate: ${out.length} tokens in ${sec.toFixed(2)} s (CPU ${cpuSec.toFixed(2)} s), ` +
+        `${(out.length / sec).toFixed(1)} tokens/s ` +
         `(prompt of ${prompt.length} primed first; slide-keep ${slideKeep})\n`,
     );
     return 0;
