@@ -80,7 +80,7 @@ export function topKIds(logits: Float32Array, k: number): Int32Array {
     if (!((logits[id] as number) > worst)) continue;
     heap[0] = id;
     siftDown(0, n);
-    worst = logits[heap[0] as number] as number;
+    worst = logits[heap[0]] as number;
   }
   return heap.sort((a, b) => (ranksBefore(logits, a, b) ? -1 : ranksBefore(logits, b, a) ? 1 : 0));
 }
