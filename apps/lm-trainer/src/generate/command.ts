@@ -94,6 +94,7 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
     if (plan.json) write(`${JSON.stringify({ prompt: text.promptText, prompt_ids: Array.from(prompt) })}\n`);
     else write(text.promptText);
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const out: number[] = [];
     for await (const id of streamIds(model, prompt, { ...plan.sampling, slideKeep })) {
       out.push(id);
@@ -102,10 +103,14 @@ export async function runGeneratePlan(plan: GeneratePlan): Promise<number> {
       else write(piece);
     }
     const sec = (performance.now() - t0) / 1000;
-    if (plan.json) write(`${JSON.stringify({ text: text.text, ids: out, tokens: out.length, seconds: sec })}\n`);
-    else write('\n');
+    const cpu = process.cpuUsage(cpu0);
+    const cpuSec = (cpu.user + cpu.system) / 1e6; // every thread of the process: on a loaded machine, what it used
+    if (plan.json) {
+      write(`${JSON.stringify({ text: text.text, ids: out, tokens: out.length, seconds: sec, cpuSeconds: cpuSec })}\n`);
+    } else write('\n');
     process.stderr.write(
-      `generate: ${out.length} tokens in ${sec.toFixed(2)} s, ${(out.length / sec).toFixed(1)} tokens/s ` +
+      `generate: ${out.length} tokens in ${sec.toFixed(2)} s (CPU ${cpuSec.toFixed(2)} s), ` +
+        `${(out.length / sec).toFixed(1)} tokens/s ` +
         `(prompt of ${prompt.length} primed first; slide-keep ${slideKeep})\n`,
     );
     return 0;

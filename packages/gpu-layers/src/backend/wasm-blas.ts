@@ -477,6 +477,27 @@ function sgemmProduct(
   const countB = size(batchB);
   if (countB === 1 && !transposeA && countA === count) {
     const rows = count * m;
+    if (rows === 1) {
+      // One row (a decoding step): y = op(B)ᵀ·a as sgemv. OpenBLAS 0.3.21's sgemm packs all of B for it (k·n floats,
+      // 128K for the adaptive head's shortlist), which costs more than the product itself.
+      const bRows = transposeB ? n : kA; // B as stored: [bRows, ldb]
+      const bTrans = transposeB ? NO_TRANS : TRANS;
+      (blas as Blas).sgemv(
+        ROW_MAJOR,
+        bTrans,
+        bRows,
+        ldb,
+        1,
+        heap.subarray(b0),
+        ldb,
+        heap.subarray(a0),
+        1,
+        0,
+        heap.subarray(c0),
+        1,
+      );
+      return out;
+    }
     sgemm(ROW_MAJOR, ta, tb, rows, n, kA, 1, heap.subarray(a0), lda, heap.subarray(b0), ldb, 0, heap.subarray(c0), n);
     return out;
   }

@@ -74,10 +74,13 @@ export function topKIds(logits: Float32Array, k: number): Int32Array {
       i = p;
     }
   }
+  // The root's logit in a local: most ids lose to it on one float comparison (a later id never wins a tie).
+  let worst = n > 0 ? (logits[heap[0] as number] as number) : Infinity;
   for (let id = n; id < V; id++) {
-    if (!ranksBefore(logits, id, heap[0] as number)) continue;
+    if (!((logits[id] as number) > worst)) continue;
     heap[0] = id;
     siftDown(0, n);
+    worst = logits[heap[0]] as number;
   }
   return heap.sort((a, b) => (ranksBefore(logits, a, b) ? -1 : ranksBefore(logits, b, a) ? 1 : 0));
 }
