@@ -65,14 +65,13 @@ import {
   loadCheckpoint,
   loadWeights,
   preset,
-  readSafetensorsFile,
   safetensorsHandler,
   saveCheckpoint,
   saveWeights,
-  writeSafetensorsFile,
   type BackendInfo,
   type ModelConfig,
 } from '@grassflow/gpu-layers';
+import { readSafetensorsFile, writeSafetensorsFile } from '@grassflow/checkpoints';
 
 export async function main(dir: string): Promise<number> {
   const info: BackendInfo = await initBackend({ backend: 'wasm' });

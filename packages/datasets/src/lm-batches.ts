@@ -1,6 +1,6 @@
 // Language-model batches: shuffled contiguous chunks for training (resumable), full-coverage windows for evaluation.
 import { assertInteger, DatasetError, resolveSeqLen, type SeqLenOption } from './errors.js';
-import { epochPermutation } from './prng.js';
+import { epochPermutation } from '@grassflow/prng';
 
 /** One batch of next-token prediction, row-major, shape (B, L). */
 export interface LmBatch {

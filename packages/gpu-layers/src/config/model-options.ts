@@ -37,9 +37,9 @@ interface FieldBase {
   doc: string;
   /**
    * The override flag of train/compare/bench, when the field has one of its own (dFF follows --d-model, maxLen
-   * --seq-len, attention --model): its name without the dashes, what it does there, a lower bound of its own.
+   * --seq-len, attention --model): its name without the dashes, what it does there, bounds of its own.
    */
-  flag?: { name: string; help: string; min?: number };
+  flag?: { name: string; help: string; min?: number; max?: number };
 }
 
 /** An integer field >= min. */
@@ -182,7 +182,7 @@ export const MODEL_FIELDS = {
     default: 0.1,
     why: "the paper's rate",
     doc: 'dropout rate in [0, 1)',
-    flag: { name: 'dropout', help: 'dropout rate' },
+    flag: { name: 'dropout', help: 'dropout rate', max: 0.99 },
   },
 } as const satisfies Record<string, ModelField>;
 

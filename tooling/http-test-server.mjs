@@ -1,21 +1,13 @@
-// A local HTTP server on 127.0.0.1 (random port) with per-path handlers, for download tests.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// A local HTTP server on 127.0.0.1 (a free port) with a handler per path, for the download tests of the packages that
+// download (checkpoints' downloadFile, datasets' ensureDataset).
+import { createServer } from 'node:http';
 
-export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-export interface TestServer {
-  readonly base: string;
-  readonly requests: string[];
-  route(path: string, handler: Handler): void;
-  close(): Promise<void>;
-}
-
-export async function startServer(): Promise<TestServer> {
-  const routes = new Map<string, Handler>();
-  const requests: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0] as string;
+/** Start the server; every request's "path user-agent" is recorded in `requests`. */
+export async function startServer() {
+  const routes = new Map();
+  const requests = [];
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
     requests.push(`${path} ${req.headers['user-agent'] ?? ''}`);
     const h = routes.get(path);
     if (h === undefined) {
@@ -25,14 +17,14 @@ export async function startServer(): Promise<TestServer> {
     }
     h(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
   return {
     base: `http://127.0.0.1:${port}`,
     requests,
     route: (path, handler) => routes.set(path, handler),
     close: () =>
-      new Promise<void>((resolve) => {
+      new Promise((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -40,7 +32,7 @@ export async function startServer(): Promise<TestServer> {
 }
 
 /** Serve bytes with a correct Content-Length. */
-export function serveBytes(body: Uint8Array): Handler {
+export function serveBytes(body) {
   return (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(body.length) });
     res.end(body);
@@ -48,7 +40,7 @@ export function serveBytes(body: Uint8Array): Handler {
 }
 
 /** Declare the full length but send only `sent` bytes, then close the socket. */
-export function serveTruncated(body: Uint8Array, sent: number): Handler {
+export function serveTruncated(body, sent) {
   return (_req, res) => {
     res.writeHead(200, { 'content-length': String(body.length) });
     res.write(body.subarray(0, sent), () => res.socket?.destroy());
@@ -56,21 +48,23 @@ export function serveTruncated(body: Uint8Array, sent: number): Handler {
 }
 
 /** Send without Content-Length (chunked). */
-export function serveChunked(body: Uint8Array): Handler {
+export function serveChunked(body) {
   return (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/octet-stream' });
     res.end(body);
   };
 }
 
-export function serveStatus(status: number): Handler {
+/** Answer every request with `status`. */
+export function serveStatus(status) {
   return (_req, res) => {
     res.statusCode = status;
     res.end(`status ${status}`);
   };
 }
 
-export function redirectTo(location: string, status = 302): Handler {
+/** Redirect to `location`. */
+export function redirectTo(location, status = 302) {
   return (_req, res) => {
     res.writeHead(status, { location });
     res.end();

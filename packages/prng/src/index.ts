@@ -1,5 +1,5 @@
-// A small seeded PRNG (SplitMix32 seeding + xoshiro128**) with an exportable state, and seeded shuffles. No imports:
-// it is also `@grassflow/datasets/prng`, which browsers load without the rest of the package.
+// @grassflow/prng: a small seeded PRNG (SplitMix32 seeding + xoshiro128**) with an exportable state, and seeded
+// shuffles. No imports and no node: module, so browsers load it as it is.
 
 /** Serializable PRNG state: four unsigned 32-bit words. */
 export type PrngState = readonly [number, number, number, number];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { epochPermutation, mixSeed, permutation, Prng } from '@grassflow/datasets';
+import { epochPermutation, mixSeed, permutation, Prng } from '@grassflow/prng';
 
 describe('Prng (xoshiro128**)', () => {
   it('matches the reference stream for state [1, 2, 3, 4]', () => {
