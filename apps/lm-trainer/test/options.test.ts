@@ -72,3 +72,11 @@ describe('the flags of the base model fields come from MODEL_FIELDS', () => {
     expect(modelConfigFrom('grassmann', f, 100, 16)).toMatchObject({ nLayers: 3, r: 4, norm: 'pre', dropout: 0.2 });
   });
 });
+
+describe('the ablations of MODEL_OPTIONS', () => {
+  it('say so in --help, with what the results measured; the paper-model options do not', () => {
+    for (const flag of ['gate', 'mixer-norm', 'ea-eps'] as const)
+      expect(COMMON_TRAIN_FLAGS[flag].help).toMatch(/an ablation: /);
+    for (const flag of ['head', 'dropout-at'] as const) expect(COMMON_TRAIN_FLAGS[flag].help).not.toMatch(/ablation/);
+  });
+});

@@ -63,11 +63,6 @@ export class LmTrainBatcher {
   private order: Uint32Array | null = null;
   private orderEpoch = -1;
 
-  /** @deprecated Alias of {@link seqLen}. */
-  get blockSize(): number {
-    return this.seqLen;
-  }
-
   constructor(ids: Int32Array, opts: LmTrainOptions) {
     const { seqLen: L, name } = resolveSeqLen(opts);
     assertInteger('batchSize', opts.batchSize, 1);

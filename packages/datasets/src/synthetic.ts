@@ -49,11 +49,6 @@ export class SyntheticTask {
   /** recall: number of key→value pairs (2^level); lagged-sum: 0. */
   readonly numPairs: number;
 
-  /** @deprecated Alias of {@link seqLen}. */
-  get blockSize(): number {
-    return this.seqLen;
-  }
-
   constructor(opts: SyntheticTaskOptions) {
     assertInteger('level', opts.level, 1);
     const { seqLen: L, name } = resolveSeqLen(opts);

@@ -99,7 +99,8 @@ function optionHelp(o: Options[ModelOptionName]): string {
     byKind === undefined
       ? shownDefault(o.default)
       : o.kinds.map((k) => `${k} ${shownDefault(byKind[k as keyof typeof byKind] ?? o.default)}`).join(', ');
-  return `${o.doc}; model default ${shown}: ${o.why}`;
+  const ablation = 'ablation' in o ? ` (an ablation: ${o.ablation})` : '';
+  return `${o.doc}; model default ${shown}: ${o.why}${ablation}`;
 }
 
 /**
