@@ -21,7 +21,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSy
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
-import { findVerdaccio, publishSnapshot, readmeInstallLine, startRegistry } from './local-registry.mjs';
+import { findVerdaccio, publishWorkspace, readmeInstallLine, startRegistry } from './local-registry.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -65,11 +65,9 @@ import {
   loadCheckpoint,
   loadWeights,
   preset,
-  readSafetensorsFile,
   safetensorsHandler,
   saveCheckpoint,
   saveWeights,
-  writeSafetensorsFile,
   type BackendInfo,
   type ModelConfig,
 } from '@grassflow/gpu-layers';
@@ -89,14 +87,12 @@ export async function main(dir: string): Promise<number> {
   await saveWeights(\`\${dir}/w.safetensors\`, again);
   const { tensors } = await loadWeights(\`\${dir}/w.safetensors\`);
   assignWeights(again, tensors);
-  await writeSafetensorsFile(\`\${dir}/t.safetensors\`, { ids: tf.tensor1d([1, 2], 'int32') });
-  const read = await readSafetensorsFile(\`\${dir}/t.safetensors\`);
   const config: ModelConfig = preset('tiny');
   const lm = createModel(config, { seed: 0 });
   await saveCheckpoint(\`\${dir}/ckpt\`, lm);
   const decoder = createDecoder((await loadCheckpoint(\`\${dir}/ckpt\`)).model, { batch: 1 });
   const logits: tf.Tensor2D = decoder.step([1]);
-  return (info.threads ?? 1) + tensors.size + read.tensors.size + logits.shape[1];
+  return (info.threads ?? 1) + tensors.size + logits.shape[1];
 }
 `;
 
@@ -113,14 +109,24 @@ const work = mkdtempSync(join(tmpdir(), 'grassflow-pack-'));
 let failed = 0;
 let checks = packages.length * 2;
 let registry;
+/** What publishWorkspace published: name, version, and the range a consumer installs it by. */
+let published = [];
 try {
   const verdaccio = findVerdaccio();
   if (verdaccio !== undefined) {
     registry = await startRegistry(verdaccio, work);
-    const published = publishSnapshot(root, work, registry.url);
+    published = publishWorkspace(root, work, registry.url);
+    const unversioned = published.filter(({ version }) => version === '0.0.0');
+    if (unversioned.length > 0) {
+      throw new Error(
+        `${unversioned.map(({ name, version }) => `${name} ${version}`).join(', ')}: not a release version; ` +
+          'run `pnpm version-packages` (changeset version) first',
+      );
+    }
     console.log(
-      `check-pack: ${published.length} packages published to a local registry (${registry.url}, Verdaccio) as ` +
-        `${published[0]?.version} by changeset version --snapshot and changeset publish; installs go by name`,
+      `check-pack: ${published.length} packages published to a local registry (${registry.url}, Verdaccio) by ` +
+        `changeset publish: ${published.map(({ name, version }) => `${name} ${version}`).join(', ')}; ` +
+        'installs go by version range',
     );
   } else if (process.env.GRASSFLOW_REQUIRE_REGISTRY === '1') {
     throw new Error(
@@ -130,7 +136,7 @@ try {
   } else {
     console.log('check-pack: no Verdaccio here (GRASSFLOW_VERDACCIO, PATH): installing the packed tarballs instead');
   }
-  const source = registry === undefined ? 'its tarball' : 'the registry, by name';
+  const source = registry === undefined ? 'its tarball' : 'the registry, by a version range';
   const tarballs = [];
   for (const { dir, pkg } of packages) {
     if (!existsSync(join(dir, 'dist'))) throw new Error(`${pkg.name}: no dist/ — run \`pnpm build\` first`);
@@ -192,7 +198,7 @@ try {
   const npmArgs =
     registry === undefined
       ? [...tarballs, lmTarball, ...npmExtra]
-      : ['--registry', registry.url, ...packages.map(({ pkg }) => pkg.name), lmTrainer.pkg.name, ...npmExtra];
+      : ['--registry', registry.url, ...published.map(({ name, range }) => `${name}@${range}`), ...npmExtra];
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...npmArgs], app);
   const sizeOf = (dir) => `${run('du', ['-sm', join(dir, 'node_modules')], dir).split('\t')[0]} MB`;
   console.log(`check-pack: npm install of every package and grassflow-lm: node_modules ${sizeOf(app)}`);

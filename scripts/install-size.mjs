@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { findVerdaccio, publishSnapshot, readmeInstallLine, startRegistry } from './local-registry.mjs';
+import { findVerdaccio, publishWorkspace, readmeInstallLine, startRegistry } from './local-registry.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,7 +32,7 @@ if (verdaccio === undefined) {
 const work = mkdtempSync(join(tmpdir(), 'grassflow-size-'));
 const registry = await startRegistry(verdaccio, work);
 try {
-  const published = publishSnapshot(root, work, registry.url);
+  const published = publishWorkspace(root, work, registry.url);
   const cases = [
     ['gpu-layers README', readmeInstallLine(join(root, 'packages', 'gpu-layers'), 'npm install')],
     ['grassmann-math README', readmeInstallLine(join(root, 'packages', 'grassmann-math'), 'npm install')],

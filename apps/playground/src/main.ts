@@ -17,7 +17,7 @@ import {
   type CheckpointBytes,
   type LoadedCheckpointBytes,
 } from '@grassflow/gpu-layers';
-import { Prng } from '@grassflow/datasets/prng';
+import { Prng } from '@grassflow/prng';
 import {
   continuationText,
   PureWordLevelTokenizer,

@@ -13,6 +13,15 @@ export {
   type WritableFileOps,
 } from './atomic-write.js';
 export { CodedError } from './coded-error.js';
+export {
+  DownloadError,
+  downloadFile,
+  sha256File,
+  userCacheDir,
+  type DownloadErrorCode,
+  type DownloadOptions,
+  type DownloadResult,
+} from './download.js';
 export * from './safetensors.js';
 export {
   openSafetensorsFile,

@@ -1,13 +1,19 @@
 // Make data files present: use what is in the data folder, else download, unzip, verify and move into place.
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { commitFileAtomic } from '@grassflow/checkpoints';
+import {
+  commitFileAtomic,
+  DownloadError,
+  downloadFile,
+  sha256File,
+  type DownloadOptions,
+} from '@grassflow/checkpoints';
 import { resolveDataDir, type DataDirOptions } from './data-dir.js';
-import { downloadFile, type DownloadOptions } from './download.js';
 import { DatasetError, messageOf } from './errors.js';
-import { isFile, sha256File } from './files.js';
+import { isFile } from './files.js';
 import {
   DEFAULT_MANIFEST,
+  DEFAULT_USER_AGENT,
   findOrigin,
   mirroredUrl,
   sourceByName,
@@ -26,7 +32,7 @@ export interface EnsureOptions extends DataDirOptions {
   mirror?: string;
   /** Allow downloads (default true unless `$GRASSFLOW_OFFLINE` is `1` or `true`). */
   download?: boolean;
-  /** Passed to {@link downloadFile}. */
+  /** User-Agent of the downloads (`downloadFile` of @grassflow/checkpoints); default {@link DEFAULT_USER_AGENT}. */
   userAgent?: string;
   timeoutMs?: number;
   onProgress?: DownloadOptions['onProgress'];
@@ -81,7 +87,8 @@ export async function ensureDataset(name: string, opts: EnsureOptions = {}): Pro
     if (source.kind === 'file') await fetchSingle(source, url, dataDir, opts);
     else await fetchArchive(source, url, missing, dataDir, opts);
   } catch (err) {
-    if (err instanceof DatasetError) throw new DatasetError(err.code, how(err.message), { file: err.file, cause: err });
+    if (err instanceof DatasetError || err instanceof DownloadError)
+      throw new DatasetError(err.code, how(err.message), { file: err.file, cause: err });
     throw new DatasetError('DOWNLOAD_FAILED', how(messageOf(err)), { file: url, cause: err });
   }
   return { files, downloaded: missing };
@@ -154,7 +161,7 @@ async function fetchSingle(source: FileSource, url: string, dataDir: string, opt
   await downloadFile(url, join(dataDir, source.target), {
     sha256: source.sha256,
     maxBytes: source.maxSize,
-    ...(opts.userAgent === undefined ? {} : { userAgent: opts.userAgent }),
+    userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
     ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
     ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
   });
@@ -181,7 +188,7 @@ async function fetchArchive(
     const zipPath = join(tmp, 'archive.zip');
     await downloadFile(url, zipPath, {
       maxBytes: source.maxArchiveBytes,
-      ...(opts.userAgent === undefined ? {} : { userAgent: opts.userAgent }),
+      userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
       ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
       ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
     });

@@ -12,7 +12,6 @@ export {
 } from './backend/webgpu-node.js';
 export { webgpuAvailability, webgpuSuiteGate } from './backend/webgpu-availability.js';
 export type { WebgpuAvailability, WebgpuSuiteGate } from './backend/webgpu-availability.js';
-export * from './io/safetensors.js';
 export * from './io/checkpoint.js';
 export {
   saveWeights,

@@ -3,16 +3,8 @@ import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
-import {
-  createModel,
-  initBackend,
-  preset,
-  readSafetensorsFile,
-  writeSafetensorsFile,
-  type LanguageModel,
-  type ModelConfig,
-  type SafetensorsTensorInput,
-} from '@grassflow/gpu-layers';
+import { createModel, initBackend, preset, type LanguageModel, type ModelConfig } from '@grassflow/gpu-layers';
+import { readSafetensorsFile, writeSafetensorsFile, type SafetensorsTensorInput } from '@grassflow/checkpoints';
 
 export async function useCpu(): Promise<void> {
   await initBackend({ backend: 'cpu' });

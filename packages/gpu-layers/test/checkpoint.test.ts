@@ -5,13 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createModel,
-  loadCheckpoint,
-  readSafetensorsFile,
-  safetensorsValues,
-  saveCheckpoint,
-} from '@grassflow/gpu-layers';
+import { createModel, loadCheckpoint, saveCheckpoint } from '@grassflow/gpu-layers';
+import { readSafetensorsFile, safetensorsValues } from '@grassflow/checkpoints';
 import { logitsOf, tinyConfig, tinyModel, useCpu } from './checkpoint-helpers.js';
 
 let root: string;

@@ -42,7 +42,6 @@ export const BENCH_FLAGS = {
   r: COMMON_TRAIN_FLAGS.r,
   offsets: COMMON_TRAIN_FLAGS.offsets,
   'seq-len': COMMON_TRAIN_FLAGS['seq-len'],
-  block: COMMON_TRAIN_FLAGS.block,
   batch: { type: 'int', min: 1, default: 8, help: 'batch size B (sequences per step)' },
   'micro-batch': {
     type: 'int',

@@ -71,8 +71,8 @@ const USAGE =
   '[overrides] [--epochs E|--steps S|--tokens T] [--config run.json]';
 const DESCRIPTION =
   'Train a language model on WikiText-2, or on your own text with --train-file, into a run folder (config.json, ' +
-  'metrics.jsonl + metrics.csv, checkpoints/{latest,best}, report.md). The sequence length is --seq-len (alias ' +
-  '--block); seqLen ≤ maxLen, and train sets maxLen = seqLen. Every evaluation scores the first --eval-tokens of ' +
+  'metrics.jsonl + metrics.csv, checkpoints/{latest,best}, report.md). The sequence length is --seq-len; seqLen ≤ ' +
+  'maxLen, and train sets maxLen = seqLen. Every evaluation scores the first --eval-tokens of ' +
   "wiki.valid or the validation text (default: a quarter of the run's training tokens, at least 16,384; " +
   '--full-eval: all); the start line says how many. Without a terminal (a log, CI) or with --quiet: a training ' +
   'line every 10% of the run and at least every 30 s, and one line per evaluation.';

@@ -34,24 +34,11 @@ export interface TrainingConfig extends OptimizerConfig {
 }
 
 /**
- * The sequence length given as --seq-len or its alias --block (both: they must agree); undefined when neither.
- * Plans read the --block flag only here: from here on the value is `seqLen`.
- */
-export function seqLenFlag(f: { 'seq-len'?: number | undefined; block?: number | undefined }): number | undefined {
-  const a = f['seq-len'];
-  const b = f.block;
-  if (a !== undefined && b !== undefined && a !== b) {
-    throw new UsageError(`--seq-len ${a} and its alias --block ${b} disagree: give one of them`, 'block');
-  }
-  return a ?? b;
-}
-
-/**
  * The sequence length of a run, resolved once: the flag, else the command's default (compare's 64), else the preset's
  * positional table (train and bench).
  */
-export function seqLenOf(f: Pick<CommonTrainFlags, 'seq-len' | 'block' | 'preset'>, fallback?: number): number {
-  return seqLenFlag(f) ?? fallback ?? PRESETS[f.preset as PresetName].maxLen;
+export function seqLenOf(f: Pick<CommonTrainFlags, 'seq-len' | 'preset'>, fallback?: number): number {
+  return f['seq-len'] ?? fallback ?? PRESETS[f.preset as PresetName].maxLen;
 }
 
 /**
@@ -120,7 +107,7 @@ export function totalStepsOf(t: TrainingConfig, batchesPerEpoch: number): number
 
 /**
  * config.json `training` as stored: the sequence length under its old key `block`, which existing run folders,
- * study ledgers and scripts read (the one place besides the --block alias where the name is kept).
+ * study ledgers and scripts read (the one place where the name is kept).
  */
 export type StoredTrainingConfig = Omit<TrainingConfig, 'seqLen'> & { block: number };
 

@@ -28,7 +28,7 @@ export function appSlideKeep(maxLen: number): number {
   return Math.max(1, Math.floor(maxLen / 2));
 }
 
-/** A uniform random stream in [0, 1): `new Prng(seed)` of @grassflow/datasets (what grassflow-lm generate uses). */
+/** A uniform random stream in [0, 1): `new Prng(seed)` of @grassflow/prng (what grassflow-lm generate uses). */
 export interface UniformStream {
   nextFloat(): number;
 }

@@ -1,5 +1,5 @@
 // A served pretrained folder, downloaded into the user cache (Node): config.json first, then each file it records,
-// through @grassflow/datasets' downloadFile (size-bounded, SHA-256 checked, atomic) — the workspace's one download.
+// through @grassflow/checkpoints' downloadFile (size-bounded, SHA-256 checked, atomic) — the workspace's one download.
 // A file already in the cache with the recorded SHA-256 is not fetched again; config.json is, every time (it is
 // small, and it is what says whether the folder at the URL changed). Trainer state is never in an export's records,
 // so it is never fetched.
@@ -7,8 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CheckpointError } from '@grassflow/checkpoints';
-import { DatasetError, downloadFile, sha256File, userCacheDir } from '@grassflow/datasets';
+import { CheckpointError, DownloadError, downloadFile, sha256File, userCacheDir } from '@grassflow/checkpoints';
 import {
   isPretrainedConfigJson,
   mismatchMessage,
@@ -20,7 +19,7 @@ import {
 /** Options of {@link downloadPretrained}. */
 export interface DownloadPretrainedOptions {
   /**
-   * Cache root (default `$GRASSFLOW_CACHE_DIR`, else the user cache of @grassflow/datasets: `$XDG_CACHE_HOME/grassflow`
+   * Cache root (default `$GRASSFLOW_CACHE_DIR`, else `userCacheDir()` of @grassflow/checkpoints: `$XDG_CACHE_HOME/grassflow`
    * or `~/.cache/grassflow`); a URL's files go to `<root>/pretrained/<host and path>-<hash of the URL>/`.
    */
   readonly cacheDir?: string;
@@ -51,7 +50,7 @@ export function pretrainedCacheDir(url: string, options: DownloadPretrainedOptio
 
 /** downloadFile's error for a file, as a CheckpointError naming the file and what to do (a mismatch above all). */
 function downloadError(error: unknown, url: string, name: string): unknown {
-  if (!(error instanceof DatasetError)) return error;
+  if (!(error instanceof DownloadError)) return error;
   if (error.code === 'CHECKSUM_MISMATCH' || error.code === 'SIZE_LIMIT' || error.code === 'TRUNCATED') {
     const why = error.code === 'CHECKSUM_MISMATCH' ? 'has another SHA-256' : 'has other bytes';
     return new CheckpointError('CORRUPT_FILE', `${mismatchMessage(url, name, why)}. (${error.message})`, {

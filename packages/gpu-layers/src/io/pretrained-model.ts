@@ -9,7 +9,7 @@ import {
   webSha256Hex,
   type CheckpointJson,
 } from '@grassflow/checkpoints';
-import { Prng } from '@grassflow/datasets/prng';
+import { Prng } from '@grassflow/prng';
 // The pure-TypeScript entry in Node too: the same ids as the native WordPieceTokenizer, and importing gpu-layers
 // never loads Hugging Face's native binding.
 import {
