@@ -28,6 +28,8 @@ export interface CorpusTokenizer {
    * {@link WORD_VOCAB_FILE}, where the playground reads it).
    */
   saveVocab?: (path: string) => void;
+  /** WordPiece only: write the tokenizer as Hugging Face's `tokenizers` saves it (tokenizer.json). */
+  saveTokenizerJson?: (path: string) => void;
 }
 
 /** A word-level run's vocabulary in its folder: WordLevelTokenizer.save's JSON, read by PureWordLevelTokenizer. */
@@ -63,6 +65,7 @@ export function wordPieceTokenizer(vocabPath: string): CorpusTokenizer {
       (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
     // [SEP] ends a line
     decode: (ids) => wordPieceLines(wp.decode(ids, { skipSpecialTokens: false })),
+    saveTokenizerJson: (path) => wp.saveTokenizerJson(path),
   };
 }
 
