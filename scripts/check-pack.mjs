@@ -502,7 +502,7 @@ try {
         registry === undefined
           ? pnpmLine.replace(/@grassflow\/[\w-]+(?=\s|$)/g, (name) => tarballOf.get(name) ?? name)
           : pnpmLine;
-      if (/\s--?[\w-]/.test(pnpmLine)) throw new Error(`the README's line passes a flag: ${pnpmLine}`);
+      if (/\s'?--?[\w-]/.test(pnpmLine)) throw new Error(`the README's line passes a flag: ${pnpmLine}`);
       const out = runAll(line, [], project, true);
       const engine = out.split('\n').filter((l) => /Unsupported engine|EBADENGINE/.test(l));
       if (engine.length > 0) throw new Error(`engine warnings:\n${engine.join('\n')}`);
