@@ -4,15 +4,14 @@
 // any @grassflow package on its own. Run after `turbo run build` (the root `pnpm test` does).
 // Then, in that install (no workspace patches apply there), @grassflow/gpu-layers' initBackend({ backend: 'wasm' })
 // from ESM and from CJS must report every core as wasm threads (at most 8), so more than one on a multi-core
-// machine, and the script (which also runs a matMul) must exit by itself; with GRASSFLOW_REQUIRE_BLAS=1 (CI, where
-// OpenBLAS is installed) its products must be the native ones (info.blas 'openblas …': koffi came with the install).
+// machine, and the script (which also runs a matMul) must exit by itself.
 // The npm install is the install line of gpu-layers' README (its peer dependencies included), the @grassflow names
 // replaced by the tarballs; it must print no EBADENGINE warning, and every package it installs must declare engines
 // that admit the lowest Node the workspace supports (package.json's engines). koffi (the FFI of the native products)
 // is an optional peer dependency: without it initBackend's info.blas names the line that installs it, and after that
 // line (npm, and pnpm with its build script denied: its prebuilt binary needs none) the products are native wherever
-// OpenBLAS is installed. grassflow-lm installs without the Redis queue stack, and its worker says what to install. For every package README with a `pnpm add` line, an empty project installs with that
-// line exactly as written (pnpm on PATH; no flag: pnpm 10 and later refuse an install with unapproved build scripts,
+// OpenBLAS is installed (info.blas 'openblas …'; with GRASSFLOW_REQUIRE_BLAS=1, as in CI, they must be). grassflow-lm installs without the Redis queue stack, and its worker says what to install.
+// For every package README with a `pnpm add` line, an empty project installs with that line exactly as written (pnpm on PATH; no flag: pnpm 10 and later refuse an install with unapproved build scripts,
 // so the line must need none; the @grassflow tarballs through pnpm-workspace.yaml overrides), as does
 // `pnpm add @grassflow/lm-trainer`. In the npm install and gpu-layers' pnpm install, gpu-layers' README
 // examples "Your own model with CausalGrassmannMixing" and "Saving any tfjs model" run as written (ESM, top-level
