@@ -15,10 +15,11 @@ export interface QueueModules {
 
 let loaded: QueueModules | undefined;
 
-const isModuleNotFound = (e: unknown): boolean =>
-  typeof e === 'object' &&
-  e !== null &&
-  ['ERR_MODULE_NOT_FOUND', 'MODULE_NOT_FOUND'].includes(String((e as { code?: unknown }).code));
+/** Whether `e` says that bullmq or ioredis itself is missing (not a module one of them imports). */
+const isModuleNotFound = (e: unknown): boolean => {
+  const { code, message } = (typeof e === 'object' && e !== null ? e : {}) as { code?: unknown; message?: unknown };
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /'(bullmq|ioredis)'/.test(String(message));
+};
 
 /** Loads bullmq and ioredis (once); absent, a UsageError with the line that installs them. */
 export async function loadQueueModules(): Promise<QueueModules> {
