@@ -243,3 +243,15 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
     return { name, tfBackend: tf.getBackend(), tfjsCore: tf.version_core, skipped, ...extra };
   });
 }
+
+let ensuring: Promise<unknown> | undefined;
+
+/**
+ * Sets a backend up as `initBackend()` does when none is set up yet; one the caller chose (initBackend,
+ * tf.setBackend) is kept. What loaders call, so that tfjs never falls back to its own default (and its banner).
+ */
+export async function ensureBackend(): Promise<void> {
+  if (tf.engine().backendName != null) return;
+  ensuring ??= initBackend().finally(() => (ensuring = undefined));
+  await ensuring;
+}

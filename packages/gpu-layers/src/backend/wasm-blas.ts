@@ -12,6 +12,12 @@ import { setNativeWasmProducts } from './products.js';
 /** The one line that installs OpenBLAS on Debian and Ubuntu (Fedora: openblas-threads; macOS: brew install openblas). */
 export const BLAS_INSTALL = 'apt-get install libopenblas0-pthread';
 
+/**
+ * The line that installs koffi, the FFI of the native products (an optional peer dependency: nothing else loads it).
+ * Its prebuilt binary needs no build script, so pnpm may deny it.
+ */
+export const KOFFI_INSTALL = "npm install koffi@3.3.4 (pnpm: pnpm add koffi@3.3.4 '--allow-build=!koffi')";
+
 /** What the wasm backend's matrix products run on, for logs, benchmark lines and run provenance. */
 export interface BlasInfo {
   /** True when BatchMatMul and _FusedMatMul call cblas_sgemm. */
@@ -344,9 +350,12 @@ export async function setUpWasmBlas(wasmThreads: number): Promise<BlasInfo> {
     try {
       koffi = await loadKoffi();
     } catch (err) {
-      const why = `the optional dependency koffi is not installed (${(err as Error).message.split('\n')[0]})`;
+      const why = `the optional peer dependency koffi is not installed (${(err as Error).message.split('\n')[0]})`;
       if (asked !== undefined && !/^auto$/i.test(asked)) throw new Error(`GRASSFLOW_BLAS=${asked}: ${why}`);
-      info = { active: false, summary: `XNNPACK products: ${why}; npm install koffi, then ${BLAS_INSTALL}` };
+      info = {
+        active: false,
+        summary: `XNNPACK products: ${why}; for native ones: ${KOFFI_INSTALL}, and ${BLAS_INSTALL}`,
+      };
       return blasInfo();
     }
     const names =

@@ -6,9 +6,10 @@ import { existsSync, openSync, readSync, closeSync, fstatSync, readFileSync } fr
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { checkWritableFolder, gitCommit, parseFlags, SUPERVISED_ENV, UsageError, wantsHelp } from '@grassflow/training';
 import type { CliCommand, FlagSpecs } from '@grassflow/training';
+import { queueModules } from './deps.js';
 import { workerName, type StudyJobData, type StudyJobProgress } from './jobs.js';
 import { probeRedis, QUEUE_ENV, QUEUE_NAME, QUEUE_PREFIX, queueUrlOf, redisConnection, RedisOutage } from './redis.js';
 
@@ -152,6 +153,7 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
   // refused before any job is taken: a worker that cannot write its run folders would fail every job it takes
   if (f.runs !== undefined) checkWritableFolder(f.runs, 'runs');
   await probeRedis(q);
+  const { DelayedError, UnrecoverableError, WaitingError, Worker } = queueModules().bullmq;
   const name = workerName();
   const cliFile = resolve(process.argv[1] ?? '');
   const code = gitCommit(dirname(cliFile));
