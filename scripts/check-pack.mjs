@@ -6,6 +6,9 @@
 // from ESM and from CJS must report every core as wasm threads (at most 8), so more than one on a multi-core
 // machine, and the script (which also runs a matMul) must exit by itself; with GRASSFLOW_REQUIRE_BLAS=1 (CI, where
 // OpenBLAS is installed) its products must be the native ones (info.blas 'openblas …': koffi came with the install).
+// A platform package (package.json with `os`/`cpu`: @grassflow/native-linux-x64) ships a built library instead of
+// dist/; with the registry it is not named in the install: gpu-layers' optionalDependencies must bring it, and on
+// linux-x64 initBackend({ backend: 'wasm' }) must report the native fused kernels (info.native 'native …').
 // The npm install is the install line of gpu-layers' README (its peer dependencies included), the @grassflow names
 // replaced by the tarballs. For every package README with a `pnpm add` line, an empty project installs with that
 // line exactly as written (pnpm on PATH, its build-script approvals/denials included; the @grassflow tarballs
@@ -31,6 +34,9 @@ const packages = readdirSync(join(root, 'packages'))
   .filter((dir) => existsSync(join(dir, 'package.json')))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
   .filter(({ pkg }) => !pkg.private);
+/** A per-platform package of built native code (the esbuild pattern): no dist/, its library in `files`. */
+const isPlatformPackage = (pkg) => Array.isArray(pkg.os) || Array.isArray(pkg.cpu);
+const nativeHere = packages.some(({ pkg }) => pkg.name === `@grassflow/native-${process.platform}-${process.arch}`);
 
 /**
  * The examples the pack check runs from the installed tarballs: the first ```ts block under each heading, of the
@@ -133,7 +139,10 @@ try {
   const source = registry === undefined ? 'its tarball' : 'the registry, by name';
   const tarballs = [];
   for (const { dir, pkg } of packages) {
-    if (!existsSync(join(dir, 'dist'))) throw new Error(`${pkg.name}: no dist/ — run \`pnpm build\` first`);
+    const platform = isPlatformPackage(pkg);
+    const built = platform ? (pkg.files ?? []).filter((f) => /\.(so|dylib|dll|node)$/.test(f)) : ['dist'];
+    for (const f of built)
+      if (!existsSync(join(dir, f))) throw new Error(`${pkg.name}: no ${f} — run \`pnpm build\` first`);
     const out = run('pnpm', ['pack', '--pack-destination', work], dir).trim().split('\n').pop();
     const tarball = out.endsWith('.tgz')
       ? resolve(dir, out)
@@ -156,14 +165,10 @@ try {
         failed++;
       }
     }
-    for (const required of [
-      'package/package.json',
-      'package/README.md',
-      'package/LICENSE',
-      'package/dist/index.js',
-      'package/dist/index.cjs',
-      'package/dist/index.d.ts',
-    ]) {
+    const shipped = platform
+      ? built.map((f) => `package/${f}`)
+      : ['package/dist/index.js', 'package/dist/index.cjs', 'package/dist/index.d.ts'];
+    for (const required of ['package/package.json', 'package/README.md', 'package/LICENSE', ...shipped]) {
       if (!listing.split('\n').includes(required)) {
         console.error(`check-pack: ${pkg.name}: tarball lacks ${required.replace('package/', '')}`);
         failed++;
@@ -192,7 +197,13 @@ try {
   const npmArgs =
     registry === undefined
       ? [...tarballs, lmTarball, ...npmExtra]
-      : ['--registry', registry.url, ...packages.map(({ pkg }) => pkg.name), lmTrainer.pkg.name, ...npmExtra];
+      : [
+          '--registry',
+          registry.url,
+          ...packages.filter(({ pkg }) => !isPlatformPackage(pkg)).map(({ pkg }) => pkg.name),
+          lmTrainer.pkg.name,
+          ...npmExtra,
+        ];
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...npmArgs], app);
   const sizeOf = (dir) => `${run('du', ['-sm', join(dir, 'node_modules')], dir).split('\t')[0]} MB`;
   console.log(`check-pack: npm install of every package and grassflow-lm: node_modules ${sizeOf(app)}`);
@@ -227,7 +238,7 @@ try {
     const body =
       "const info = await initBackend({ backend: 'wasm' }); const a = tf.randomNormal([256, 256]); " +
       'const sum = tf.sum(tf.matMul(a, a)).dataSync()[0]; ' +
-      'console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote, blas: info.blas, ' +
+      'console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote, blas: info.blas, native: info.native, ' +
       'finite: Number.isFinite(sum) }));';
     const scripts = {
       ESM: [
@@ -270,6 +281,14 @@ try {
         failed++;
         continue;
       }
+      if (nativeHere && !/^native /.test(info.native ?? '')) {
+        console.error(
+          `check-pack: @grassflow/gpu-layers (${kind}) from ${source}: the fused kernels are not native on ` +
+            `${process.platform}-${process.arch} (native: ${info.native})`,
+        );
+        failed++;
+        continue;
+      }
       if (info.threads !== want || !info.finite || (cpus().length > 1 && !(info.threads > 1))) {
         console.error(
           `check-pack: @grassflow/gpu-layers (${kind}): initBackend({ backend: 'wasm' }) reports ${info.threads} ` +
@@ -280,7 +299,8 @@ try {
       } else {
         console.log(
           `check-pack: @grassflow/gpu-layers (${kind}) from ${source}: initBackend({ backend: 'wasm' }) runs ` +
-            `${info.threads} wasm threads on ${cpus().length} cores (products: ${info.blas}), and the script exits by itself`,
+            `${info.threads} wasm threads on ${cpus().length} cores (products: ${info.blas}; fused kernels: ` +
+            `${info.native}), and the script exits by itself`,
         );
       }
     }
