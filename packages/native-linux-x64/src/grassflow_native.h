@@ -32,4 +32,15 @@ void gf_expressive_weights(const float *s, float *a, int rows, int l, int n, flo
 void gf_expressive_weights_grad(const float *dy, const float *s, const float *a, float *ds, int rows, int l, int n,
                                 float eps, int causal, int t0);
 
+/* The Grassmann mixer's Plücker sum over z [B, L, r] (C = r(r − 1)/2 pairs (i, j), i < j, lexicographic) for the O
+ * offsets Δ_o: for each o and t ≥ Δ_o, p = z_{t−Δ,i} z_{t,j} − z_{t−Δ,j} z_{t,i}, nrm = sqrt(‖p‖² + ε²), p̂ = p/nrm
+ * (p̂ = 0, nrm = ε where t < Δ_o); value[t] = Σ_o p̂_o[t] (bidirectional ≠ 0: + Σ_o p̂_o[t + Δ_o], t + Δ_o < L).
+ * Writes value [B, L, C], p̂ [B, O, L, C] and nrm [B, O, L]. */
+void gf_pair_sum(const float *z, float *value, float *phat, float *nrm, int b, int l, int r, const int *offsets, int o,
+                 float eps, int bidirectional);
+/* Its gradient dz [B, L, r] from dy = ∂/∂value [B, L, C]: per pair g = dy[t] (+ dy[t − Δ] if bidirectional),
+ * dp = (g − p̂ (p̂·g))/nrm, then ∂p/∂z of both ends. Returns 0, or −1 when its scratch [B, O, L, C] is not allocated. */
+int gf_pair_sum_grad(const float *dy, const float *z, const float *phat, const float *nrm, float *dz, int b, int l,
+                     int r, const int *offsets, int o, float eps, int bidirectional);
+
 #endif

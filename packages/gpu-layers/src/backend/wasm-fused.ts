@@ -13,6 +13,9 @@ export const FUSED = {
   geluGrad: 'GrassflowGeluGrad',
   expressiveWeights: 'GrassflowExpressiveWeights',
   expressiveWeightsGrad: 'GrassflowExpressiveWeightsGrad',
+  /** The mixer's Σ p̂ over offsets and its gradient (grassmann/pair-sum.ts): native only, no JS kernel. */
+  pairSum: 'GrassflowPairSum',
+  pairSumGrad: 'GrassflowPairSumGrad',
 } as const;
 
 /** Whether the active backend has fused kernel `name` (the wasm backend once initBackend has set it up). */
@@ -281,8 +284,14 @@ function expressiveWeightsGradKernel(args: KernelArgs): tf.TensorInfo {
   return out;
 }
 
-/** The JS kernels, by name: registered for 'wasm' below, and what wasm-native.ts falls back to. */
-export const JS_FUSED_KERNELS: Readonly<Record<(typeof FUSED)[keyof typeof FUSED], tf.KernelFunc>> = {
+/** A fused kernel's name. */
+export type FusedKernelName = (typeof FUSED)[keyof typeof FUSED];
+
+/**
+ * The JS kernels, by name: registered for 'wasm' below, and what wasm-native.ts falls back to. The names without one
+ * (native only) take the composed tfjs ops there.
+ */
+export const JS_FUSED_KERNELS: Readonly<Partial<Record<FusedKernelName, tf.KernelFunc>>> = {
   [FUSED.layerNorm]: layerNormKernel,
   [FUSED.layerNormGrad]: layerNormGradKernel,
   [FUSED.gelu]: geluKernel,

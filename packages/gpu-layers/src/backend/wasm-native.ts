@@ -11,12 +11,13 @@ import {
   input,
   JS_FUSED_KERNELS,
   setFusedKernelsNative,
+  type FusedKernelName,
   type KernelArgs,
   type WasmHeapBackend,
 } from './wasm-fused.js';
 
 /** The library's ABI version this file binds (gf_version()). */
-const ABI = 1;
+const ABI = 2;
 const KOFFI = 'koffi';
 
 /** What the fused kernels run on, for logs and benchmark lines. */
@@ -53,6 +54,33 @@ interface Native {
     c: number,
     t0: number,
   ): void;
+  pairSum(
+    z: F32,
+    value: F32,
+    pHat: F32,
+    nrm: F32,
+    b: number,
+    l: number,
+    r: number,
+    offsets: Int32Array,
+    o: number,
+    eps: number,
+    bidirectional: number,
+  ): void;
+  pairSumGrad(
+    dy: F32,
+    z: F32,
+    pHat: F32,
+    nrm: F32,
+    dz: F32,
+    b: number,
+    l: number,
+    r: number,
+    offsets: Int32Array,
+    o: number,
+    eps: number,
+    bidirectional: number,
+  ): number;
   setThreads(n: number): number;
   isa: string;
   library: string;
@@ -104,6 +132,14 @@ function bind(koffi: Koffi, library: string): Native {
       'void gf_expressive_weights_grad(const float *dy, const float *s, const float *a, float *ds, int rows, ' +
         'int l, int n, float eps, int causal, int t0)',
     ),
+    pairSum: f(
+      'void gf_pair_sum(const float *z, float *value, float *phat, float *nrm, int b, int l, int r, ' +
+        'const int *offsets, int o, float eps, int bidirectional)',
+    ),
+    pairSumGrad: f(
+      'int gf_pair_sum_grad(const float *dy, const float *z, const float *phat, const float *nrm, float *dz, ' +
+        'int b, int l, int r, const int *offsets, int o, float eps, int bidirectional)',
+    ),
     setThreads: f('int gf_set_threads(int n)'),
     isa: (lib.func('const char *gf_isa(void)') as () => string)(),
     library,
@@ -144,7 +180,11 @@ export async function setUpWasmNative(threads: number): Promise<NativeKernelsInf
     const fail = (why: string): NativeKernelsInfo => {
       if (explicit) throw new Error(`GRASSFLOW_NATIVE=${asked}: ${why}`);
       const summary = `JS fused kernels: ${why}`;
-      info = { active: false, summary, note: `grassflow: ${summary}; npm install ${nativePackageName()} enables native` };
+      info = {
+        active: false,
+        summary,
+        note: `grassflow: ${summary}; npm install ${nativePackageName()} enables native`,
+      };
       return nativeKernelsInfo();
     };
     if (found.path === undefined) return fail(found.why ?? 'no library');
@@ -269,13 +309,74 @@ function expressiveWeightsGradKernel(args: KernelArgs): tf.TensorInfo {
   return out;
 }
 
-const NATIVE_KERNELS: Readonly<Record<keyof typeof JS_FUSED_KERNELS, tf.KernelFunc>> = {
+/** Attrs of the pair-sum kernels: the live offsets (each < L), ε and the direction. */
+function pairSumAttrs(args: KernelArgs): { offsets: Int32Array; eps: number; bidirectional: number } {
+  const attrs = args.attrs ?? {};
+  return {
+    offsets: Int32Array.from(attrs['offsets'] as number[]),
+    eps: Number(attrs['eps']),
+    bidirectional: attrs['bidirectional'] === true ? 1 : 0,
+  };
+}
+
+function pairSumKernel(args: KernelArgs): tf.TensorInfo[] {
+  const backend = args.backend as WasmHeapBackend;
+  const z = input(args, 'z');
+  const [B, L, r] = z.shape as [number, number, number];
+  const { offsets, eps, bidirectional } = pairSumAttrs(args);
+  const O = offsets.length;
+  const C = (r * (r - 1)) / 2;
+  const outs = [
+    backend.makeOutput([B, L, C], 'float32'),
+    backend.makeOutput([B, O, L, C], 'float32'),
+    backend.makeOutput([B, O, L, 1], 'float32'),
+  ] as const;
+  const h = heapOf(backend);
+  const v = (t: tf.TensorInfo) => at(backend, h, t);
+  if (B * L * O * C > 0)
+    (native as Native).pairSum(v(z), v(outs[0]), v(outs[1]), v(outs[2]), B, L, r, offsets, O, eps, bidirectional);
+  return [...outs];
+}
+
+function pairSumGradKernel(args: KernelArgs): tf.TensorInfo {
+  const backend = args.backend as WasmHeapBackend;
+  const z = input(args, 'z');
+  const [B, L, r] = z.shape as [number, number, number];
+  const { offsets, eps, bidirectional } = pairSumAttrs(args);
+  const out = backend.makeOutput([B, L, r], 'float32');
+  const h = heapOf(backend);
+  const v = (t: tf.TensorInfo) => at(backend, h, t);
+  const [dy, pHat, nrm] = [input(args, 'dy'), input(args, 'pHat'), input(args, 'nrm')];
+  if (B * L * r > 0) {
+    const o = offsets.length;
+    const rc = (native as Native).pairSumGrad(
+      v(dy),
+      v(z),
+      v(pHat),
+      v(nrm),
+      v(out),
+      B,
+      L,
+      r,
+      offsets,
+      o,
+      eps,
+      bidirectional,
+    );
+    if (rc !== 0) throw new Error(`native pair-sum gradient: no memory for its [${B}, ${o}, ${L}, C] scratch`);
+  }
+  return out;
+}
+
+const NATIVE_KERNELS: Readonly<Record<FusedKernelName, tf.KernelFunc>> = {
   [FUSED.layerNorm]: layerNormKernel,
   [FUSED.layerNormGrad]: layerNormGradKernel,
   [FUSED.gelu]: geluKernel,
   [FUSED.geluGrad]: geluGradKernel,
   [FUSED.expressiveWeights]: expressiveWeightsKernel,
   [FUSED.expressiveWeightsGrad]: expressiveWeightsGradKernel,
+  [FUSED.pairSum]: pairSumKernel,
+  [FUSED.pairSumGrad]: pairSumGradKernel,
 };
 
 /**
@@ -285,10 +386,12 @@ const NATIVE_KERNELS: Readonly<Record<keyof typeof JS_FUSED_KERNELS, tf.KernelFu
 export function useNativeKernels(on: boolean): void {
   if (on && native === undefined)
     throw new Error(`useNativeKernels(true): no native library is loaded (${info.summary})`);
-  const table = on ? NATIVE_KERNELS : JS_FUSED_KERNELS;
-  for (const [kernelName, kernelFunc] of Object.entries(table)) {
-    tf.unregisterKernel(kernelName, 'wasm');
-    tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc });
+  // a name without a JS kernel is left unregistered: the composed tfjs ops run for it (hasFusedKernel is false)
+  const table: Readonly<Partial<Record<FusedKernelName, tf.KernelFunc>>> = on ? NATIVE_KERNELS : JS_FUSED_KERNELS;
+  for (const kernelName of Object.values(FUSED)) {
+    if (tf.getKernel(kernelName, 'wasm') !== undefined) tf.unregisterKernel(kernelName, 'wasm');
+    const kernelFunc = table[kernelName];
+    if (kernelFunc !== undefined) tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc });
   }
   setFusedKernelsNative(on);
   if (native !== undefined)
