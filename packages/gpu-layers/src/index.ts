@@ -4,7 +4,14 @@ export * from './portable-api.js';
 export { initBackend, BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } from './backend/backend.js';
 export type { BackendName, BackendInfo, InitBackendOptions } from './backend/backend.js';
 export { blasInfo, useNativeProducts, BLAS_INSTALL, type BlasInfo } from './backend/wasm-blas.js';
-export { nativeKernelsInfo, useNativeKernels, type NativeKernelsInfo } from './backend/wasm-native.js';
+export {
+  nativeKernelsInfo,
+  nativeVectorKernels,
+  useNativeKernels,
+  type AdamWConstants,
+  type NativeKernelsInfo,
+  type NativeVectorKernels,
+} from './backend/wasm-native.js';
 export {
   describeAdapter,
   DAWN_LIMIT_WARNING,

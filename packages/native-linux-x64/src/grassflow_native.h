@@ -43,4 +43,12 @@ void gf_pair_sum(const float *z, float *value, float *phat, float *nrm, int b, i
 int gf_pair_sum_grad(const float *dy, const float *z, const float *phat, const float *nrm, float *dz, int b, int l,
                      int r, const int *offsets, int o, float eps, int bidirectional);
 
+/* AdamW over one parameter of n elements, in float64 with float32 stores: g' = g·scale, m ← β₁m + (1 − β₁)g',
+ * v ← β₂v + (1 − β₂)g'², out = θ·keep − step_size·m/(sqrt(v·inv_bc2) + ε) (keep = 1 − ηλ where it decays, else 1;
+ * step_size = η/(1 − β₁ᵗ), inv_bc2 = 1/(1 − β₂ᵗ)). m and v are updated in place; θ is only read. */
+void gf_adamw(const float *theta, float *m, float *v, const float *g, float *out, long n, double b1, double b2,
+              double step_size, double inv_bc2, double eps, double keep, double scale);
+/* Σ x² over n elements, summed in float64 (the global gradient norm's square, a parameter at a time). */
+double gf_sum_squares(const float *x, long n);
+
 #endif

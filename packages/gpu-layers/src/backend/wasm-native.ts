@@ -17,7 +17,7 @@ import {
 } from './wasm-fused.js';
 
 /** The library's ABI version this file binds (gf_version()). */
-const ABI = 2;
+const ABI = 3;
 const KOFFI = 'koffi';
 
 /** What the fused kernels run on, for logs and benchmark lines. */
@@ -81,6 +81,22 @@ interface Native {
     eps: number,
     bidirectional: number,
   ): number;
+  adamw(
+    theta: F32,
+    m: F32,
+    v: F32,
+    g: F32,
+    out: F32,
+    n: number,
+    b1: number,
+    b2: number,
+    stepSize: number,
+    invBc2: number,
+    eps: number,
+    keep: number,
+    scale: number,
+  ): void;
+  sumSquares(x: F32, n: number): number;
   setThreads(n: number): number;
   isa: string;
   library: string;
@@ -140,6 +156,11 @@ function bind(koffi: Koffi, library: string): Native {
       'int gf_pair_sum_grad(const float *dy, const float *z, const float *phat, const float *nrm, float *dz, ' +
         'int b, int l, int r, const int *offsets, int o, float eps, int bidirectional)',
     ),
+    adamw: f(
+      'void gf_adamw(const float *theta, float *m, float *v, const float *g, float *out, long n, double b1, ' +
+        'double b2, double step_size, double inv_bc2, double eps, double keep, double scale)',
+    ),
+    sumSquares: f('double gf_sum_squares(const float *x, long n)'),
     setThreads: f('int gf_set_threads(int n)'),
     isa: (lib.func('const char *gf_isa(void)') as () => string)(),
     library,
@@ -209,6 +230,57 @@ export async function setUpWasmNative(threads: number): Promise<NativeKernelsInf
   };
   useNativeKernels(true);
   return nativeKernelsInfo();
+}
+
+/** AdamW's constants for one parameter (see {@link NativeVectorKernels.adamw}). */
+export interface AdamWConstants {
+  beta1: number;
+  beta2: number;
+  /** η / (1 − β₁ᵗ) */
+  stepSize: number;
+  /** 1 / (1 − β₂ᵗ) */
+  invBc2: number;
+  epsilon: number;
+  /** 1 − ηλ where the parameter decays, else 1 */
+  keep: number;
+  /** the gradient's factor (clipping's) */
+  scale: number;
+}
+
+/** The optimizer's passes over float32 storage, native (every core, AVX-512F / AVX2), for training's AdamW. */
+export interface NativeVectorKernels {
+  /**
+   * One AdamW update over a parameter's storage in float64, float32 stores: m, v in place, θ' into `out` (θ read
+   * only); the arrays have one length.
+   */
+  adamw(
+    theta: Float32Array,
+    m: Float32Array,
+    v: Float32Array,
+    g: Float32Array,
+    out: Float32Array,
+    c: AdamWConstants,
+  ): void;
+  /** Σ x², summed in float64. */
+  sumSquares(x: Float32Array): number;
+}
+
+/**
+ * The native optimizer passes while the native kernels are on (see {@link nativeKernelsInfo}), else undefined (the
+ * caller runs its JS loop). They work on any Float32Array: the wasm heap's views or the cpu backend's arrays.
+ */
+export function nativeVectorKernels(): NativeVectorKernels | undefined {
+  if (native === undefined || !info.active) return undefined;
+  const lib = native;
+  return {
+    adamw: (theta, m, v, g, out, c) => {
+      const n = theta.length;
+      if (m.length !== n || v.length !== n || g.length !== n || out.length !== n)
+        throw new RangeError(`adamw: arrays of ${n}, ${m.length}, ${v.length}, ${g.length}, ${out.length} elements`);
+      if (n > 0) lib.adamw(theta, m, v, g, out, n, c.beta1, c.beta2, c.stepSize, c.invBc2, c.epsilon, c.keep, c.scale);
+    },
+    sumSquares: (x) => (x.length === 0 ? 0 : lib.sumSquares(x, x.length)),
+  };
 }
 
 /** Heap views: the whole heap from each tensor's offset on (koffi passes a typed array's own memory). */
