@@ -9,10 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   attentionWeights,
   causalAttention,
+  chunkedLmLoss,
+  crossEntropy,
   gelu,
   initBackend,
   layerNorm,
   nativeKernelsInfo,
+  tokenNll,
   useFusedKernels,
   useNativeKernels,
   type AttentionOptions,
@@ -39,23 +42,26 @@ it('the native kernels load where their library is built (linux-x64), unless GRA
   if (nativeLoaded) expect(nativeKernelsInfo().summary).toMatch(/^native (avx512f|avx2|scalar), \d+ threads?$/);
 });
 
-it.skipIf(!nativeLoaded)('GRASSFLOW_NATIVE=off at set-up keeps the JS kernels; unset, the native ones return', async () => {
-  const before = process.env['GRASSFLOW_NATIVE'];
-  try {
-    process.env['GRASSFLOW_NATIVE'] = 'off';
-    const off = await setUpWasmNative(threads);
-    expect([off.active, off.summary]).toEqual([false, 'off (GRASSFLOW_NATIVE=off): JS fused kernels']);
-    expect(tf.getKernel(FUSED.layerNorm, 'wasm')?.kernelFunc).toBe(JS_FUSED_KERNELS[FUSED.layerNorm]);
-    delete process.env['GRASSFLOW_NATIVE'];
-    const on = await setUpWasmNative(threads);
-    expect(on.active, on.summary).toBe(true);
-    expect(tf.getKernel(FUSED.layerNorm, 'wasm')?.kernelFunc).not.toBe(JS_FUSED_KERNELS[FUSED.layerNorm]);
-  } finally {
-    if (before === undefined) delete process.env['GRASSFLOW_NATIVE'];
-    else process.env['GRASSFLOW_NATIVE'] = before;
-    useNativeKernels(true);
-  }
-});
+it.skipIf(!nativeLoaded)(
+  'GRASSFLOW_NATIVE=off at set-up keeps the JS kernels; unset, the native ones return',
+  async () => {
+    const before = process.env['GRASSFLOW_NATIVE'];
+    try {
+      process.env['GRASSFLOW_NATIVE'] = 'off';
+      const off = await setUpWasmNative(threads);
+      expect([off.active, off.summary]).toEqual([false, 'off (GRASSFLOW_NATIVE=off): JS fused kernels']);
+      expect(tf.getKernel(FUSED.layerNorm, 'wasm')?.kernelFunc).toBe(JS_FUSED_KERNELS[FUSED.layerNorm]);
+      delete process.env['GRASSFLOW_NATIVE'];
+      const on = await setUpWasmNative(threads);
+      expect(on.active, on.summary).toBe(true);
+      expect(tf.getKernel(FUSED.layerNorm, 'wasm')?.kernelFunc).not.toBe(JS_FUSED_KERNELS[FUSED.layerNorm]);
+    } finally {
+      if (before === undefined) delete process.env['GRASSFLOW_NATIVE'];
+      else process.env['GRASSFLOW_NATIVE'] = before;
+      useNativeKernels(true);
+    }
+  },
+);
 
 /** f's outputs with the composed ops and with the fused kernels. */
 function bothPaths(f: () => tf.Tensor[]): [Float32Array[], Float32Array[]] {
@@ -219,17 +225,61 @@ for (const path of ['native', 'js'] as const)
       expect(y).toEqual([1, 2, 3, 4]);
     });
 
+    const LOSS_SHAPES = [
+      { N: 64, V: 1000, what: '64 rows, V 1,000' },
+      { N: 3, V: 30_522, what: 'a tail of the V 30,522 vocabulary' },
+      { N: 1, V: 7, what: 'one row, V 7' },
+    ];
+    for (const { N, V, what } of LOSS_SHAPES) {
+      it(`crossEntropy and tokenNll equal the composed ops to 1e-5, values and gradients: ${what}`, () => {
+        const [composed, fused] = bothPaths(() => {
+          const logits = tf.add(randn([N, V], 7, 4), 3); // wide and off-centre: the row maximum matters
+          const targets = tf.tensor1d(
+            Array.from({ length: N }, (_, n) => (n * 7919) % V),
+            'int32',
+          );
+          const [dx] = tf.grads((x: tf.Tensor) => tf.mul(crossEntropy(x as tf.Tensor2D, targets), 2.5))([logits]);
+          return [
+            crossEntropy(logits as tf.Tensor2D, targets),
+            tokenNll(logits as tf.Tensor2D, targets),
+            dx as tf.Tensor,
+          ];
+        });
+        composed.forEach((c, i) => expect(relErr(fused[i] as Float32Array, c), `output ${i}`).toBeLessThan(1e-5));
+      });
+    }
+
+    it('chunkedLmLoss (several chunks) equals the composed ops to 1e-5, value and gradients of h and E', () => {
+      const [composed, fused] = bothPaths(() => {
+        const [B, L, d, V] = [2, 9, 16, 300];
+        const h = randn([B, L, d], 8);
+        const table = randn([V, d], 9, 0.5);
+        const targets = tf.tensor2d(
+          Array.from({ length: B * L }, (_, n) => (n * 31) % V),
+          [B, L],
+          'int32',
+        );
+        const f = (a: tf.Tensor, e: tf.Tensor) =>
+          chunkedLmLoss(a as tf.Tensor3D, e as tf.Tensor2D, targets as tf.Tensor2D, { chunkRows: 5 });
+        return [f(h, table), ...tf.grads(f)([h, table])];
+      });
+      composed.forEach((c, i) => expect(relErr(fused[i] as Float32Array, c), `output ${i}`).toBeLessThan(1e-5));
+    });
+
     it('the fused kernels are the ones that run on wasm (one kernel a call)', () => {
       const names = kernelsRun(() => {
         layerNorm(tf.ones([2, 8]), tf.ones([8]), tf.zeros([8]));
         gelu(tf.ones([2, 8]));
         tf.grad((s: tf.Tensor) => tf.sum(attentionWeights(s as tf.Tensor3D, 'ea', 1e-6)))(tf.ones([1, 4, 4]));
+        const targets = tf.tensor1d([1, 2], 'int32');
+        tf.grad((x: tf.Tensor) => crossEntropy(x as tf.Tensor2D, targets))(tf.ones([2, 5]));
       });
       expect(names.filter((n) => n.startsWith('Grassflow'))).toEqual([
         'GrassflowLayerNorm',
         'GrassflowGelu',
         'GrassflowExpressiveWeights',
         'GrassflowExpressiveWeightsGrad',
+        ...(path === 'native' ? ['GrassflowSoftmaxNll', 'GrassflowSoftmaxNllGrad'] : []),
       ]);
     });
   });

@@ -51,4 +51,10 @@ void gf_adamw(const float *theta, float *m, float *v, const float *g, float *out
 /* Σ x² over n elements, summed in float64 (the global gradient norm's square, a parameter at a time). */
 double gf_sum_squares(const float *x, long n);
 
+/* Softmax and NLL of rows x [N, V] with int32 targets t [N]: p = softmax(x) [N, V], nll_n = log Σ_v exp(x_nv) −
+ * x_{n,t_n} [N] (NaN for a target outside [0, V)). */
+void gf_softmax_nll(const float *x, const int *targets, float *p, float *nll, int n, int v);
+/* The mean NLL's gradient: dx = (p − onehot(t))·dy[0]/N [N, V]. */
+void gf_softmax_nll_grad(const float *p, const int *targets, const float *dy, float *dx, int n, int v);
+
 #endif

@@ -16,6 +16,9 @@ export const FUSED = {
   /** The mixer's Σ p̂ over offsets and its gradient (grassmann/pair-sum.ts): native only, no JS kernel. */
   pairSum: 'GrassflowPairSum',
   pairSumGrad: 'GrassflowPairSumGrad',
+  /** Softmax and per-row NLL of the loss (loss/loss.ts) and the mean NLL's gradient: native only. */
+  softmaxNll: 'GrassflowSoftmaxNll',
+  softmaxNllGrad: 'GrassflowSoftmaxNllGrad',
 } as const;
 
 /** Whether the active backend has fused kernel `name` (the wasm backend once initBackend has set it up). */

@@ -17,7 +17,7 @@ import {
 } from './wasm-fused.js';
 
 /** The library's ABI version this file binds (gf_version()). */
-const ABI = 3;
+const ABI = 4;
 const KOFFI = 'koffi';
 
 /** What the fused kernels run on, for logs and benchmark lines. */
@@ -97,6 +97,8 @@ interface Native {
     scale: number,
   ): void;
   sumSquares(x: F32, n: number): number;
+  softmaxNll(x: F32, targets: Int32Array, p: F32, nll: F32, n: number, v: number): void;
+  softmaxNllGrad(p: F32, targets: Int32Array, dy: F32, dx: F32, n: number, v: number): void;
   setThreads(n: number): number;
   isa: string;
   library: string;
@@ -161,6 +163,10 @@ function bind(koffi: Koffi, library: string): Native {
         'double b2, double step_size, double inv_bc2, double eps, double keep, double scale)',
     ),
     sumSquares: f('double gf_sum_squares(const float *x, long n)'),
+    softmaxNll: f('void gf_softmax_nll(const float *x, const int *targets, float *p, float *nll, int n, int v)'),
+    softmaxNllGrad: f(
+      'void gf_softmax_nll_grad(const float *p, const int *targets, const float *dy, float *dx, int n, int v)',
+    ),
     setThreads: f('int gf_set_threads(int n)'),
     isa: (lib.func('const char *gf_isa(void)') as () => string)(),
     library,
@@ -285,6 +291,12 @@ export function nativeVectorKernels(): NativeVectorKernels | undefined {
 
 /** Heap views: the whole heap from each tensor's offset on (koffi passes a typed array's own memory). */
 function at(backend: WasmHeapBackend, heap: Float32Array, t: tf.TensorInfo): Float32Array {
+  return heap.subarray((backend.dataIdMap.get(t.dataId)?.memoryOffset as number) >>> 2);
+}
+
+/** An int32 tensor's heap view, as {@link at}. */
+function atInt(backend: WasmHeapBackend, t: tf.TensorInfo): Int32Array {
+  const heap = new Int32Array(backend.wasm.HEAPU8.buffer);
   return heap.subarray((backend.dataIdMap.get(t.dataId)?.memoryOffset as number) >>> 2);
 }
 
@@ -440,6 +452,51 @@ function pairSumGradKernel(args: KernelArgs): tf.TensorInfo {
   return out;
 }
 
+/** int32 input `name`. */
+function intInput(args: KernelArgs, name: string): tf.TensorInfo {
+  const t = args.inputs[name];
+  if (t === undefined || t.dtype !== 'int32') throw new Error(`fused kernel: input ${name} must be an int32 tensor`);
+  return t;
+}
+
+function softmaxNllKernel(args: KernelArgs): tf.TensorInfo[] {
+  const backend = args.backend as WasmHeapBackend;
+  const logits = input(args, 'logits');
+  const targets = intInput(args, 'targets');
+  const [N, V] = logits.shape as [number, number];
+  const outs = [backend.makeOutput([N], 'float32'), backend.makeOutput([N, V], 'float32')] as const;
+  const h = heapOf(backend);
+  if (N * V > 0)
+    (native as Native).softmaxNll(
+      at(backend, h, logits),
+      atInt(backend, targets),
+      at(backend, h, outs[1]),
+      at(backend, h, outs[0]),
+      N,
+      V,
+    );
+  return [...outs];
+}
+
+function softmaxNllGradKernel(args: KernelArgs): tf.TensorInfo {
+  const backend = args.backend as WasmHeapBackend;
+  const probs = input(args, 'probs');
+  const [N, V] = probs.shape as [number, number];
+  const out = backend.makeOutput([N, V], 'float32');
+  const h = heapOf(backend);
+  const v = (t: tf.TensorInfo) => at(backend, h, t);
+  if (N * V > 0)
+    (native as Native).softmaxNllGrad(
+      v(probs),
+      atInt(backend, intInput(args, 'targets')),
+      v(input(args, 'dy')),
+      v(out),
+      N,
+      V,
+    );
+  return out;
+}
+
 const NATIVE_KERNELS: Readonly<Record<FusedKernelName, tf.KernelFunc>> = {
   [FUSED.layerNorm]: layerNormKernel,
   [FUSED.layerNormGrad]: layerNormGradKernel,
@@ -449,6 +506,8 @@ const NATIVE_KERNELS: Readonly<Record<FusedKernelName, tf.KernelFunc>> = {
   [FUSED.expressiveWeightsGrad]: expressiveWeightsGradKernel,
   [FUSED.pairSum]: pairSumKernel,
   [FUSED.pairSumGrad]: pairSumGradKernel,
+  [FUSED.softmaxNll]: softmaxNllKernel,
+  [FUSED.softmaxNllGrad]: softmaxNllGradKernel,
 };
 
 /**
