@@ -3,4 +3,5 @@
 'use strict';
 const { join } = require('node:path');
 
-exports.libraryPath = join(__dirname, 'lib', 'libgrassflow_native.so');
+const libraryPath = join(__dirname, 'lib', 'libgrassflow_native.so');
+module.exports = { libraryPath };
