@@ -63,6 +63,23 @@ it.skipIf(!nativeLoaded)(
   },
 );
 
+it.skipIf(!nativeLoaded)('the native pool grows after kernels ran; its new threads join the later calls', async () => {
+  const check = () => {
+    const [composed, fused] = bothPaths(() => {
+      const x = randn([64, 256], 11, 2);
+      return [layerNorm(x, tf.ones([256]), tf.zeros([256]), 1e-5), gelu(x)];
+    });
+    composed.forEach((c, i) => expect(relErr(fused[i] as Float32Array, c), `output ${i}`).toBeLessThan(1e-5));
+  };
+  try {
+    check(); // calls on the pool as it is
+    expect((await setUpWasmNative(threads + 2)).summary).toMatch(new RegExp(`, ${threads + 2} threads$`));
+    check(); // the two new workers take part from here on
+  } finally {
+    await setUpWasmNative(threads);
+  }
+});
+
 /** f's outputs with the composed ops and with the fused kernels. */
 function bothPaths(f: () => tf.Tensor[]): [Float32Array[], Float32Array[]] {
   const run = (fused: boolean) => {
