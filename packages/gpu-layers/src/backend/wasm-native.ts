@@ -1,9 +1,10 @@
-// Native fused kernels for the 'wasm' backend under Node: LayerNorm, exact GELU and expressive attention's weights,
-// forward and backward, from @grassflow/native-<os>-<cpu> (C, on both cores, AVX-512F / AVX2 chosen when it loads),
-// called through koffi on Float32Array views of the wasm heap as wasm-blas.ts calls sgemm. Registered under the same
-// kernel names as wasm-fused.ts's JS kernels, which stay the fallback where the package is not installed (and in the
-// browser). GRASSFLOW_NATIVE: unset or 'auto' loads the package for this platform, 'off' keeps the JS kernels, a path
-// is the library to load and must load.
+// Native kernels for the 'wasm' backend under Node, from @grassflow/native-<os>-<cpu> (C, on every core, AVX-512F /
+// AVX2 chosen when it loads), called through koffi on Float32Array views of the wasm heap as wasm-blas.ts calls sgemm:
+// LayerNorm, exact GELU and expressive attention's weights (under the names of wasm-fused.ts's JS kernels, which stay
+// the fallback where the package is not installed, and in the browser), the mixer's Plücker sum and the loss's softmax
+// and NLL (native only: the composed tfjs ops are their fallback), forward and backward; and the optimizer's passes
+// (nativeVectorKernels, for training's AdamW and global norm). GRASSFLOW_NATIVE: unset or 'auto' loads the package for
+// this platform, 'off' keeps the JS path, a path is the library to load and must load.
 import * as tf from '@tensorflow/tfjs-core';
 import {
   expressiveAttrs,
