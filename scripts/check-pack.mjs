@@ -4,7 +4,10 @@
 // any @grassflow package on its own. Run after `turbo run build` (the root `pnpm test` does).
 // Then, in that install (no workspace patches apply there), @grassflow/gpu-layers' initBackend({ backend: 'wasm' })
 // from ESM and from CJS must report every core as wasm threads (at most 8), so more than one on a multi-core
-// machine, and the script (which also runs a matMul) must exit by itself.
+// machine, and the script (which also runs a matMul) must exit by itself. A platform package (package.json with `os`/`cpu`:
+// @grassflow/native-linux-x64) ships a built library instead of dist/; with the registry it is not named in the
+// install: gpu-layers' optionalDependencies must bring it, and on linux-x64 once koffi is installed
+// initBackend({ backend: 'wasm' }) must report the native fused kernels (info.native 'native …').
 // The npm install is the install line of gpu-layers' README (its peer dependencies included), the @grassflow names
 // replaced by the tarballs; it must print no EBADENGINE warning, and every package it installs must declare engines
 // that admit the lowest Node the workspace supports (package.json's engines). koffi (the FFI of the native products)
@@ -74,6 +77,19 @@ function enginesRefusing(modules, node) {
 }
 
 /** info.blas of initBackend({ backend: 'wasm' }) in an install (a fresh process). */
+function nativeOf(dir) {
+  const script =
+    "import { initBackend } from '@grassflow/gpu-layers'; " +
+    "const info = await initBackend({ backend: 'wasm', threads: 1 }); console.log(JSON.stringify(info.native));";
+  const out = execFileSync('node', ['--input-type=module', '-e', script], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 120_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, GRASSFLOW_BACKEND: '', GRASSFLOW_NATIVE: '' },
+  });
+  return JSON.parse(out.trim().split('\n').pop());
+}
 function blasOf(dir) {
   const script =
     "import { initBackend } from '@grassflow/gpu-layers'; " +
@@ -104,6 +120,9 @@ const packages = readdirSync(join(root, 'packages'))
   .filter((dir) => existsSync(join(dir, 'package.json')))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
   .filter(({ pkg }) => !pkg.private);
+/** A per-platform package of built native code (the esbuild pattern): no dist/, its library in `files`. */
+const isPlatformPackage = (pkg) => Array.isArray(pkg.os) || Array.isArray(pkg.cpu);
+const nativeHere = packages.some(({ pkg }) => pkg.name === `@grassflow/native-${process.platform}-${process.arch}`);
 
 /**
  * The examples the pack check runs from the installed tarballs: the first ```ts block under each heading, of the
@@ -212,7 +231,10 @@ try {
   const source = registry === undefined ? 'its tarball' : 'the registry, by a version range';
   const tarballs = [];
   for (const { dir, pkg } of packages) {
-    if (!existsSync(join(dir, 'dist'))) throw new Error(`${pkg.name}: no dist/ — run \`pnpm build\` first`);
+    const platform = isPlatformPackage(pkg);
+    const built = platform ? (pkg.files ?? []).filter((f) => /\.(so|dylib|dll|node)$/.test(f)) : ['dist'];
+    for (const f of built)
+      if (!existsSync(join(dir, f))) throw new Error(`${pkg.name}: no ${f} — run \`pnpm build\` first`);
     const out = run('pnpm', ['pack', '--pack-destination', work], dir).trim().split('\n').pop();
     const tarball = out.endsWith('.tgz')
       ? resolve(dir, out)
@@ -235,14 +257,10 @@ try {
         failed++;
       }
     }
-    for (const required of [
-      'package/package.json',
-      'package/README.md',
-      'package/LICENSE',
-      'package/dist/index.js',
-      'package/dist/index.cjs',
-      'package/dist/index.d.ts',
-    ]) {
+    const shipped = platform
+      ? built.map((f) => `package/${f}`)
+      : ['package/dist/index.js', 'package/dist/index.cjs', 'package/dist/index.d.ts'];
+    for (const required of ['package/package.json', 'package/README.md', 'package/LICENSE', ...shipped]) {
       if (!listing.split('\n').includes(required)) {
         console.error(`check-pack: ${pkg.name}: tarball lacks ${required.replace('package/', '')}`);
         failed++;
@@ -271,7 +289,14 @@ try {
   const npmArgs =
     registry === undefined
       ? [...tarballs, lmTarball, ...npmExtra]
-      : ['--registry', registry.url, ...published.map(({ name, range }) => `${name}@${range}`), ...npmExtra];
+      : [
+          '--registry',
+          registry.url,
+          ...published
+            .filter(({ name }) => !packages.some(({ pkg }) => pkg.name === name && isPlatformPackage(pkg)))
+            .map(({ name, range }) => `${name}@${range}`),
+          ...npmExtra,
+        ];
   const npmStarted = Date.now();
   const npmOut = runAll('npm', ['install', '--no-audit', '--no-fund', '--loglevel=warn', ...npmArgs], app);
   const npmSeconds = ((Date.now() - npmStarted) / 1000).toFixed(0);
@@ -335,7 +360,7 @@ try {
     const body =
       "const info = await initBackend({ backend: 'wasm' }); const a = tf.randomNormal([256, 256]); " +
       'const sum = tf.sum(tf.matMul(a, a)).dataSync()[0]; ' +
-      'console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote, blas: info.blas, ' +
+      'console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote, blas: info.blas, native: info.native, ' +
       'finite: Number.isFinite(sum) }));';
     const scripts = {
       ESM: [
@@ -378,7 +403,8 @@ try {
       } else {
         console.log(
           `check-pack: @grassflow/gpu-layers (${kind}) from ${source}: initBackend({ backend: 'wasm' }) runs ` +
-            `${info.threads} wasm threads on ${cpus().length} cores (products: ${info.blas}), and the script exits by itself`,
+            `${info.threads} wasm threads on ${cpus().length} cores (products: ${info.blas}; fused kernels: ` +
+            `${info.native}), and the script exits by itself`,
         );
       }
     }
@@ -410,6 +436,17 @@ try {
       failed++;
     } else {
       console.log(`check-pack: after \`${KOFFI_NPM}\` (npm install): blas ${withKoffi}`);
+    }
+    if (nativeHere) {
+      // the platform package came with gpu-layers (optionalDependencies); with koffi its kernels load
+      checks++;
+      const native = nativeOf(app);
+      if (!/^native /.test(native ?? '')) {
+        console.error(`check-pack: after \`${KOFFI_NPM}\` the fused kernels are not native here (native: ${native})`);
+        failed++;
+      } else {
+        console.log(`check-pack: after \`${KOFFI_NPM}\`: fused kernels ${native}`);
+      }
     }
   }
   // the Redis queue stack is not installed: the worker says what to install, before anything else

@@ -149,6 +149,8 @@ export interface TrainBenchResult {
   simd: boolean | null;
   /** wasm: what its matrix products ran on ('openblas 0.3.21, 2 threads', or why XNNPACK's); null elsewhere. */
   blas: string | null;
+  /** wasm under Node: what the kernels between products ran on ('native avx512f, 2 threads', or why JS); else null. */
+  native?: string | null;
   /** webgpu: the adapter, one line (a software fallback such as lavapipe says so); null elsewhere. */
   adapter: string | null;
   /** A software (fallback) WebGPU adapter, e.g. lavapipe: CPU speed, not GPU numbers. */
@@ -292,6 +294,7 @@ export async function runTrainBench(f: TrainBenchFlags, config = benchModelConfi
     threads: backend.threads ?? 1,
     simd: backend.simd ?? null,
     blas: backend.blas ?? null,
+    native: backend.native ?? null,
     ...deviceLabel(backend),
     peak_rss_mb: process.resourceUsage().maxRSS / 1024,
     wasm_heap_peak_mb: heap === null ? null : heap / MB,
