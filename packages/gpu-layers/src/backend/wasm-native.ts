@@ -512,7 +512,7 @@ const NATIVE_KERNELS: Readonly<Record<FusedKernelName, tf.KernelFunc>> = {
 };
 
 /**
- * Register the native (true) or the JS (false) fused kernels for 'wasm'. True needs {@link setUpWasmNative} to have
+ * Register the native (true) or the JS (false) fused kernels for 'wasm'. True needs initBackend (setUpWasmNative) to have
  * loaded the library. For tests and benchmarks that compare both paths in one process.
  */
 export function useNativeKernels(on: boolean): void {

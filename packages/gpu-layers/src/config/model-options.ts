@@ -192,7 +192,7 @@ export const MODEL_FIELDS = {
 } as const satisfies Record<string, ModelField>;
 
 type Fields = typeof MODEL_FIELDS;
-export type ModelFieldName = keyof Fields;
+export type ModelFieldName = keyof typeof MODEL_FIELDS;
 
 /** The TypeScript type of a MODEL_FIELDS field's value. */
 type FieldValue<F> = F extends { type: 'choice'; values: readonly (infer V)[] }
