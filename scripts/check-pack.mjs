@@ -76,33 +76,21 @@ function enginesRefusing(modules, node) {
   return [...new Set(out)].sort();
 }
 
-/** info.blas of initBackend({ backend: 'wasm' }) in an install (a fresh process). */
-function nativeOf(dir) {
+/** One field of initBackend({ backend: 'wasm', threads: 1 })'s info in the install at dir ('blas', 'native'). */
+function backendInfoOf(dir, field) {
   const script =
     "import { initBackend } from '@grassflow/gpu-layers'; " +
-    "const info = await initBackend({ backend: 'wasm', threads: 1 }); console.log(JSON.stringify(info.native));";
+    `const info = await initBackend({ backend: 'wasm', threads: 1 }); console.log(JSON.stringify(info.${field}));`;
   const out = execFileSync('node', ['--input-type=module', '-e', script], {
     cwd: dir,
     encoding: 'utf8',
     timeout: 120_000,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, GRASSFLOW_BACKEND: '', GRASSFLOW_NATIVE: '' },
+    env: { ...process.env, GRASSFLOW_BACKEND: '', GRASSFLOW_BLAS: '', GRASSFLOW_NATIVE: '' },
   });
   return JSON.parse(out.trim().split('\n').pop());
 }
-function blasOf(dir) {
-  const script =
-    "import { initBackend } from '@grassflow/gpu-layers'; " +
-    "const info = await initBackend({ backend: 'wasm', threads: 1 }); console.log(JSON.stringify(info.blas));";
-  const out = execFileSync('node', ['--input-type=module', '-e', script], {
-    cwd: dir,
-    encoding: 'utf8',
-    timeout: 120_000,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, GRASSFLOW_BACKEND: '', GRASSFLOW_BLAS: '' },
-  });
-  return JSON.parse(out.trim().split('\n').pop());
-}
+const blasOf = (dir) => backendInfoOf(dir, 'blas');
 /**
  * Whether info.blas is what an install with koffi should give: native products ('openblas …'); where OpenBLAS is not
  * on the machine (and CI's GRASSFLOW_REQUIRE_BLAS=1 does not say it is), koffi loaded and OpenBLAS named as missing.
@@ -440,7 +428,7 @@ try {
     if (nativeHere) {
       // the platform package came with gpu-layers (optionalDependencies); with koffi its kernels load
       checks++;
-      const native = nativeOf(app);
+      const native = backendInfoOf(app, 'native');
       if (!/^native /.test(native ?? '')) {
         console.error(`check-pack: after \`${KOFFI_NPM}\` the fused kernels are not native here (native: ${native})`);
         failed++;
