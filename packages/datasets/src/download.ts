@@ -1,13 +1,20 @@
 // Size-bounded, checksum-verified HTTP(S) download to a file, with redirects; node:http/https only.
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { dirname } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { commitFileAtomic, temporarySibling } from '@grassflow/checkpoints';
+import {
+  commitFileAtomic,
+  downloadDeadlineMs,
+  fileSystemProblem,
+  makeFolder,
+  redactUrl,
+  temporarySibling,
+} from '@grassflow/checkpoints';
 import { DatasetError, messageOf } from './errors.js';
 import { DEFAULT_USER_AGENT } from './sources.js';
 
@@ -28,6 +35,13 @@ export interface DownloadOptions {
   maxRedirects?: number;
   /** Socket idle timeout in ms (default 60,000). */
   timeoutMs?: number;
+  /**
+   * Overall deadline in ms, from the request to the last byte, redirects included (default: `maxBytes` at 256 KiB/s,
+   * at least 30 s: checkpoints' downloadDeadlineMs). A server that trickles bytes is cut off with `TIMED_OUT`.
+   */
+  deadlineMs?: number;
+  /** What to tell a user whose destination folder cannot be written (default: point GRASSFLOW_DATA_DIR elsewhere). */
+  notWritableHint?: string;
   /** Called as bytes arrive: (received, declared total or null). */
   onProgress?: (received: number, total: number | null) => void;
 }
@@ -51,19 +65,49 @@ const GiB = 1024 * 1024 * 1024;
  */
 export async function downloadFile(url: string, dest: string, opts: DownloadOptions = {}): Promise<DownloadResult> {
   const maxBytes = opts.maxBytes ?? 2 * GiB;
+  const deadlineMs = opts.deadlineMs ?? downloadDeadlineMs(maxBytes);
+  const progress = { received: 0, timedOut: false };
+  const controller = new AbortController();
+  const timer = setTimeout(() => {
+    progress.timedOut = true;
+    controller.abort();
+  }, deadlineMs);
+  try {
+    return await fetchToFile(url, dest, { ...opts, maxBytes }, controller.signal, progress);
+  } catch (err) {
+    if (!progress.timedOut) throw err;
+    throw new DatasetError(
+      'TIMED_OUT',
+      `Download of ${redactUrl(url)} did not finish within ${deadlineMs / 1000} s (${progress.received} bytes ` +
+        'arrived): the server is stalled or too slow. Retry, or allow longer (the deadlineMs option). Nothing was kept.',
+      { file: redactUrl(url), cause: err },
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function fetchToFile(
+  url: string,
+  dest: string,
+  opts: DownloadOptions & { maxBytes: number },
+  signal: AbortSignal,
+  progress: { received: number },
+): Promise<DownloadResult> {
   const maxRedirects = opts.maxRedirects ?? 10;
   let current = parseUrl(url, url);
   let extra: Readonly<Record<string, string>> = opts.headers ?? {};
   for (let hop = 0; ; hop++) {
-    const res = await request(current, opts, extra);
+    const res = await request(current, opts, extra, signal);
     const status = res.statusCode ?? 0;
     if (status >= 300 && status < 400 && res.headers.location !== undefined) {
       res.resume(); // discard the redirect body
       if (hop >= maxRedirects) {
         throw new DatasetError(
           'TOO_MANY_REDIRECTS',
-          `Download of ${url} followed ${maxRedirects} redirects without reaching the file (last: ${current.href}).`,
-          { file: url },
+          `Download of ${redactUrl(url)} followed ${maxRedirects} redirects without reaching the file (last: ` +
+            `${redactUrl(current.href)}).`,
+          { file: redactUrl(url) },
         );
       }
       const next = parseUrl(res.headers.location, url, current);
@@ -72,8 +116,8 @@ export async function downloadFile(url: string, dest: string, opts: DownloadOpti
       if (current.protocol !== 'http:' && current.protocol !== 'https:') {
         throw new DatasetError(
           'DOWNLOAD_FAILED',
-          `Download of ${url} was redirected to unsupported protocol ${current.protocol}`,
-          { file: url },
+          `Download of ${redactUrl(url)} was redirected to unsupported protocol ${current.protocol}`,
+          { file: redactUrl(url) },
         );
       }
       continue;
@@ -82,11 +126,11 @@ export async function downloadFile(url: string, dest: string, opts: DownloadOpti
       res.resume();
       throw new DatasetError(
         'HTTP_STATUS',
-        `Download of ${current.href} failed: HTTP ${status} ${res.statusMessage ?? ''}`.trim() + '.',
-        { file: current.href },
+        `Download of ${redactUrl(current.href)} failed: HTTP ${status} ${res.statusMessage ?? ''}`.trim() + '.',
+        { file: redactUrl(current.href) },
       );
     }
-    return await saveBody(res, current.href, dest, maxBytes, opts);
+    return await saveBody(res, redactUrl(current.href), dest, opts.maxBytes, opts, progress);
   }
 }
 
@@ -97,9 +141,9 @@ function parseUrl(href: string, original: string, base?: URL): URL {
     throw new DatasetError(
       base === undefined ? 'INVALID_ARGUMENT' : 'DOWNLOAD_FAILED',
       base === undefined
-        ? `Not a valid URL: '${href}'.`
-        : `Download of ${original} was redirected to an invalid URL '${href}'.`,
-      { file: original },
+        ? `Not a valid URL: '${redactUrl(href)}'.`
+        : `Download of ${redactUrl(original)} was redirected to an invalid URL '${redactUrl(href)}'.`,
+      { file: redactUrl(original) },
     );
   }
 }
@@ -116,27 +160,28 @@ function request(
   url: URL,
   opts: DownloadOptions,
   extra: Readonly<Record<string, string>>,
+  signal: AbortSignal,
 ): Promise<http.IncomingMessage> {
   const get = url.protocol === 'https:' ? https.get : url.protocol === 'http:' ? http.get : undefined;
   if (get === undefined) {
     return Promise.reject(
       new DatasetError(
         'INVALID_ARGUMENT',
-        `Unsupported URL protocol ${url.protocol} in ${url.href}: use http or https.`,
-        { file: url.href },
+        `Unsupported URL protocol ${url.protocol} in ${redactUrl(url.href)}: use http or https.`,
+        { file: redactUrl(url.href) },
       ),
     );
   }
   const headers = { 'user-agent': opts.userAgent ?? DEFAULT_USER_AGENT, 'accept-encoding': 'identity', ...extra };
   return new Promise((resolvePromise, reject) => {
-    const req = get(url, { headers, timeout: opts.timeoutMs ?? 60_000 }, resolvePromise);
+    const req = get(url, { headers, timeout: opts.timeoutMs ?? 60_000, signal }, resolvePromise);
     req.on('timeout', () => req.destroy(new Error(`no data for ${opts.timeoutMs ?? 60_000} ms`)));
     req.on('error', (err) => {
       reject(
         new DatasetError(
           'DOWNLOAD_FAILED',
-          `Download of ${url.href} failed: ${messageOf(err)}. Check the network, or fetch the file by hand.`,
-          { file: url.href, cause: err },
+          `Download of ${redactUrl(url.href)} failed: ${messageOf(err)}. Check the network, or fetch the file by hand.`,
+          { file: redactUrl(url.href), cause: err },
         ),
       );
     });
@@ -149,6 +194,7 @@ async function saveBody(
   dest: string,
   maxBytes: number,
   opts: DownloadOptions,
+  progress: { received: number },
 ): Promise<DownloadResult> {
   const lengthHeader = res.headers['content-length'];
   const declared = lengthHeader === undefined ? null : Number(lengthHeader);
@@ -174,6 +220,7 @@ async function saveBody(
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       received += chunk.length;
+      progress.received = received;
       if (received > limit) {
         const why =
           declared !== null
@@ -187,16 +234,17 @@ async function saveBody(
       done(null, chunk);
     },
   });
-  await mkdir(dirname(dest), { recursive: true }).catch((err: unknown) => {
+  // level by level, with a timeout: Node's recursive mkdir never returns under /proc
+  await makeFolder(dirname(dest)).catch((err: unknown) => {
     res.destroy();
-    throw notWritable(dest, err);
+    throw notWritable(dest, err, opts);
   });
   const tmp = temporarySibling(dest);
   // Open the temp file before streaming: a stream that opens it lazily can create it after an early
   // network error has already run the cleanup below, leaving a stray temp file behind.
   const file = await open(tmp, 'wx').catch((err: unknown) => {
     res.destroy();
-    throw notWritable(dest, err);
+    throw notWritable(dest, err, opts);
   });
   const out = file.createWriteStream();
   try {
@@ -206,7 +254,7 @@ async function saveBody(
       if (err instanceof DatasetError) throw err;
       if (declared !== null && received < declared) throw truncated(href, received, declared, err);
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') throw notWritable(dest, err);
+      if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') throw notWritable(dest, err, opts);
       throw new DatasetError(
         'DOWNLOAD_FAILED',
         `Download of ${href} failed after ${received} bytes: ${messageOf(err)}.`,
@@ -238,10 +286,11 @@ function truncated(href: string, received: number, declared: number, cause?: unk
   );
 }
 
-function notWritable(dest: string, cause: unknown): DatasetError {
+function notWritable(dest: string, cause: unknown, opts: DownloadOptions): DatasetError {
+  const hint = opts.notWritableHint ?? 'Point GRASSFLOW_DATA_DIR (or the dataDir option) at a writable folder.';
   return new DatasetError(
     'NOT_WRITABLE',
-    `Cannot write ${dest}: ${messageOf(cause)}. Point GRASSFLOW_DATA_DIR (or the dataDir option) at a writable folder.`,
+    `Cannot write ${dest}: ${fileSystemProblem(dest, cause as NodeJS.ErrnoException)}. ${hint}`,
     { file: dest, cause },
   );
 }

@@ -8,7 +8,7 @@ import type {
   LoadCheckpointFolderOptions,
   SafetensorsDType,
 } from '@grassflow/checkpoints';
-import { validateModelConfig, type ModelConfig } from '../config/model-config.js';
+import { countParams, validateModelConfig, type ModelConfig } from '../config/model-config.js';
 import { createModel } from '../models/create-model.js';
 import type { GrassmannLM } from '../grassmann/lm.js';
 import type { TransformerLM } from '../transformer/lm.js';
@@ -82,6 +82,8 @@ function checkpointModelLoader(verifyChecksums: boolean): {
       parseModel: validateModelConfig,
       reader: '@grassflow/gpu-layers',
       describeModel: describeConfig,
+      // the sizes config.json claims are checked against the weights' header before createModel allocates them
+      parameterCount: countParams,
       expectedTensors: (config) => {
         built = createModel(config);
         const expected = built.stateDict();
