@@ -50,7 +50,8 @@ export interface LoadCheckpointBytesOptions<M = CheckpointJson> {
   readonly expectedTensors?: (model: M) => ReadonlyMap<string, readonly number[]>;
   /**
    * The parameter count the model described by config.json has, computed without building it: model.safetensors'
-   * header must hold exactly that many values, checked before `expectedTensors` (which may build the model).
+   * header must hold at least that many values, checked before `expectedTensors` (which may build the model), so
+   * that no config.json makes the loader allocate more than the weights it came with.
    */
   readonly parameterCount?: (model: M) => number;
   /** The model config as named in mismatch messages (default: its JSON). */

@@ -6,8 +6,9 @@ const shapeText = (s: readonly number[]): string => `[${s.join(', ')}]`;
 
 /**
  * Compares the number of values model.safetensors' header holds with the parameter count the config implies
- * (`expected`), before the model is built: a config.json whose sizes were changed (nLayers 20000 beside 2 MB of
- * weights) is refused without allocating what it describes.
+ * (`expected`), before the model is built: a config.json that describes a larger model than the weights hold
+ * (nLayers 20000 beside 2 MB of weights) is refused without allocating what it describes. A smaller one is let through
+ * to the tensor-by-tensor check (building it costs less than the weights given), which names the tensor that differs.
  */
 export function checkParameterCount(
   where: string,
@@ -16,11 +17,11 @@ export function checkParameterCount(
   summary: string,
 ): void {
   const held = tensors.reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
-  if (held !== expected) {
+  if (expected > held) {
     throw new CheckpointError(
       'TENSOR_SHAPE',
-      `${where} holds ${held} values but its config.json describes a model of ${expected} parameters ` +
-        `(${summary}): the weights do not belong to this config.json; re-save the checkpoint or fix config.json`,
+      `${where} holds ${held} values but its config.json describes a model of ${expected} parameters: the ` +
+        `weights do not belong to this config.json (${summary}); re-save the checkpoint or fix config.json`,
     );
   }
 }

@@ -38,6 +38,7 @@ export type {
   PretrainedTokenizerFiles,
   SavePretrainedOptions,
   LoadedPretrained,
+  LoadPretrainedOptions,
   FromPretrainedOptions,
 } from './io/pretrained.js';
 export {
