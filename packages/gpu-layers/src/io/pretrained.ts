@@ -29,6 +29,7 @@ import {
   PRETRAINED_FORMAT_VERSION,
   pretrainedFileCap,
   pretrainedFileRecords,
+  pretrainedFolderUrl,
   pretrainedModel,
   pretrainedModelConfig,
   readPretrainedTokenizer,
@@ -275,7 +276,11 @@ export async function fromPretrained(dirOrUrl: string, options: FromPretrainedOp
       verifyChecksums: false,
       vocabSize: loaded.config.vocabSize,
     });
-    return pretrainedModel(loaded, tokenizer, isPretrainedUrl(dirOrUrl) ? shownUrl(dirOrUrl) : loaded.dir);
+    return pretrainedModel(
+      loaded,
+      tokenizer,
+      isPretrainedUrl(dirOrUrl) ? shownUrl(pretrainedFolderUrl(dirOrUrl)) : loaded.dir,
+    );
   } catch (error) {
     loaded.model.dispose();
     throw error;
