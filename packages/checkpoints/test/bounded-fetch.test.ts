@@ -120,6 +120,15 @@ describe('fetchCheckpointBytes (the playground)', () => {
     expect(err.message).toMatch(/model\.safetensors is larger \(more than 1980000 bytes\)/);
   });
 
+  it('gives up on a config.json sent 1 byte every 2 s at its deadline instead of loading forever', async () => {
+    routes.set('/slow/config.json', (_req, res) => {
+      res.writeHead(200);
+      drip(res, Buffer.from(' '), 2000);
+    });
+    const err = await refusal(fetchCheckpointBytes(`${base}/slow`, { deadlineMs: 1500 }));
+    expect(err.message).toMatch(/slow\/config\.json did not arrive within 1\.5 s/);
+  });
+
   it('refuses a config.json larger than 1 MiB as too large', async () => {
     routes.set('/big/config.json', (_req, res) => {
       res.writeHead(200, { 'content-length': String(20 * 1024 * 1024) });
