@@ -20,6 +20,7 @@ import { DatasetError, downloadFile, sha256File, userCacheDir } from '@grassflow
 import {
   isPretrainedConfigJson,
   mismatchMessage,
+  checkTotalBytes,
   neededFileBytes,
   notPretrainedError,
   parseTokenizerConfig,
@@ -189,13 +190,7 @@ export async function downloadPretrained(url: string, options: DownloadPretraine
   const sizes = rest.map((name) => neededFileBytes(name, records, model, where));
   const total = tokenizerBytes + sizes.reduce((a, b) => a + b, 0);
   const maxTotal = options.maxTotalBytes ?? CHECKPOINT_MAX_TOTAL_BYTES;
-  if (total > maxTotal) {
-    throw new CheckpointError(
-      'INVALID_CONFIG',
-      `${where} records ${total} bytes of files to fetch, more than the ${maxTotal} allowed (the maxTotalBytes ` +
-        'option): refused before fetching them',
-    );
-  }
+  checkTotalBytes(where, total, maxTotal);
   if (given === undefined) deadline = started + downloadDeadlineMs(total + CHECKPOINT_CONFIG_MAX_BYTES);
   for (const [k, name] of rest.entries()) await fetchOne(name, sizes[k] as number, sha(name));
   return dir;

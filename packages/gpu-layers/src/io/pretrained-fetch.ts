@@ -13,6 +13,7 @@ import { loadCheckpointFromBytes } from './checkpoint-bytes.js';
 import type { LoadCheckpointOptions } from './checkpoint.js';
 import {
   isPretrainedConfigJson,
+  checkTotalBytes,
   neededFileBytes,
   notPretrainedError,
   parseTokenizerConfig,
@@ -77,13 +78,7 @@ export async function fromPretrained(url: string, options: FetchPretrainedOption
     .map(need)
     .reduce((a, b) => a + b, 0);
   const maxTotal = options.maxTotalBytes ?? CHECKPOINT_MAX_TOTAL_BYTES;
-  if (total > maxTotal) {
-    throw new CheckpointError(
-      'INVALID_CONFIG',
-      `${where} records ${total} bytes of files to fetch, more than the ${maxTotal} allowed (the maxTotalBytes ` +
-        'option): refused before fetching them',
-    );
-  }
+  checkTotalBytes(where, total, maxTotal);
   if (options.deadlineMs === undefined) deadline = started + downloadDeadlineMs(total + CHECKPOINT_CONFIG_MAX_BYTES);
   // The card is for people; the tokenizer's files and the weights are what the model needs.
   const extra = (cfg as { extra: unknown }).extra;

@@ -168,6 +168,15 @@ export function pretrainedFileCap(name: string, model: ModelConfig): number {
   return PRETRAINED_TOKENIZER_FILE_MAX_BYTES;
 }
 
+/** The error for a needed file config.json does not record: its bytes cannot be checked. */
+function unrecordedError(where: string, name: string): CheckpointError {
+  return new CheckpointError(
+    'INVALID_CONFIG',
+    `${where}: ${PRETRAINED_FILES.config} records no ${name} (an export older than the file records), so its ` +
+      'bytes cannot be checked: export the run again (grassflow-lm export RUN --out DIR)',
+  );
+}
+
 /**
  * The size the loader accepts for the needed file `name`: its record, refused (naming the file) when the record is
  * missing or larger than {@link pretrainedFileCap}, so that no server's config.json sets the limit.
@@ -180,11 +189,7 @@ export function neededFileBytes(
 ): number {
   const rec = records.get(name);
   if (rec === undefined) {
-    throw new CheckpointError(
-      'INVALID_CONFIG',
-      `${where}: ${PRETRAINED_FILES.config} records no ${name} (an export older than the file records), so its ` +
-        'bytes cannot be checked: export the run again (grassflow-lm export RUN --out DIR)',
-    );
+    throw unrecordedError(where, name);
   }
   const cap = pretrainedFileCap(name, model);
   if (rec.bytes > cap) {
@@ -196,6 +201,17 @@ export function neededFileBytes(
     );
   }
   return rec.bytes;
+}
+
+/** Refuses, before anything is fetched, `total` bytes of needed files above the client's `maxTotal`. */
+export function checkTotalBytes(where: string, total: number, maxTotal: number): void {
+  if (total > maxTotal) {
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where} records ${total} bytes of files to fetch, more than the ${maxTotal} allowed (the maxTotalBytes ` +
+        'option): refused before fetching them',
+    );
+  }
 }
 
 /** tokenizer_config.json's text, checked: `kind` and `files`, each file name one a folder can hold. */
@@ -325,11 +341,7 @@ export async function readPretrainedTokenizer(
   const text = async (name: string): Promise<string> => {
     const rec = records.get(name);
     if (rec === undefined && verify) {
-      throw new CheckpointError(
-        'INVALID_CONFIG',
-        `${where}: ${PRETRAINED_FILES.config} records no ${name} (an export older than the file records), so its ` +
-          'bytes cannot be checked: export the run again (grassflow-lm export RUN --out DIR)',
-      );
+      throw unrecordedError(where, name);
     }
     const bytes = await read(name);
     if (rec !== undefined && verify) await checkPretrainedFile(bytes, name, rec, where);
