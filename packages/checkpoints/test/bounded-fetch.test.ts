@@ -16,6 +16,8 @@ import {
   makeFolder,
   makeFolderSync,
   redactUrl,
+  writeFileAtomic,
+  writeFileAtomicSync,
 } from '@grassflow/checkpoints';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -140,7 +142,7 @@ describe('fetchCheckpointBytes (the playground)', () => {
 });
 
 describe('makeFolder', () => {
-  it('refuses a folder under /proc at once, sync and async, instead of hanging in mkdir', async () => {
+  it('refuses a folder under /proc at once, sync and async, and so do atomic writes, instead of hanging in mkdir', async () => {
     const started = Date.now();
     let thrown: unknown;
     try {
@@ -152,6 +154,9 @@ describe('makeFolder', () => {
       /kernel's proc file system, which holds no files: choose a folder on a disk \[ESPECIALFS\]/,
     );
     await expect(makeFolder('/proc/grassflow-x/y')).rejects.toMatchObject({ code: 'ESPECIALFS' });
+    // the atomic writes of every cache (token ids, downloads) make their folder the same way
+    await expect(writeFileAtomic('/proc/grassflow-x/y/ids.bin', 'x')).rejects.toMatchObject({ code: 'ESPECIALFS' });
+    expect(() => writeFileAtomicSync('/proc/grassflow-x/y/ids.bin', 'x')).toThrow(/proc file system/);
     expect(Date.now() - started).toBeLessThan(3000);
   });
 

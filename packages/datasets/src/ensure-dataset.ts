@@ -1,7 +1,7 @@
 // Make data files present: use what is in the data folder, else download, unzip, verify and move into place.
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { commitFileAtomic } from '@grassflow/checkpoints';
+import { commitFileAtomic, fileSystemProblem, makeFolder } from '@grassflow/checkpoints';
 import { resolveDataDir, type DataDirOptions } from './data-dir.js';
 import { downloadFile, type DownloadOptions } from './download.js';
 import { DatasetError, messageOf } from './errors.js';
@@ -140,9 +140,10 @@ function expectedOf(o: FileOrigin): string | null {
 
 async function makeDataDir(dataDir: string): Promise<void> {
   try {
-    await mkdir(dataDir, { recursive: true });
+    await makeFolder(dataDir); // level by level: Node's recursive mkdir never returns under /proc
   } catch (err) {
-    throw new DatasetError('NOT_WRITABLE', `Cannot create the data folder ${dataDir}: ${messageOf(err)}.`, {
+    const why = fileSystemProblem(dataDir, err as NodeJS.ErrnoException);
+    throw new DatasetError('NOT_WRITABLE', `Cannot create the data folder ${dataDir}: ${why}.`, {
       file: dataDir,
       cause: err,
     });
@@ -221,7 +222,7 @@ async function fetchArchive(
     }
     for (const m of wanted) {
       const final = join(dataDir, m.target);
-      await mkdir(dirname(final), { recursive: true });
+      await makeFolder(dirname(final));
       await commitFileAtomic(join(extractDir, m.target), final); // fsync, rename into place, fsync the folder
     }
   } finally {
