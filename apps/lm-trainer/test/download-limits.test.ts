@@ -14,23 +14,10 @@ import {
   savePretrained,
   WIKITEXT_WORDPIECE_PREPARATION,
 } from '@grassflow/gpu-layers';
-import { cliAsync, tmp, type CliResult } from './helpers.js';
+import { cliWhileServing as run, tmp } from './helpers.js';
 
 const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'history', 'of'];
 while (VOCAB.length < 64) VOCAB.push(`w${VOCAB.length}`);
-
-/** `grassflow-lm ...args` in a child process (this process's server answers it meanwhile). */
-async function run(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const child = cliAsync(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) =>
-    child.on('close', (c, s) => done([c, s])),
-  );
-  return { code, signal, error: undefined, stdout, stderr };
-}
 
 describe('generate --checkpoint URL: limits a real process keeps', () => {
   const root = tmp();

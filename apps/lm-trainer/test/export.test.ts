@@ -10,20 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunFolder } from '@grassflow/training';
 import { heldOutMetric } from '../src/shared/held-out.js';
 import { loadModelAndTokenizer } from '../src/shared/checkpoint-dir.js';
-import { cli, cliAsync, DATA_DIR, TINY, tmp, type CliResult } from './helpers.js';
-
-/** `grassflow-lm ...args` in a child process, so that a server of this process can answer it meanwhile. */
-async function cliWhileServing(args: readonly string[]): Promise<CliResult> {
-  const child = cliAsync(args);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) =>
-    child.on('close', (c, s) => done([c, s])),
-  );
-  return { code, signal, error: undefined, stdout, stderr };
-}
+import { cli, cliWhileServing, DATA_DIR, TINY, tmp, type CliResult } from './helpers.js';
 
 describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFLOW_DATA_DIR)', () => {
   const root = tmp();
