@@ -4,33 +4,125 @@
 // any @grassflow package on its own. Run after `turbo run build` (the root `pnpm test` does).
 // Then, in that install (no workspace patches apply there), @grassflow/gpu-layers' initBackend({ backend: 'wasm' })
 // from ESM and from CJS must report every core as wasm threads (at most 8), so more than one on a multi-core
-// machine, and the script (which also runs a matMul) must exit by itself; with GRASSFLOW_REQUIRE_BLAS=1 (CI, where
-// OpenBLAS is installed) its products must be the native ones (info.blas 'openblas …': koffi came with the install).
+// machine, and the script (which also runs a matMul) must exit by itself. A platform package (package.json with `os`/`cpu`:
+// @grassflow/native-linux-x64) ships a built library instead of dist/; with the registry it is not named in the
+// install: gpu-layers' optionalDependencies must bring it, and on linux-x64 once koffi is installed
+// initBackend({ backend: 'wasm' }) must report the native fused kernels (info.native 'native …').
 // The npm install is the install line of gpu-layers' README (its peer dependencies included), the @grassflow names
-// replaced by the tarballs. For every package README with a `pnpm add` line, an empty project installs with that
-// line exactly as written (pnpm on PATH, its build-script approvals/denials included; the @grassflow tarballs
-// through pnpm-workspace.yaml overrides). In the npm install and gpu-layers' pnpm install, gpu-layers' README
+// replaced by the tarballs; it must print no EBADENGINE warning, and every package it installs must declare engines
+// that admit the lowest Node the workspace supports (package.json's engines). koffi (the FFI of the native products)
+// is an optional peer dependency: without it initBackend's info.blas names the line that installs it, and after that
+// line (npm, and pnpm with its build script denied: its prebuilt binary needs none) the products are native wherever
+// OpenBLAS is installed (info.blas 'openblas …'; with GRASSFLOW_REQUIRE_BLAS=1, as in CI, they must be). grassflow-lm installs without the Redis queue stack, and its worker says what to install.
+// For every package README with a `pnpm add` line, an empty project installs with that line exactly as written (pnpm on PATH; no flag: pnpm 10 and later refuse an install with unapproved build scripts,
+// so the line must need none; the @grassflow tarballs through pnpm-workspace.yaml overrides), as does
+// `pnpm add @grassflow/lm-trainer`. In the npm install and gpu-layers' pnpm install, gpu-layers' README
 // examples "Your own model with CausalGrassmannMixing" and "Saving any tfjs model" run as written (ESM, top-level
 // await; the last line printed must be what a trailing `// prints X` says), and a strict TypeScript consumer of the
 // README APIs
 // (createDecoder((await loadCheckpoint(dir)).model) included) compiles with the workspace's tsc under
 // moduleResolution nodenext and bundler, skipLibCheck false: any error in our .d.ts or the consumer fails; errors
 // inside tfjs's own .d.ts (which do not pass strict lib checking upstream) are counted and reported, not failed.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import ts from 'typescript';
-import { findVerdaccio, publishSnapshot, readmeInstallLine, startRegistry } from './local-registry.mjs';
+import { findVerdaccio, publishWorkspace, readmeInstallLine, startRegistry } from './local-registry.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+/** stdout and stderr of a command that must succeed, together (install warnings go to stderr). */
+const runAll = (cmd, args, cwd, shell = false) => {
+  const r = spawnSync(shell ? 'sh' : cmd, shell ? ['-c', cmd] : args, { cwd, encoding: 'utf8' });
+  const out = `${r.stdout}${r.stderr}`;
+  if (r.status !== 0)
+    throw Object.assign(new Error(`${cmd} ${args.join(' ')} exited ${r.status}`), {
+      stdout: r.stdout,
+      stderr: r.stderr,
+    });
+  return out;
+};
+// npm's own semver (npm is on PATH wherever this runs): the engines ranges are compared as npm compares them
+const npmRoot = execFileSync('npm', ['root', '-g'], { encoding: 'utf8' }).trim();
+const semver = createRequire(join(npmRoot, 'npm', 'package.json'))('semver');
+const lowestNode = semver.minVersion(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).engines.node).version;
+
+/** Installed packages (name@version) whose engines.node does not admit `node`, under a node_modules folder. */
+function enginesRefusing(modules, node) {
+  const out = [];
+  const visit = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory() && !entry.isSymbolicLink()) continue;
+      if (entry.name.startsWith('.')) continue;
+      const path = join(dir, entry.name);
+      if (entry.name.startsWith('@')) {
+        visit(path);
+        continue;
+      }
+      const manifest = join(path, 'package.json');
+      if (existsSync(manifest)) {
+        const pkg = JSON.parse(readFileSync(manifest, 'utf8'));
+        const range = pkg.engines?.node;
+        if (typeof range === 'string' && semver.validRange(range) && !semver.satisfies(node, range)) {
+          out.push(`${pkg.name}@${pkg.version} (node ${range})`);
+        }
+      }
+      if (existsSync(join(path, 'node_modules'))) visit(join(path, 'node_modules'));
+    }
+  };
+  visit(modules);
+  return [...new Set(out)].sort();
+}
+
+/** info.blas of initBackend({ backend: 'wasm' }) in an install (a fresh process). */
+function nativeOf(dir) {
+  const script =
+    "import { initBackend } from '@grassflow/gpu-layers'; " +
+    "const info = await initBackend({ backend: 'wasm', threads: 1 }); console.log(JSON.stringify(info.native));";
+  const out = execFileSync('node', ['--input-type=module', '-e', script], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 120_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, GRASSFLOW_BACKEND: '', GRASSFLOW_NATIVE: '' },
+  });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+function blasOf(dir) {
+  const script =
+    "import { initBackend } from '@grassflow/gpu-layers'; " +
+    "const info = await initBackend({ backend: 'wasm', threads: 1 }); console.log(JSON.stringify(info.blas));";
+  const out = execFileSync('node', ['--input-type=module', '-e', script], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 120_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, GRASSFLOW_BACKEND: '', GRASSFLOW_BLAS: '' },
+  });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+/**
+ * Whether info.blas is what an install with koffi should give: native products ('openblas …'); where OpenBLAS is not
+ * on the machine (and CI's GRASSFLOW_REQUIRE_BLAS=1 does not say it is), koffi loaded and OpenBLAS named as missing.
+ */
+function nativeProductsOk(blas) {
+  if (/^openblas /.test(blas)) return true;
+  return process.env.GRASSFLOW_REQUIRE_BLAS !== '1' && !/koffi/.test(blas) && /libopenblas/.test(blas);
+}
+const KOFFI_NPM = 'npm install koffi@3.3.4';
+const KOFFI_PNPM = "pnpm add koffi@3.3.4 '--allow-build=!koffi'";
+const QUEUE_INSTALL = 'npm install bullmq@6.7.0 ioredis@5.11.1';
 
 const packages = readdirSync(join(root, 'packages'))
   .map((dir) => join(root, 'packages', dir))
   .filter((dir) => existsSync(join(dir, 'package.json')))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
   .filter(({ pkg }) => !pkg.private);
+/** A per-platform package of built native code (the esbuild pattern): no dist/, its library in `files`. */
+const isPlatformPackage = (pkg) => Array.isArray(pkg.os) || Array.isArray(pkg.cpu);
+const nativeHere = packages.some(({ pkg }) => pkg.name === `@grassflow/native-${process.platform}-${process.arch}`);
 
 /**
  * The examples the pack check runs from the installed tarballs: the first ```ts block under each heading, of the
@@ -65,11 +157,9 @@ import {
   loadCheckpoint,
   loadWeights,
   preset,
-  readSafetensorsFile,
   safetensorsHandler,
   saveCheckpoint,
   saveWeights,
-  writeSafetensorsFile,
   type BackendInfo,
   type ModelConfig,
 } from '@grassflow/gpu-layers';
@@ -89,14 +179,12 @@ export async function main(dir: string): Promise<number> {
   await saveWeights(\`\${dir}/w.safetensors\`, again);
   const { tensors } = await loadWeights(\`\${dir}/w.safetensors\`);
   assignWeights(again, tensors);
-  await writeSafetensorsFile(\`\${dir}/t.safetensors\`, { ids: tf.tensor1d([1, 2], 'int32') });
-  const read = await readSafetensorsFile(\`\${dir}/t.safetensors\`);
   const config: ModelConfig = preset('tiny');
   const lm = createModel(config, { seed: 0 });
   await saveCheckpoint(\`\${dir}/ckpt\`, lm);
   const decoder = createDecoder((await loadCheckpoint(\`\${dir}/ckpt\`)).model, { batch: 1 });
   const logits: tf.Tensor2D = decoder.step([1]);
-  return (info.threads ?? 1) + tensors.size + read.tensors.size + logits.shape[1];
+  return (info.threads ?? 1) + tensors.size + logits.shape[1];
 }
 `;
 
@@ -113,14 +201,24 @@ const work = mkdtempSync(join(tmpdir(), 'grassflow-pack-'));
 let failed = 0;
 let checks = packages.length * 2;
 let registry;
+/** What publishWorkspace published: name, version, and the range a consumer installs it by. */
+let published = [];
 try {
   const verdaccio = findVerdaccio();
   if (verdaccio !== undefined) {
     registry = await startRegistry(verdaccio, work);
-    const published = publishSnapshot(root, work, registry.url);
+    published = publishWorkspace(root, work, registry.url);
+    const unversioned = published.filter(({ version }) => version === '0.0.0');
+    if (unversioned.length > 0) {
+      throw new Error(
+        `${unversioned.map(({ name, version }) => `${name} ${version}`).join(', ')}: not a release version; ` +
+          'run `pnpm version-packages` (changeset version) first',
+      );
+    }
     console.log(
-      `check-pack: ${published.length} packages published to a local registry (${registry.url}, Verdaccio) as ` +
-        `${published[0]?.version} by changeset version --snapshot and changeset publish; installs go by name`,
+      `check-pack: ${published.length} packages published to a local registry (${registry.url}, Verdaccio) by ` +
+        `changeset publish: ${published.map(({ name, version }) => `${name} ${version}`).join(', ')}; ` +
+        'installs go by version range',
     );
   } else if (process.env.GRASSFLOW_REQUIRE_REGISTRY === '1') {
     throw new Error(
@@ -130,10 +228,13 @@ try {
   } else {
     console.log('check-pack: no Verdaccio here (GRASSFLOW_VERDACCIO, PATH): installing the packed tarballs instead');
   }
-  const source = registry === undefined ? 'its tarball' : 'the registry, by name';
+  const source = registry === undefined ? 'its tarball' : 'the registry, by a version range';
   const tarballs = [];
   for (const { dir, pkg } of packages) {
-    if (!existsSync(join(dir, 'dist'))) throw new Error(`${pkg.name}: no dist/ — run \`pnpm build\` first`);
+    const platform = isPlatformPackage(pkg);
+    const built = platform ? (pkg.files ?? []).filter((f) => /\.(so|dylib|dll|node)$/.test(f)) : ['dist'];
+    for (const f of built)
+      if (!existsSync(join(dir, f))) throw new Error(`${pkg.name}: no ${f} — run \`pnpm build\` first`);
     const out = run('pnpm', ['pack', '--pack-destination', work], dir).trim().split('\n').pop();
     const tarball = out.endsWith('.tgz')
       ? resolve(dir, out)
@@ -156,14 +257,10 @@ try {
         failed++;
       }
     }
-    for (const required of [
-      'package/package.json',
-      'package/README.md',
-      'package/LICENSE',
-      'package/dist/index.js',
-      'package/dist/index.cjs',
-      'package/dist/index.d.ts',
-    ]) {
+    const shipped = platform
+      ? built.map((f) => `package/${f}`)
+      : ['package/dist/index.js', 'package/dist/index.cjs', 'package/dist/index.d.ts'];
+    for (const required of ['package/package.json', 'package/README.md', 'package/LICENSE', ...shipped]) {
       if (!listing.split('\n').includes(required)) {
         console.error(`check-pack: ${pkg.name}: tarball lacks ${required.replace('package/', '')}`);
         failed++;
@@ -192,10 +289,46 @@ try {
   const npmArgs =
     registry === undefined
       ? [...tarballs, lmTarball, ...npmExtra]
-      : ['--registry', registry.url, ...packages.map(({ pkg }) => pkg.name), lmTrainer.pkg.name, ...npmExtra];
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...npmArgs], app);
+      : [
+          '--registry',
+          registry.url,
+          ...published
+            .filter(({ name }) => !packages.some(({ pkg }) => pkg.name === name && isPlatformPackage(pkg)))
+            .map(({ name, range }) => `${name}@${range}`),
+          ...npmExtra,
+        ];
+  const npmStarted = Date.now();
+  const npmOut = runAll('npm', ['install', '--no-audit', '--no-fund', '--loglevel=warn', ...npmArgs], app);
+  const npmSeconds = ((Date.now() - npmStarted) / 1000).toFixed(0);
   const sizeOf = (dir) => `${run('du', ['-sm', join(dir, 'node_modules')], dir).split('\t')[0]} MB`;
-  console.log(`check-pack: npm install of every package and grassflow-lm: node_modules ${sizeOf(app)}`);
+  console.log(
+    `check-pack: npm install of every package and grassflow-lm (no flag): node_modules ${sizeOf(app)}, ${npmSeconds} s`,
+  );
+  checks += 2;
+  const badEngine = npmOut.split('\n').filter((l) => /EBADENGINE/.test(l));
+  if (badEngine.length > 0) {
+    console.error(
+      `check-pack: the npm install warns about engines on Node ${process.version}:\n${badEngine.join('\n')}`,
+    );
+    failed++;
+  }
+  const refusing = enginesRefusing(join(app, 'node_modules'), lowestNode);
+  if (refusing.length > 0) {
+    console.error(
+      `check-pack: installed packages whose engines refuse Node ${lowestNode}, the lowest the workspace declares: ` +
+        refusing.join(', '),
+    );
+    failed++;
+  } else {
+    console.log(`check-pack: every package the npm install brings admits Node ${lowestNode} (engines), no EBADENGINE`);
+  }
+  for (const absent of ['koffi', 'bullmq', 'ioredis']) {
+    checks++;
+    if (existsSync(join(app, 'node_modules', absent))) {
+      console.error(`check-pack: the npm install brought ${absent}, an optional peer dependency`);
+      failed++;
+    }
+  }
   for (const { pkg } of packages) {
     const esm = run(
       'node',
@@ -227,7 +360,7 @@ try {
     const body =
       "const info = await initBackend({ backend: 'wasm' }); const a = tf.randomNormal([256, 256]); " +
       'const sum = tf.sum(tf.matMul(a, a)).dataSync()[0]; ' +
-      'console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote, blas: info.blas, ' +
+      'console.log(JSON.stringify({ threads: info.threads, note: info.threadsNote, blas: info.blas, native: info.native, ' +
       'finite: Number.isFinite(sum) }));';
     const scripts = {
       ESM: [
@@ -260,16 +393,6 @@ try {
         continue;
       }
       const info = JSON.parse(out.trim().split('\n').pop());
-      // with OpenBLAS on the machine (CI sets GRASSFLOW_REQUIRE_BLAS=1 then), npm users get the native products too
-      const nativeWanted = process.env.GRASSFLOW_REQUIRE_BLAS === '1';
-      if (nativeWanted && !/^openblas /.test(info.blas ?? '')) {
-        console.error(
-          `check-pack: @grassflow/gpu-layers (${kind}) from ${source}: the wasm products are not native here ` +
-            `although OpenBLAS is installed (blas: ${info.blas})`,
-        );
-        failed++;
-        continue;
-      }
       if (info.threads !== want || !info.finite || (cpus().length > 1 && !(info.threads > 1))) {
         console.error(
           `check-pack: @grassflow/gpu-layers (${kind}): initBackend({ backend: 'wasm' }) reports ${info.threads} ` +
@@ -280,11 +403,68 @@ try {
       } else {
         console.log(
           `check-pack: @grassflow/gpu-layers (${kind}) from ${source}: initBackend({ backend: 'wasm' }) runs ` +
-            `${info.threads} wasm threads on ${cpus().length} cores (products: ${info.blas}), and the script exits by itself`,
+            `${info.threads} wasm threads on ${cpus().length} cores (products: ${info.blas}; fused kernels: ` +
+            `${info.native}), and the script exits by itself`,
         );
       }
     }
     checks += 2;
+    // without koffi: XNNPACK products, and the note names the line; after that line, native ones where OpenBLAS is
+    checks += 2;
+    const without = blasOf(app);
+    if (!without.includes(KOFFI_NPM) || !without.includes(KOFFI_PNPM)) {
+      console.error(`check-pack: without koffi, info.blas does not say how to install it: ${without}`);
+      failed++;
+    } else {
+      console.log(`check-pack: without koffi (not installed by default), info.blas says: ${without}`);
+    }
+    run(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        'koffi@3.3.4',
+        ...(registry ? ['--registry', registry.url] : []),
+      ],
+      app,
+    );
+    const withKoffi = blasOf(app);
+    if (!nativeProductsOk(withKoffi)) {
+      console.error(`check-pack: after \`${KOFFI_NPM}\` the products are not native (blas: ${withKoffi})`);
+      failed++;
+    } else {
+      console.log(`check-pack: after \`${KOFFI_NPM}\` (npm install): blas ${withKoffi}`);
+    }
+    if (nativeHere) {
+      // the platform package came with gpu-layers (optionalDependencies); with koffi its kernels load
+      checks++;
+      const native = nativeOf(app);
+      if (!/^native /.test(native ?? '')) {
+        console.error(`check-pack: after \`${KOFFI_NPM}\` the fused kernels are not native here (native: ${native})`);
+        failed++;
+      } else {
+        console.log(`check-pack: after \`${KOFFI_NPM}\`: fused kernels ${native}`);
+      }
+    }
+  }
+  // the Redis queue stack is not installed: the worker says what to install, before anything else
+  {
+    checks++;
+    const r = spawnSync('npx', ['--no-install', 'grassflow-lm', 'worker', '--queue', 'redis://127.0.0.1:9/0'], {
+      cwd: app,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    if (r.status === 2 && r.stderr.includes(QUEUE_INSTALL) && r.stderr.trim().split('\n').length === 1) {
+      console.log(`check-pack: grassflow-lm worker without bullmq/ioredis says: ${r.stderr.trim()}`);
+    } else {
+      console.error(
+        `check-pack: grassflow-lm worker without the queue stack: exit ${r.status}: ${r.stderr}${r.stdout}`,
+      );
+      failed++;
+    }
   }
   // the heavy backends are optional peer dependencies, absent from this install: asked for, each names what to install
   for (const [what, code, want] of [
@@ -364,7 +544,10 @@ try {
         registry === undefined
           ? pnpmLine.replace(/@grassflow\/[\w-]+(?=\s|$)/g, (name) => tarballOf.get(name) ?? name)
           : pnpmLine;
-      execFileSync('sh', ['-c', line], { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      if (/\s'?--?[\w-]/.test(pnpmLine)) throw new Error(`the README's line passes a flag: ${pnpmLine}`);
+      const out = runAll(line, [], project, true);
+      const engine = out.split('\n').filter((l) => /Unsupported engine|EBADENGINE/.test(l));
+      if (engine.length > 0) throw new Error(`engine warnings:\n${engine.join('\n')}`);
       console.log(
         `check-pack: ${pkg.name}: the README's pnpm line installs in an empty project (node_modules ` +
           `${sizeOf(project)}): ${pnpmLine}`,
@@ -373,7 +556,42 @@ try {
     } catch (err) {
       console.error(
         `check-pack: ${pkg.name}: the README's pnpm line failed in an empty project: ${pnpmLine}\n` +
-          `${err.stdout}${err.stderr}`,
+          `${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`,
+      );
+      failed++;
+    }
+  }
+  // grassflow-lm with plain pnpm: no flag, no build script to approve (the queue stack, whose msgpackr-extract has
+  // one, is not installed)
+  {
+    checks++;
+    const project = join(work, 'pnpm-lm-trainer');
+    run('mkdir', ['-p', project], work);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pnpm-check', private: true }));
+    if (registry === undefined) {
+      const all = [...tarballOf, [lmTrainer.pkg.name, lmTarball]];
+      writeFileSync(
+        join(project, 'pnpm-workspace.yaml'),
+        `overrides:\n${all.map(([name, t]) => `  '${name}': 'file:${t}'\n`).join('')}`,
+      );
+    } else {
+      writeFileSync(join(project, '.npmrc'), `registry=${registry.url}\n`);
+    }
+    const line = `pnpm add ${registry === undefined ? lmTarball : lmTrainer.pkg.name}`;
+    try {
+      const started = Date.now();
+      const out = runAll(line, [], project, true);
+      const engine = out.split('\n').filter((l) => /Unsupported engine|EBADENGINE/.test(l));
+      if (engine.length > 0) throw new Error(`engine warnings:\n${engine.join('\n')}`);
+      const help = runAll('pnpm', ['exec', 'grassflow-lm', '--help'], project);
+      if (!help.includes('grassflow-lm')) throw new Error(`grassflow-lm --help printed: ${help}`);
+      console.log(
+        `check-pack: pnpm add @grassflow/lm-trainer (no flag) installs in an empty project (node_modules ` +
+          `${sizeOf(project)}, ${((Date.now() - started) / 1000).toFixed(0)} s) and pnpm exec grassflow-lm --help runs`,
+      );
+    } catch (err) {
+      console.error(
+        `check-pack: pnpm add @grassflow/lm-trainer failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`,
       );
       failed++;
     }
@@ -387,6 +605,17 @@ try {
       failed++;
     } else {
       apps.pnpm = pnpmApp;
+      // the note's pnpm line: koffi's build script denied, its prebuilt binary used as it is
+      checks++;
+      try {
+        runAll(KOFFI_PNPM, [], pnpmApp, true);
+        const blas = blasOf(pnpmApp);
+        if (!nativeProductsOk(blas)) throw new Error(`the products are not native (blas: ${blas})`);
+        console.log(`check-pack: after \`${KOFFI_PNPM}\` (no build script run): blas ${blas}`);
+      } catch (err) {
+        console.error(`check-pack: ${KOFFI_PNPM}: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+        failed++;
+      }
     }
     for (const [manager, dir] of Object.entries(apps)) {
       for (const [title, code] of examples) {

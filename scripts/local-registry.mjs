@@ -1,6 +1,6 @@
 // A real npm registry on 127.0.0.1 (Verdaccio) with this workspace's packages published to it the way a release
-// publishes them: snapshot versions from `changeset version --snapshot`, `workspace:` ranges replaced by those
-// versions (what `pnpm publish` does inside a workspace), then `changeset publish`. Packages not ours are proxied
+// publishes them: the versions `changeset version` wrote (snapshots only in pre-release mode), `workspace:` ranges
+// replaced by those versions (what `pnpm publish` does inside a workspace), then `changeset publish`. Packages not ours are proxied
 // from the registry npm is configured with. Used by check-pack.mjs, so that installs go by name, with no overrides.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -86,11 +86,14 @@ function workspacePackages(root) {
 }
 
 /**
- * Copies the workspace (without node_modules, caches, runs and git) to `work/release`, versions it there with
- * `changeset version --snapshot registry-check`, and publishes every public package to `url` with `changeset
- * publish`. The working tree is not touched. Returns the published names and their version.
+ * Copies the workspace (without node_modules, caches, runs and git) to `work/release` and publishes every public
+ * package to `url` with `changeset publish`, at the version its package.json gives (what `changeset version` made
+ * it), `workspace:` ranges replaced as `pnpm publish` replaces them (`workspace:*` by the version, `workspace:^` by
+ * `^version`). In pre-release mode (`.changeset/pre.json`) the versions are snapshots of `changeset version
+ * --snapshot registry-check` instead. The working tree is not touched. Returns the published names, their version
+ * and the range a consumer installs them by (`^0.1.0`; a pre-release's exact version).
  */
-export function publishSnapshot(root, work, url) {
+export function publishWorkspace(root, work, url) {
   const copy = join(work, 'release');
   mkdirSync(copy, { recursive: true });
   execFileSync(
@@ -105,24 +108,34 @@ export function publishSnapshot(root, work, url) {
   );
   const changeset = join(root, 'node_modules', '.bin', 'changeset');
   const quiet = { cwd: copy, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] };
-  execFileSync(changeset, ['version', '--snapshot', 'registry-check'], quiet);
+  const prerelease = existsSync(join(copy, '.changeset', 'pre.json'));
+  if (prerelease) execFileSync(changeset, ['version', '--snapshot', 'registry-check'], quiet);
   const packages = workspacePackages(copy);
   const version = new Map(packages.map(({ pkg }) => [pkg.name, pkg.version]));
   for (const { dir, pkg } of packages) {
     for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies', 'devDependencies']) {
       for (const [name, range] of Object.entries(pkg[field] ?? {})) {
-        if (String(range).startsWith('workspace:')) pkg[field][name] = version.get(name);
+        const r = String(range);
+        if (!r.startsWith('workspace:')) continue;
+        const v = version.get(name);
+        pkg[field][name] = r === 'workspace:^' ? `^${v}` : r === 'workspace:~' ? `~${v}` : v;
       }
     }
     writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   }
   // any token: the registry lets anyone publish @grassflow/* (it lives for this check only)
   writeFileSync(join(copy, '.npmrc'), `registry=${url}\n//${url.replace(/^http:\/\//, '')}:_authToken=check\n`);
-  execFileSync(changeset, ['publish', '--tag', 'registry-check', '--no-git-tag'], {
+  execFileSync(changeset, ['publish', '--no-git-tag', ...(prerelease ? ['--tag', 'registry-check'] : [])], {
     ...quiet,
     env: { ...process.env, npm_config_registry: url },
   });
-  return packages.filter(({ pkg }) => !pkg.private).map(({ pkg }) => ({ name: pkg.name, version: pkg.version }));
+  return packages
+    .filter(({ pkg }) => !pkg.private)
+    .map(({ pkg }) => ({
+      name: pkg.name,
+      version: pkg.version,
+      range: pkg.version.includes('-') ? pkg.version : `^${pkg.version}`,
+    }));
 }
 
 /**

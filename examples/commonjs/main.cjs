@@ -13,7 +13,7 @@ const {
   sampleIds,
   saveCheckpoint,
 } = require('@grassflow/gpu-layers');
-const { Prng } = require('@grassflow/datasets/prng');
+const { Prng } = require('@grassflow/prng');
 
 async function main() {
   const info = await initBackend();

@@ -1,5 +1,7 @@
 // grassflow-lm: train, eval, generate and compare language models on WikiText-2; bench, ladder and inspect them;
 // studies of many runs, in this process or on workers through a Redis queue.
+import { readFileSync } from 'node:fs';
+import { version_core as tfjsCore } from '@tensorflow/tfjs-core';
 import { cliMain, type CliCommand } from '@grassflow/training';
 import { trainCli } from './train/command.js';
 import { evalCli } from './eval/command.js';
@@ -29,10 +31,17 @@ const COMMANDS: Record<string, CliCommand> = {
   worker: workerCli,
 };
 
+/** The package's version (src/cli.ts and dist/cli.js both sit one folder below package.json), and tfjs-core's. */
+function versionLine(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return `${pkg.version} (tfjs-core ${tfjsCore}, node ${process.version})`;
+}
+
 void cliMain({
   program: 'grassflow-lm',
   commands: COMMANDS,
   knownErrors: ['QueueUnreachableError', 'LedgerError'],
+  version: versionLine(),
   epilogue:
     'Data: GRASSFLOW_DATA_DIR or --data-dir (wikitext-2/*.tokens, bert-vocab/vocab.txt). Backend: --backend or GRASSFLOW_BACKEND. ' +
     'Study queue: --queue or GRASSFLOW_QUEUE (redis://host:port/db).',

@@ -4,15 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
-import {
-  countParams,
-  createModel,
-  initBackend,
-  lmLoss,
-  preset,
-  writeSafetensorsFile,
-  type LanguageModel,
-} from '@grassflow/gpu-layers';
+import { countParams, createModel, initBackend, lmLoss, preset, type LanguageModel } from '@grassflow/gpu-layers';
+import { writeSafetensorsFile } from '@grassflow/checkpoints';
 import { parseFlags } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -4,7 +4,7 @@ import { TrainingRng } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { wikitextForWordPiece } from '../src/shared/corpus.js';
 import { sampleToken } from '../src/generate/generate.js';
-import { evaluatePerplexity } from '../src/shared/lm-task.js';
+import { evaluatePerplexity } from '@grassflow/training';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });

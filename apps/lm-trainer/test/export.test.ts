@@ -1,16 +1,41 @@
 // grassflow-lm export: a tiny run as a model folder, read back by fromPretrained, generate and eval — from the folder
 // and from its URL on 127.0.0.1.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fromPretrained, initBackend, loadCheckpoint } from '@grassflow/gpu-layers';
+import * as tf from '@tensorflow/tfjs-core';
+import { countParams, fromPretrained, initBackend, lmLoss, loadCheckpoint } from '@grassflow/gpu-layers';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { wikitextForWordPiece } from '@grassflow/tokenizers';
+import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunFolder } from '@grassflow/training';
 import { heldOutMetric } from '../src/shared/held-out.js';
 import { loadModelAndTokenizer } from '../src/shared/checkpoint-dir.js';
+import { findPytorchScript, findTorchPython } from '../src/bench/against-pytorch.js';
 import { cli, cliWhileServing, DATA_DIR, TINY, tmp, type CliResult } from './helpers.js';
+
+/** The first `n` non-empty lines of wiki.test.tokens that are not headings: WikiText sentences. */
+function wikiTestLines(n: number): string[] {
+  return readFileSync(join(DATA_DIR as string, 'wikitext-2/wiki.test.tokens'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.trim().startsWith('='))
+    .slice(0, n);
+}
+
+// A Python that imports torch (the pyenv python3 first on PATH has none; /usr/bin/python3 has PyTorch 1.13).
+const { python: torchPython, tried } = findTorchPython();
+const torchMissing =
+  torchPython === null || findPytorchScript() === null
+    ? `no Python here imports torch (${tried.join('; ')}), or bench/pytorch/bench_lm.py is missing: ` +
+      'apt-get install python3-torch'
+    : undefined;
+if (torchMissing !== undefined && process.env['CI'] !== 'true') {
+  console.log(`skipping the PyTorch reading of an export: ${torchMissing}`);
+}
 
 describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFLOW_DATA_DIR)', () => {
   const root = tmp();
@@ -31,6 +56,7 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
       'README.md',
       'config.json',
       'model.safetensors',
+      'tokenizer.json',
       'tokenizer_config.json',
       'vocab.txt',
     ]);
@@ -44,7 +70,7 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
     expect(Object.keys(config.extra).sort()).toEqual(['pretrained', 'run', 'source']); // no `trainer` (RNG, data)
     // every other file's size and SHA-256, so that a copy or a download is checked file by file
     const records = (config.extra['pretrained'] as { files: Record<string, { bytes: number; sha256: string }> }).files;
-    expect(Object.keys(records).sort()).toEqual(['README.md', 'tokenizer_config.json', 'vocab.txt']);
+    expect(Object.keys(records).sort()).toEqual(['README.md', 'tokenizer.json', 'tokenizer_config.json', 'vocab.txt']);
     for (const [name, r] of Object.entries(records)) {
       const bytes = readFileSync(join(out, name));
       expect(r, name).toEqual({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
@@ -53,7 +79,13 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
       readFileSync(join(DATA_DIR as string, 'bert-vocab/vocab.txt')),
     );
     const tokenizer = JSON.parse(readFileSync(join(out, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
-    expect(tokenizer).toMatchObject({ kind: 'wordpiece', files: { vocab: 'vocab.txt' }, lineEndToken: '[SEP]' });
+    expect(tokenizer).toMatchObject({
+      kind: 'wordpiece',
+      files: { vocab: 'vocab.txt', huggingFace: 'tokenizer.json' },
+      lineEndToken: '[SEP]',
+      tokenizer_class: 'BertTokenizerFast',
+      do_lower_case: true,
+    });
   });
 
   it('the card shows the architecture, parameters, tokens seen, the PPL and the command', () => {
@@ -156,6 +188,117 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
     for (const t of ck.extraTensors.values()) t.dispose();
   });
 
+  it("config.json has Hugging Face's model_type and architectures first, grassflow's fields after them", () => {
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as Record<string, unknown>;
+    expect(Object.keys(config).slice(0, 3)).toEqual(['model_type', 'architectures', 'format']);
+    expect(config).toMatchObject({
+      model_type: 'grassflow_grassmann',
+      architectures: ['GrassflowGrassmannForCausalLM'],
+    });
+  });
+
+  it('tokenizer.json loads in @huggingface/tokenizers and gives the ids of fromPretrained on WikiText sentences', async () => {
+    const hf = new Tokenizer(
+      JSON.parse(readFileSync(join(out, 'tokenizer.json'), 'utf8')) as object,
+      JSON.parse(readFileSync(join(out, 'tokenizer_config.json'), 'utf8')) as object,
+    );
+    const lines = wikiTestLines(40);
+    const pretrained = await fromPretrained(out);
+    try {
+      let tokens = 0;
+      for (const line of lines) {
+        // the export's preparation (tokenizer_config.json's `preparation`), then WordPiece without special tokens
+        const ids = hf.encode(wikitextForWordPiece(line), { add_special_tokens: false }).ids;
+        expect(ids, line).toEqual(Array.from(pretrained.tokenizer.encodePrompt(line)));
+        tokens += ids.length;
+      }
+      expect(tokens).toBeGreaterThan(1000); // real sentences, with <unk>, @-@ and numbers among them
+      expect(lines.some((l) => l.includes('<unk>'))).toBe(true);
+    } finally {
+      pretrained.dispose();
+    }
+  });
+
+  it('the card has YAML front matter for the Hub: library, license, data set, metrics with the PPLs and baselines', () => {
+    const card = readFileSync(join(out, 'README.md'), 'utf8');
+    const match = /^---\n([\s\S]*?)\n---\n/.exec(card);
+    expect(match, 'no front matter').not.toBeNull();
+    const meta = parseYaml((match as RegExpExecArray)[1] as string) as {
+      library_name: string;
+      license: string;
+      datasets: string[];
+      metrics: string[];
+      'model-index': Array<{
+        name: string;
+        results: Array<{ dataset: { split: string }; metrics: Array<{ type: string; value: number; name: string }> }>;
+      }>;
+    };
+    expect(meta).toMatchObject({ library_name: 'grassflow', license: 'mit', datasets: ['Salesforce/wikitext'] });
+    expect(meta.metrics).toEqual(['perplexity']);
+    const results = meta['model-index'][0]?.results ?? [];
+    const test = results.find((r) => r.dataset.split === 'test')?.metrics ?? [];
+    // the run recorded no test PPL (train alone): the baselines only, all three, each a perplexity of wiki.test
+    expect(test.map((m) => m.name)).toEqual([
+      'unigram baseline, all of wiki.test',
+      'bigram (KN) baseline, all of wiki.test',
+      'trigram (KN) baseline, all of wiki.test',
+    ]);
+    for (const m of test) expect(m.type === 'perplexity' && m.value > 1 && m.value < 30522, m.name).toBe(true);
+    const valid = results.find((r) => r.dataset.split === 'validation')?.metrics ?? [];
+    expect(valid).toHaveLength(1);
+    expect(card).toContain(`Validation perplexity: ${(valid[0] as { value: number }).value.toFixed(2)} (best`);
+    expect(card).toMatch(/- n-gram baselines on all of wiki\.test \(fitted on wiki\.train, same tokenizer\): unigram /);
+  });
+
+  it.skipIf(torchMissing !== undefined && process.env['CI'] !== 'true')(
+    "PyTorch (the repository's reference model, bench/pytorch/bench_lm.py) loads the weights by name",
+    async () => {
+      if (torchMissing !== undefined) throw new Error(`CI=true, but ${torchMissing}`);
+      const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as { model: object };
+      const pretrained = await fromPretrained(out);
+      try {
+        // WikiText ids through the export's tokenizer.json, as a Hugging Face user would make them
+        const hf = new Tokenizer(JSON.parse(readFileSync(join(out, 'tokenizer.json'), 'utf8')) as object, {});
+        const L = pretrained.config.maxLen;
+        const stream = wikiTestLines(40).flatMap(
+          (l) => hf.encode(wikitextForWordPiece(l), { add_special_tokens: false }).ids,
+        );
+        const B = 2;
+        const rows = Array.from({ length: B }, (_, b) => stream.slice(b * (L + 1), (b + 1) * (L + 1)));
+        const x = rows.map((r) => r.slice(0, L));
+        const y = rows.map((r) => r.slice(1));
+        const ours = tf.tidy(
+          () =>
+            lmLoss(
+              pretrained.model.apply(tf.tensor2d(x, [B, L], 'int32')),
+              tf.tensor2d(y, [B, L], 'int32'),
+            ).dataSync()[0],
+        ) as number;
+        const dir = tmp();
+        writeFileSync(join(dir, 'ids.json'), JSON.stringify({ x, y }));
+        const r = spawnSync(
+          torchPython as string,
+          [
+            findPytorchScript() as string,
+            '--config',
+            JSON.stringify(config.model),
+            '--state-dict', // load_state_dict(strict=True): every tensor by its name, none missing or left over
+            join(out, 'model.safetensors'),
+            '--loss-of',
+            join(dir, 'ids.json'),
+          ],
+          { encoding: 'utf8', timeout: 120_000 },
+        );
+        expect(r.status, r.stderr).toBe(0);
+        const theirs = JSON.parse(r.stdout.trim()) as { loss: number; params: number };
+        expect(theirs.params).toBe(countParams(pretrained.config));
+        expect(Math.abs(theirs.loss - ours) / ours).toBeLessThan(1e-5);
+      } finally {
+        pretrained.dispose();
+      }
+    },
+  );
+
   it('replaces an earlier export, refuses any other non-empty --out, and names a bad RUN', () => {
     expect(cli(['export', run, '--out', out]).code).toBe(0);
     const other = join(root, 'other');
@@ -209,6 +352,7 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
       expect(requests.map((r) => r.replace(/^\/[^/]+\//, '')).sort()).toEqual([
         'config.json',
         'model.safetensors',
+        'tokenizer.json',
         'tokenizer_config.json',
         'vocab.txt',
       ]);

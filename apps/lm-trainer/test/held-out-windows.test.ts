@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { createModel, initBackend, preset } from '@grassflow/gpu-layers';
 import { TrainingRng } from '@grassflow/training';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { evaluatePerplexity, positionBandEdges } from '../src/shared/lm-task';
+import { evaluatePerplexity, positionBandEdges } from '@grassflow/training';
 import type { HeldOutScore, LedgerRecord } from '../src/study/ledger';
 import { gapRows, measureName } from '../src/study/uncertainty';
 import { bandColumn, decodeWindowNll, encodeWindowNll, windowCounts } from '../src/study/windows';

@@ -99,14 +99,14 @@ describe('Grassmann reach', () => {
   it('lagged-sum level 3 (lags 1, 3, 7) is within reach of offsets 1, 2, 4; level 4 (lag 17) is not', () => {
     const reach = grassmannReach([[1], [2], [4]]);
     const task = (level: number): SyntheticTask =>
-      new SyntheticTask({ family: 'lagged-sum', level, blockSize: 32, vocabSize: 4, seed: 3 });
+      new SyntheticTask({ family: 'lagged-sum', level, seqLen: 32, vocabSize: 4, seed: 3 });
     expect(reachableFraction(task(3), reach, 4)).toBe(1);
     expect(reachableFraction(task(4), reach, 4)).toBe(0);
     expect(reachableFraction(task(3), grassmannReach([[1], [2]]), 4)).toBe(0); // lag 7 needs input lag 6 > 3
   });
 
   it('recall: a query is within reach only when an earlier occurrence of its pair is', () => {
-    const task = new SyntheticTask({ family: 'recall', level: 3, blockSize: 64, seed: 1 });
+    const task = new SyntheticTask({ family: 'recall', level: 3, seqLen: 64, seed: 1 });
     const none = reachableFraction(task, [0], 16);
     const all = reachableFraction(
       task,
@@ -134,7 +134,7 @@ describe('ladder flags', () => {
     [['--levels', '0..2'], 'levels', /levels start at 1/],
     [['--levels', 'two'], 'levels', /not a level number/],
     [['--levels', '9'], 'levels', /lagged-sum has levels 1\.\.8/],
-    [['--levels', '5', '--block', '16'], 'block', /--block must be ≥ 33/],
+    [['--levels', '5', '--seq-len', '16'], 'seq-len', /--seq-len must be ≥ 33/],
     [['--family', 'recall', '--levels', '6'], 'vocab', /raise vocabSize/],
     [['--models', 'grassmann,lstm'], 'models', /unknown model kind 'lstm'/],
     [['--models', 'grassmann,grassmann'], 'models', /names a model twice/],
@@ -171,7 +171,7 @@ describe('a tiny ladder run', () => {
       '4',
       '--offsets',
       '1',
-      '--block',
+      '--seq-len',
       '12',
       '--steps',
       '40',

@@ -69,7 +69,7 @@ describe.skipIf(DATA_DIR === undefined)('planCompare (needs GRASSFLOW_DATA_DIR f
   });
 
   it("each run is train's fresh plan for the same flags (compare's defaults written out)", async () => {
-    const flags = ['--preset', 'tiny', '--d-model', '32', '--steps', '7', '--block', '24', '--seed', '3', ...data];
+    const flags = ['--preset', 'tiny', '--d-model', '32', '--steps', '7', '--seq-len', '24', '--seed', '3', ...data];
     const compare = await planCompare(flags);
     for (const r of compare.runs) {
       const train = await planTrain([
@@ -97,21 +97,20 @@ describe.skipIf(DATA_DIR === undefined)('planCompare (needs GRASSFLOW_DATA_DIR f
     }
   });
 
-  it('a length flag replaces the token budget; --seq-len or --block the 64', async () => {
+  it('a length flag replaces the token budget; --seq-len the 64', async () => {
     const length = async (argv: string[]) => (await planCompare([...argv, ...data])).runs[0]?.training.length;
     expect(await length(['--steps', '20'])).toEqual({ steps: 20 });
     expect(await length(['--epochs', '0.5'])).toEqual({ epochs: 0.5 });
     expect(await length(['--tokens', '1000'])).toEqual({ tokens: 1000 });
     const seqLen = async (argv: string[]) => (await planCompare([...argv, ...data])).runs[0]?.training.seqLen;
     expect(await seqLen(['--seq-len', '32'])).toBe(32);
-    expect(await seqLen(['--block', '48'])).toBe(48);
   });
 
   it('bad flags: the same errors as train, naming the flag', async () => {
     const cases: Array<[string[], RegExp, string]> = [
       [['--tokens', '1000', '--steps', '3'], /give only one of .*\(got --steps and --tokens\)/, 'tokens'],
       [['--epochs', '1', '--steps', '2'], /\(got --epochs and --steps\)/, 'steps'],
-      [['--seq-len', '32', '--block', '48'], /--seq-len 32 and its alias --block 48 disagree/, 'block'],
+      [['--block', '48'], /unknown flag --block/, 'block'],
       [['--micro-batch', '3'], /--micro-batch 3 must divide --batch 16/, 'micro-batch'],
       [['--d-model', '65'], /--d-model 65 must be divisible by the 2 attention heads of preset tiny/, 'd-model'],
       [['--gate', 'additive'], /--gate applies to --model grassmann, not to --model transformer-dpa/, 'gate'],
@@ -128,11 +127,10 @@ describe.skipIf(DATA_DIR === undefined)('planCompare (needs GRASSFLOW_DATA_DIR f
 describe.skipIf(DATA_DIR === undefined)('planTrain: one name for the sequence length', () => {
   const data = ['--data-dir', DATA_DIR as string, '--preset', 'tiny'];
 
-  it("--seq-len or --block sets training.seqLen and the model's positional table; neither: the preset's", async () => {
+  it("--seq-len sets training.seqLen and the model's positional table; absent: the preset's", async () => {
     for (const [argv, L] of [
       [[], 16],
       [['--seq-len', '24'], 24],
-      [['--block', '24'], 24],
     ] as const) {
       const plan = await planTrain([...data, ...argv]);
       if (plan.kind !== 'fresh') throw new Error('a fresh plan was expected');
@@ -191,7 +189,7 @@ describe('planLadder', () => {
     expect(plan.command).toBe('grassflow-lm ladder --quick --out runs/x-ladder-plan');
     expect(plan.queue).toBeUndefined();
     expect(plan.backend).toBeUndefined();
-    expect(planLadder(['--quick', '--block', '12']).cfg.seqLen).toBe(12);
+    expect(planLadder(['--quick', '--seq-len', '12']).cfg.seqLen).toBe(12);
     expect(planLadder(['--queue', 'redis://localhost:6379/0']).queue?.url).toBe('redis://localhost:6379/0');
   });
 
@@ -201,7 +199,7 @@ describe('planLadder', () => {
       [['--models', 'foo'], 'models'],
       [['--warmup', '500', '--steps', '10'], 'warmup'],
       [['--queue', 'http://x'], 'queue'],
-      [['--seq-len', '8', '--block', '9'], 'block'],
+      [['--block', '9'], 'block'],
     ];
     for (const [argv, flag] of cases) expect((await usageError(() => planLadder(argv))).flag).toBe(flag);
   });

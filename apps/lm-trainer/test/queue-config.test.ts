@@ -141,4 +141,46 @@ describe.skipIf(skip !== undefined)('a queue configured wrong, a Redis that goes
     }
     await stop(w);
   }, 240_000);
+  it('a Redis restart that loses the queue while a worker trains: the job waits for that worker, nothing fails', async () => {
+    const out = join(root, 'lost');
+    const w = start(['worker', '--queue', url, '--concurrency', '2']);
+    const c = start(['study', 'run', studyOf('lost', 40, 4), ...sitting(out), '--queue', url, '--allow-dirty']);
+    const runs = join(out, 'runs');
+    const lockOf = (): { pid: number } | undefined => {
+      const key = existsSync(runs) ? readdirSync(runs)[0] : undefined;
+      const lock = key === undefined ? '' : join(runs, key, '.grassflow-run.lock');
+      return key !== undefined && existsSync(lock) && existsSync(join(runs, key, 'metrics.jsonl'))
+        ? (JSON.parse(readFileSync(lock, 'utf8')) as { pid: number })
+        : undefined;
+    };
+    await until('the run to start training', () => lockOf() !== undefined, 150_000, logs);
+    // the training process pauses (its worker keeps renewing the job's lock), so the run outlasts what follows
+    const trainer = (lockOf() as { pid: number }).pid;
+    process.kill(trainer, 'SIGSTOP');
+    try {
+      await stop(redis);
+      const fresh = join(root, 'redis-fresh');
+      mkdirSync(fresh);
+      ({ redis } = await startRedis(fresh, port)); // the same server back without its data: the job is gone
+      // the coordinator queues the run again; the worker's free slot takes it while the first process holds the
+      // folder. Before, that used the job's 5 attempts (10 s apart) and the run ended failed
+      await until(
+        'the job to be handed back three times, or the coordinator to give up',
+        () => w.out().split('handed back to the queue until that process ends').length > 3 || c.child.exitCode !== null,
+        150_000,
+        logs,
+      );
+    } finally {
+      process.kill(trainer, 'SIGCONT');
+    }
+    expect(await c.exited, logs()).toBe(0);
+    expect(ledger(out)).toHaveLength(1);
+    expect(c.out()).not.toContain('failed');
+    expect(w.out()).toContain('is being written by pid');
+    // the first process's result is not dropped: it waits on the queued job, which hands it on without training
+    expect(w.out()).toContain('the result waits on the job for the next taker');
+    expect(w.out()).toContain('its result handed on');
+    expect(w.out().split('resuming from its checkpoint').length - 1).toBe(0);
+    await stop(w);
+  }, 400_000);
 });

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cli, DATA_DIR } from './helpers.js';
 import { expandStudy, flagsToArgv, runKey } from '@grassflow/studies';
 import type { ResolvedRunConfig } from '../src/study/key.js';
 import { appendLedger, readLedger, type LedgerRecord } from '../src/study/ledger.js';
@@ -90,12 +91,17 @@ const record = (c: ResolvedRunConfig, finalValPpl: number, bestValPpl = finalVal
     code: 'abc',
     backend: { name: 'wasm', tfjsCore: '4.22.0' },
     machine: { cpu: 'test CPU', cpus: 2, platform: 'linux-x64', memoryGiB: 8 },
+    params: 1000,
+    totalSteps: 6,
+    tokens: 6 * c.training.batch * c.training.seqLen,
     finalValPpl,
     bestValPpl,
+    bestStep: 6,
     curve: [
       [100, finalValPpl + 10],
       [200, finalValPpl],
     ],
+    timing: { trainSeconds: 1, wallSeconds: 2, resumed: false, finished: '2026-12-06T00:00:00.000Z' },
   }) as LedgerRecord;
 
 describe('aggregation of a ledger', () => {
@@ -212,7 +218,7 @@ describe('ledger file', () => {
   it('skips a torn last line with a warning, refuses a bad line before it, keeps the first of a key', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'grassflow-ledger-'));
     const path = join(dir, 'ledger.jsonl');
-    expect(await readLedger(path)).toEqual({ records: [], warnings: [] });
+    expect(await readLedger(path)).toEqual({ records: [], lines: [], warnings: [] });
     const a = record(config({ seed: 1 }), 10);
     const b = record(config({ seed: 2 }), 20);
     await appendLedger(path, a);
@@ -237,8 +243,8 @@ describe('ledger file', () => {
     const path = join(dir, 'ledger.jsonl');
     const good = record(config({ seed: 1 }), 10);
     const bad: Array<[Record<string, unknown>, RegExp]> = [
-      [{ ...good, finalValPpl: null }, /:2: "finalValPpl" is null, not a positive number/],
-      [{ ...good, bestValPpl: 'abc' }, /:2: "bestValPpl" is "abc", not a positive number/],
+      [{ ...good, finalValPpl: null }, /:2: "finalValPpl" is null, not a perplexity/],
+      [{ ...good, bestValPpl: 'abc' }, /:2: "bestValPpl" is "abc", not a perplexity/],
       [{ ...good, config: undefined }, /:2: "config" lacks model.kind or training.seed/],
       [{ ...good, curve: [[1, null]] }, /:2: "curve" is not a list/],
     ];
@@ -247,4 +253,74 @@ describe('ledger file', () => {
       await expect(readLedger(path)).rejects.toThrow(message);
     }
   });
+
+  it('refuses finite absurd values, wrong types and a key not of its config, naming the file and line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'grassflow-ledger-'));
+    const path = join(dir, 'ledger.jsonl');
+    const good = record(config({ seed: 1 }), 10);
+    const held = { tokens: 1000, nll: Math.log(20), ppl: 20, nllByPosition: [3, 2.9] };
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ ...good, finalValPpl: 1e308 }, '"finalValPpl" is 1e+308, not a perplexity (a number from 1 to 1000000000000)'],
+      [{ ...good, bestValPpl: 1.7e308 }, '"bestValPpl" is 1.7e+308, not a perplexity'],
+      [{ ...good, finalValPpl: 0.5 }, '"finalValPpl" is 0.5, not a perplexity'],
+      [{ ...good, tokens: -1 }, '"tokens" is -1, not totalSteps × batch × seqLen = 768'],
+      [{ ...good, tokens: 769 }, '"tokens" is 769, not totalSteps × batch × seqLen = 768'],
+      [{ ...good, params: 'many' }, '"params" is "many", not a count of parameters'],
+      [{ ...good, totalSteps: 2.5 }, '"totalSteps" is 2.5, not a count of steps'],
+      [{ ...good, bestStep: 7 }, '"bestStep" is 7, not a step from 0 to totalSteps 6'],
+      [{ ...good, curve: [[100, 1e300]] }, '"curve" is not a list of [tokens, ppl] pairs'],
+      [{ ...good, key: '0123456789abcdef' }, `"key" 0123456789abcdef is not the key of its "config" (${good.key})`],
+      [{ ...good, study: '' }, `"study" is not a study's name`],
+      [{ ...good, timing: { wallSeconds: 'long' } }, '"timing" lacks finite trainSeconds'],
+      [{ ...good, heldOut: { valid: held, test: { ...held, ppl: 1e300 } } }, '"heldOut.test.ppl" is 1e+300'],
+      [{ ...good, heldOut: { valid: held, test: { ...held, nll: 1 } } }, '"heldOut.test.nll" is 1, not ln of its ppl'],
+      [{ ...good, config: { model: { kind: 'grassmann' }, training: { seed: 1 } } }, '"key" '],
+      [{ ...good, config: { model: { kind: 'grassmann' }, training: 7 } }, '"config" lacks model.kind'],
+    ];
+    for (const [r, message] of bad) {
+      writeFileSync(path, `${JSON.stringify(record(config({ seed: 2 }), 20))}\n${JSON.stringify(r)}\n`);
+      const err = await readLedger(path).then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
+      expect(err?.name, message).toBe('LedgerError'); // not "an unexpected error"
+      expect(err?.message).toContain(`${path}:2: ${message}`);
+      expect(err?.message).toContain('fix or remove that line');
+    }
+    const fine = { ...good, heldOut: { valid: held, test: held } };
+    writeFileSync(path, `${JSON.stringify(fine)}\n`);
+    expect((await readLedger(path)).records).toEqual([fine]);
+  });
 });
+
+describe.skipIf(DATA_DIR === undefined)(
+  'ledger lines through the CLI (real processes; needs GRASSFLOW_DATA_DIR)',
+  () => {
+    it('status and report both refuse another study’s line and an absurd one, naming file and line, no "unexpected"', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'grassflow-ledger-cli-'));
+      const study = join(dir, 's.json');
+      writeFileSync(study, JSON.stringify({ name: 's', base: { preset: 'tiny', steps: 6 }, grid: { seed: [1, 2] } }));
+      const path = join(dir, 'ledger.jsonl');
+      const mine = record(config({ seed: 1 }), 10);
+      const other = { ...record(config({ seed: 2 }), 20), study: 'other' };
+      writeFileSync(path, `${JSON.stringify(mine)}\n${JSON.stringify(other)}\n`);
+      for (const command of ['status', 'report']) {
+        for (const source of command === 'report' ? [study, path] : [study]) {
+          const r = cli(['study', command, source, '--out', dir]);
+          expect(r.code, r.stderr).toBe(1);
+          expect(r.stderr.trim()).toBe(
+            `grassflow-lm study: LedgerError: ${path}:2: a run of study 'other', not 's': give each study its own ` +
+              "--out (move that line to its study's ledger)",
+          );
+        }
+      }
+      writeFileSync(path, `${JSON.stringify(mine)}\n${JSON.stringify({ ...other, study: 's', finalValPpl: 1e308 })}\n`);
+      for (const command of ['status', 'report']) {
+        const r = cli(['study', command, study, '--out', dir]);
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stderr).toContain(`LedgerError: ${path}:2: "finalValPpl" is 1e+308, not a perplexity`);
+        expect(r.stderr).not.toContain('unexpected error');
+      }
+    }, 120_000);
+  },
+);

@@ -199,7 +199,7 @@ describe.skipIf(skip !== undefined)('study run --queue: a real redis-server and 
     const ladder = (out: string, ...more: string[]): string[] => [
       'ladder',
       ...['--levels', '1', '--models', 'grassmann,transformer-dpa', '--seeds', '1', '--vocab', '4'],
-      ...['--layers', '1', '--d-model', '16', '--heads', '2', '--r', '4', '--offsets', '1', '--block', '12'],
+      ...['--layers', '1', '--d-model', '16', '--heads', '2', '--r', '4', '--offsets', '1', '--seq-len', '12'],
       ...['--steps', '20', '--batch', '16', '--lr', '1e-2', '--eval-seqs', '16', '--out', out, ...more],
     ];
     const local = cli(ladder(join(root, 'ladder-local')));

@@ -71,6 +71,8 @@ describe.skipIf(DATA_DIR === undefined)('train, resume, generate (tiny, WikiText
     const a = cli([...args, '--seed', '3']);
     expect(a.code, a.stderr).toBe(0);
     expect(a.stdout.startsWith('the game was')).toBe(true);
+    // the speed line: wall time, the CPU seconds of the sampling (the steadier figure on a shared machine), tokens/s
+    expect(a.stderr).toMatch(/^generate: 12 tokens in \d+\.\d\d s \(CPU \d+\.\d\d s\), \d+\.\d tokens\/s /m);
     expect(cli([...args, '--seed', '3']).stdout).toBe(a.stdout);
     expect(cli([...args, '--seed', '4']).stdout).not.toBe(a.stdout);
   });

@@ -101,7 +101,7 @@ describe.skipIf(skip)('commands with --backend webgpu (tiny)', () => {
       const r = cli([
         'ladder',
         ...['--levels', '1', '--models', 'grassmann,transformer-dpa', '--seeds', '1', '--vocab', '4'],
-        ...['--layers', '1', '--d-model', '16', '--heads', '2', '--r', '4', '--offsets', '1', '--block', '8'],
+        ...['--layers', '1', '--d-model', '16', '--heads', '2', '--r', '4', '--offsets', '1', '--seq-len', '8'],
         ...['--steps', '6', '--batch', '8', '--lr', '1e-2', '--eval-seqs', '8', '--backend', backend, '--out', out],
       ]);
       expect(r.code, r.stderr).toBe(0);

@@ -17,8 +17,9 @@ import {
   type CheckpointBytes,
   type LoadedCheckpointBytes,
 } from '@grassflow/gpu-layers';
-import { Prng } from '@grassflow/datasets/prng';
+import { Prng } from '@grassflow/prng';
 import {
+  continuationText,
   PureWordLevelTokenizer,
   PureWordPieceTokenizer,
   wikitextForWordPiece,
@@ -290,7 +291,7 @@ async function generate(): Promise<void> {
     const promptText = tok.decode(prompt);
     const out: number[] = [];
     const show = (): void => {
-      const text = tok.decode(Int32Array.from([...prompt, ...out]));
+      const text = continuationText(tok, prompt, out); // as grassflow-lm generate prints it
       ui.output.replaceChildren();
       const head = document.createElement('span');
       head.className = 'prompt';
@@ -307,7 +308,7 @@ async function generate(): Promise<void> {
       ui.speed.textContent = `${out.length} tokens in ${seconds.toFixed(2)} s: ${(out.length / seconds).toFixed(1)} tokens/s on ${info.name}`;
     }
     ui.output.dataset['ids'] = out.join(',');
-    ui.output.dataset['text'] = tok.decode(Int32Array.from([...prompt, ...out]));
+    ui.output.dataset['text'] = continuationText(tok, prompt, out);
     ui.output.dataset['state'] = 'done';
     const all = Int32Array.from([...prompt, ...out]).slice(-loaded.config.maxLen);
     await showGeometry(

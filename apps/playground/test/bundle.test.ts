@@ -12,7 +12,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPretrained, initBackend, loadCheckpoint, sampleIds, WASM_FILES } from '@grassflow/gpu-layers';
-import { Prng } from '@grassflow/datasets/prng';
+import { Prng } from '@grassflow/prng';
 import { WordPieceTokenizer } from '@grassflow/tokenizers';
 import { serve } from '../scripts/serve.mjs';
 import { consoleErrors, openBrowser, pageResult, skipBrowser } from '../../../tooling/chromium.mjs';

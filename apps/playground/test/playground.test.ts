@@ -12,7 +12,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appSlideKeep, fromPretrained, initBackend, loadCheckpoint, sampleIds } from '@grassflow/gpu-layers';
-import { Prng } from '@grassflow/datasets/prng';
+import { Prng } from '@grassflow/prng';
 import { wikitextForWordPiece, WordLevelTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
 import { serve } from '../scripts/serve.mjs';
 import { consoleErrors, openBrowser, skipBrowser, SOFTWARE_WEBGPU_ARGS } from '../../../tooling/chromium.mjs';

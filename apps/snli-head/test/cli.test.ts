@@ -12,6 +12,8 @@ describe('flags', () => {
     const bad = cli(['train', '--head', 'lstm']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--head must be one of grassmann, transformer, got 'lstm'");
+    // flags are not kept under old names: --max-len was --seq-len's
+    expect(cli(['train', '--max-len', '32']).stderr).toContain('unknown flag --max-len');
     expect(cli(['train', '--epochs', '0']).stderr).toContain('--epochs must be >= 1, got 0');
     expect(cli(['train', '--lr', 'fast']).stderr).toContain("--lr must be a number, got 'fast'");
     expect(cli(['train', '--resume', '/tmp', '--lr', '1']).stderr).toContain('--lr cannot be combined with --resume');

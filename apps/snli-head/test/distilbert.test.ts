@@ -2,7 +2,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expectedTensors, parseDistilBertConfig } from '@grassflow/distilbert-adapter';
-import { writeSafetensorsFile, type SafetensorsTensorInput } from '@grassflow/gpu-layers';
+import { writeSafetensorsFile, type SafetensorsTensorInput } from '@grassflow/checkpoints';
 import { describe, expect, it } from 'vitest';
 import { cli, DATA_DIR, headOf, metrics, tmp } from './helpers.js';
 

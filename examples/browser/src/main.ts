@@ -2,7 +2,7 @@
 // applies the "browser" export condition by default, tsc through customConditions in tsconfig.json.
 import * as tf from '@tensorflow/tfjs-core';
 import { createModel, initBackend, lmLoss, preset, sampleIds } from '@grassflow/gpu-layers';
-import { Prng } from '@grassflow/datasets/prng';
+import { Prng } from '@grassflow/prng';
 // tfjs-backend-wasm fetches one of its three binaries at start: Vite copies each into the build and gives its URL.
 import wasm from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
 import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';

@@ -13,7 +13,7 @@ import {
   sampleIds,
   saveCheckpoint,
 } from '@grassflow/gpu-layers';
-import { Prng } from '@grassflow/datasets/prng';
+import { Prng } from '@grassflow/prng';
 
 const info = await initBackend(); // tfjs-node where installed, else WebGPU or wasm; GRASSFLOW_BACKEND=cpu forces one
 const config = preset('tiny'); // 2 layers, dModel 16, a 64-token vocabulary, maxLen 16

@@ -1,8 +1,10 @@
-// Every TypeScript/JavaScript block of the root and package READMEs and of docs/gpu-layers.md compiles under
-// strict, as a user's file would against the built packages (module nodenext, skipLibCheck for tfjs's own .d.ts).
+// Every TypeScript/JavaScript block of the root and package READMEs and of their guides (docs/<package>.md)
+// compiles under strict, as a user's file would against the built packages (module nodenext, skipLibCheck for
+// tfjs's own .d.ts).
 // The packages' README tests run the README blocks (tooling/readme-tests.mjs, with tsx, which does not type-check);
 // blocks marked "not run", and the guide's, which no test runs, are compiled here too.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,7 +18,7 @@ const dir = join(import.meta.dirname, '..', '.readme-blocks'); // not readme-exa
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('README code blocks', () => {
-  it('every TS/JS block of the root and package READMEs and docs/gpu-layers.md compiles under strict', async () => {
+  it('every TS/JS block of the root and package READMEs and their guides compiles under strict', async () => {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     /** file name → where the block is */
@@ -32,10 +34,14 @@ describe('README code blocks', () => {
         name,
       ]);
     }
-    sources.push({ name: 'docs-gpu-layers', dir: 'docs' }); // the guide the gpu-layers README links to
-    sources.push({ name: 'root', dir: '.' }); // the repository's front page
-    for (const { name, dir: from } of sources) {
-      const markdown = from === 'docs' ? 'gpu-layers.md' : 'README.md';
+    // the guides the package READMEs link to (docs/<package>.md), then the repository's front page
+    const guides = sources.filter(({ name }) => existsSync(join(root, 'docs', `${name}.md`)));
+    const pages = [
+      ...sources.map((s) => ({ ...s, markdown: 'README.md' })),
+      ...guides.map(({ name }) => ({ name: `docs-${name}`, dir: 'docs', markdown: `${name}.md` })),
+      { name: 'root', dir: '.', markdown: 'README.md' },
+    ];
+    for (const { name, dir: from, markdown } of pages) {
       for (const ex of readmeExamples(join(root, from), markdown)) {
         // as readme-examples.mjs runs them: blocks that call require are CommonJS, the rest ES modules
         const cjs = ex.lang === 'cjs' || /\brequire\(/.test(ex.code);

@@ -51,7 +51,8 @@ export type CheckpointErrorCode =
   | 'INVALID_ARGUMENT'
   | 'TARGET_NOT_CHECKPOINT'
   | 'WRITE_FAILED'
-  | 'NON_FINITE';
+  | 'NON_FINITE'
+  | 'UNVERIFIED'; // config.json records no size and SHA-256 of a tensor file, and the caller did not trust it
 
 /** Every failure of saving or loading a checkpoint folder: `code` says what, the message what to do. */
 export class CheckpointError extends CodedError<CheckpointErrorCode> {

@@ -14,6 +14,15 @@ export {
 } from './atomic-write.js';
 export { CodedError } from './coded-error.js';
 export {
+  DownloadError,
+  downloadFile,
+  sha256File,
+  userCacheDir,
+  type DownloadErrorCode,
+  type DownloadOptions,
+  type DownloadResult,
+} from './download.js';
+export {
   fileSystemProblem,
   folderPlaceProblem,
   makeFolder,

@@ -9,10 +9,10 @@ import {
   LmTrainBatcher,
   loadWikitextIds,
   loadWikitextText,
-  sha256File,
   wikitextPath,
   type TextEncoderLike,
 } from '../src/index.js';
+import { sha256File } from '@grassflow/checkpoints';
 
 async function time<T>(label: string, reps: number, fn: () => Promise<T> | T): Promise<T> {
   let out: T | undefined;

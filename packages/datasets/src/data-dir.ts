@@ -1,7 +1,7 @@
 // Where data lives: explicit path, else GRASSFLOW_DATA_DIR, else the per-user cache; per-file accessors.
 import { existsSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { userCacheDir } from '@grassflow/checkpoints';
 import { DatasetError } from './errors.js';
 
 /** Options shared by every function that touches the data folder. */
@@ -20,17 +20,7 @@ export type WikitextVariant = 'tokens' | 'raw';
 export type SnliSplit = 'train' | 'dev' | 'test' | 'train_0.01';
 
 /**
- * Per-user cache root: `$XDG_CACHE_HOME/grassflow`, else `~/.cache/grassflow`.
- * Holds downloaded data (when GRASSFLOW_DATA_DIR is unset) and the token-id caches.
- */
-export function userCacheDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  const xdg = env['XDG_CACHE_HOME'];
-  const base = xdg !== undefined && xdg !== '' ? xdg : join(homedir(), '.cache');
-  return resolve(base, 'grassflow');
-}
-
-/**
- * The data folder, absolute: `opts.dataDir` ?? `$GRASSFLOW_DATA_DIR` ?? {@link userCacheDir}.
+ * The data folder, absolute: `opts.dataDir` ?? `$GRASSFLOW_DATA_DIR` ?? `userCacheDir()` of @grassflow/checkpoints.
  * Relative paths resolve against the current working directory.
  */
 export function resolveDataDir(opts: DataDirOptions = {}): string {

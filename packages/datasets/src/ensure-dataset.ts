@@ -1,13 +1,21 @@
 // Make data files present: use what is in the data folder, else download, unzip, verify and move into place.
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { commitFileAtomic, fileSystemProblem, makeFolder } from '@grassflow/checkpoints';
+import {
+  commitFileAtomic,
+  DownloadError,
+  downloadFile,
+  fileSystemProblem,
+  makeFolder,
+  sha256File,
+  type DownloadOptions,
+} from '@grassflow/checkpoints';
 import { resolveDataDir, type DataDirOptions } from './data-dir.js';
-import { downloadFile, type DownloadOptions } from './download.js';
 import { DatasetError, messageOf } from './errors.js';
-import { isFile, sha256File } from './files.js';
+import { isFile } from './files.js';
 import {
   DEFAULT_MANIFEST,
+  DEFAULT_USER_AGENT,
   findOrigin,
   mirroredUrl,
   sourceByName,
@@ -26,7 +34,7 @@ export interface EnsureOptions extends DataDirOptions {
   mirror?: string;
   /** Allow downloads (default true unless `$GRASSFLOW_OFFLINE` is `1` or `true`). */
   download?: boolean;
-  /** Passed to {@link downloadFile}. */
+  /** User-Agent of the downloads (`downloadFile` of @grassflow/checkpoints); default {@link DEFAULT_USER_AGENT}. */
   userAgent?: string;
   timeoutMs?: number;
   onProgress?: DownloadOptions['onProgress'];
@@ -81,7 +89,8 @@ export async function ensureDataset(name: string, opts: EnsureOptions = {}): Pro
     if (source.kind === 'file') await fetchSingle(source, url, dataDir, opts);
     else await fetchArchive(source, url, missing, dataDir, opts);
   } catch (err) {
-    if (err instanceof DatasetError) throw new DatasetError(err.code, how(err.message), { file: err.file, cause: err });
+    if (err instanceof DatasetError || err instanceof DownloadError)
+      throw new DatasetError(err.code, how(err.message), { file: err.file, cause: err });
     throw new DatasetError('DOWNLOAD_FAILED', how(messageOf(err)), { file: url, cause: err });
   }
   return { files, downloaded: missing };
@@ -138,6 +147,9 @@ function expectedOf(o: FileOrigin): string | null {
   return o.kind === 'archive' ? o.member.sha256 : o.kind === 'file' ? o.source.sha256 : o.file.sha256;
 }
 
+/** What a download into the data folder tells a user who cannot write there. */
+const NOT_WRITABLE_HINT = 'Point GRASSFLOW_DATA_DIR (or the dataDir option) at a writable folder.';
+
 async function makeDataDir(dataDir: string): Promise<void> {
   try {
     await makeFolder(dataDir); // level by level: Node's recursive mkdir never returns under /proc
@@ -155,7 +167,8 @@ async function fetchSingle(source: FileSource, url: string, dataDir: string, opt
   await downloadFile(url, join(dataDir, source.target), {
     sha256: source.sha256,
     maxBytes: source.maxSize,
-    ...(opts.userAgent === undefined ? {} : { userAgent: opts.userAgent }),
+    userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
+    notWritableHint: NOT_WRITABLE_HINT,
     ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
     ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
   });
@@ -182,7 +195,8 @@ async function fetchArchive(
     const zipPath = join(tmp, 'archive.zip');
     await downloadFile(url, zipPath, {
       maxBytes: source.maxArchiveBytes,
-      ...(opts.userAgent === undefined ? {} : { userAgent: opts.userAgent }),
+      userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
+      notWritableHint: NOT_WRITABLE_HINT,
       ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
       ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
     });

@@ -36,29 +36,16 @@ export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/**
- * Sequence length L of a batching option object: `seqLen` (the project's one name for it), or `blockSize`, its
- * deprecated alias kept for existing code. Returns L and the name the caller used, so messages speak the caller's terms.
- */
+/** Sequence length L of a batching option object (`seqLen`, the project's one name for it). */
 export interface SeqLenOption {
   /** L: tokens per input row. */
-  seqLen?: number;
-  /** @deprecated Alias of `seqLen`. */
-  blockSize?: number;
+  seqLen: number;
 }
 
-/** L from {@link SeqLenOption}: exactly one of `seqLen` / `blockSize` (or both equal), an integer ≥ 1. */
-export function resolveSeqLen(opts: SeqLenOption): { seqLen: number; name: 'seqLen' | 'blockSize' } {
-  const { seqLen, blockSize } = opts;
-  if (seqLen !== undefined && blockSize !== undefined && seqLen !== blockSize) {
-    throw new DatasetError(
-      'INVALID_ARGUMENT',
-      `seqLen ${seqLen} and its alias blockSize ${blockSize} disagree: give seqLen only.`,
-    );
-  }
-  const name = seqLen !== undefined ? 'seqLen' : 'blockSize';
-  const value = seqLen ?? blockSize;
-  if (value === undefined) throw new DatasetError('INVALID_ARGUMENT', 'seqLen (tokens per row) is required.');
-  assertInteger(name, value, 1);
-  return { seqLen: value, name };
+/** L from {@link SeqLenOption}, checked to be an integer ≥ 1 (also for callers without types). */
+export function resolveSeqLen(opts: Partial<SeqLenOption>): { seqLen: number; name: 'seqLen' } {
+  const { seqLen } = opts;
+  if (seqLen === undefined) throw new DatasetError('INVALID_ARGUMENT', 'seqLen (tokens per row) is required.');
+  assertInteger('seqLen', seqLen, 1);
+  return { seqLen, name: 'seqLen' };
 }

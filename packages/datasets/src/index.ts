@@ -4,7 +4,6 @@ export {
   resolveDataDir,
   existingDataDir,
   DataDirError,
-  userCacheDir,
   wikitextPath,
   snliPath,
   bertVocabPath,
@@ -34,7 +33,6 @@ export {
   type SourcesManifest,
   type FileOrigin,
 } from './sources.js';
-export { downloadFile, type DownloadOptions, type DownloadResult } from './download.js';
 export { extractZip, unsafeEntryReason, type ExtractOptions } from './zip-extract.js';
 export {
   ensureDataset,
@@ -44,7 +42,7 @@ export {
   type EnsureResult,
   type VerifyResult,
 } from './ensure-dataset.js';
-export { sha256File, sha256Hex, writeFileAtomic } from './files.js';
+export { sha256Hex } from './files.js';
 export {
   encodeTexts,
   isCorpusEncoder,
@@ -101,7 +99,6 @@ export {
   type SnliBatch,
   type SnliBatchOptions,
 } from './snli.js';
-export { Prng, splitmix32, mixSeed, permutation, epochPermutation, type PrngState } from './prng.js';
 export {
   SyntheticTask,
   LAGGED_SUM_LAGS,

@@ -1,6 +1,6 @@
 // Language-model batches: shuffled contiguous chunks for training (resumable), full-coverage windows for evaluation.
 import { assertInteger, DatasetError, resolveSeqLen, type SeqLenOption } from './errors.js';
-import { epochPermutation } from './prng.js';
+import { epochPermutation } from '@grassflow/prng';
 
 /** One batch of next-token prediction, row-major, shape (B, L). */
 export interface LmBatch {
@@ -62,11 +62,6 @@ export class LmTrainBatcher {
   private position = 0;
   private order: Uint32Array | null = null;
   private orderEpoch = -1;
-
-  /** @deprecated Alias of {@link seqLen}. */
-  get blockSize(): number {
-    return this.seqLen;
-  }
 
   constructor(ids: Int32Array, opts: LmTrainOptions) {
     const { seqLen: L, name } = resolveSeqLen(opts);

@@ -4,7 +4,7 @@ import { snliRelPath, resolveDataDir, type SnliSplit } from './data-dir.js';
 import { ensureDataFile, type EnsureOptions } from './ensure-dataset.js';
 import { assertInteger, DatasetError } from './errors.js';
 import { isFile, sha256Hex } from './files.js';
-import { epochPermutation } from './prng.js';
+import { epochPermutation } from '@grassflow/prng';
 import { DEFAULT_MANIFEST, expectedSha256 } from './sources.js';
 import { checkedId, encodeTexts, type TextEncoderLike } from './text-encoder.js';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 // A seeded ladder of synthetic autoregressive tasks for comparing attention kinds (DPA, EA, local windows).
 import { assertInteger, DatasetError, resolveSeqLen, type SeqLenOption } from './errors.js';
 import type { LmBatch } from './lm-batches.js';
-import { mixSeed, Prng } from './prng.js';
+import { mixSeed, Prng } from '@grassflow/prng';
 
 /**
  * 'lagged-sum': x_t = (1 + Σ_{i=1..level} x_{t−a_i}) mod V with lags a = LAGGED_SUM_LAGS[0..level).
@@ -48,11 +48,6 @@ export class SyntheticTask {
   readonly lags: readonly number[];
   /** recall: number of key→value pairs (2^level); lagged-sum: 0. */
   readonly numPairs: number;
-
-  /** @deprecated Alias of {@link seqLen}. */
-  get blockSize(): number {
-    return this.seqLen;
-  }
 
   constructor(opts: SyntheticTaskOptions) {
     assertInteger('level', opts.level, 1);

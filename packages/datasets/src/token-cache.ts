@@ -2,9 +2,9 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { userCacheDir, type DataDirOptions } from './data-dir.js';
+import type { DataDirOptions } from './data-dir.js';
 import { DatasetError, messageOf } from './errors.js';
-import { writeFileAtomic } from './files.js';
+import { userCacheDir, writeFileAtomic } from '@grassflow/checkpoints';
 
 /**
  * File format (all little-endian), 128-byte header then payload:

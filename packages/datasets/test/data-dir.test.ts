@@ -10,7 +10,6 @@ import {
   resolveDataDir,
   resolveTokenCacheDir,
   snliPath,
-  userCacheDir,
   wikitextPath,
 } from '@grassflow/datasets';
 
@@ -22,7 +21,7 @@ describe('data location', () => {
     expect(resolveDataDir({ env: { XDG_CACHE_HOME: '/xdg' } })).toBe('/xdg/grassflow');
     expect(resolveDataDir({ env: {} })).toBe(join(homedir(), '.cache', 'grassflow'));
     expect(resolveDataDir({ env: { GRASSFLOW_DATA_DIR: 'rel/dir' } })).toBe(resolve('rel/dir'));
-    expect(userCacheDir({ XDG_CACHE_HOME: '' })).toBe(join(homedir(), '.cache', 'grassflow'));
+    expect(resolveDataDir({ env: { XDG_CACHE_HOME: '' } })).toBe(join(homedir(), '.cache', 'grassflow'));
   });
 
   it('per-file accessors follow the shared layout', () => {

@@ -5,13 +5,14 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   DatasetError,
+  DEFAULT_USER_AGENT,
   ensureDataFile,
   ensureDataset,
   extractZip,
   mirroredUrl,
   type SourcesManifest,
 } from '@grassflow/datasets';
-import { serveBytes, serveTruncated, startServer, type TestServer } from './helpers/server.js';
+import { serveBytes, serveTruncated, startServer, type TestServer } from '../../../tooling/http-test-server.mjs';
 import { buildZip, renameEntry } from './helpers/zip.js';
 
 const train = 'alpha beta gamma\n'.repeat(300);
@@ -94,6 +95,7 @@ describe('ensureDataset against a local server', () => {
     expect(await readFile(join(dataDir, 'tiny/test.txt'), 'utf8')).toBe(test);
     expect(await readdir(dataDir)).toEqual(['tiny']); // no temp folder left
     expect((await readdir(join(dataDir, 'tiny'))).sort()).toEqual(['test.txt', 'train.txt']);
+    expect(server.requests.at(-1)).toBe(`/example.test/ds/tiny.zip ${DEFAULT_USER_AGENT}`);
     const n = server.requests.length;
     const again = await ensureDataset('tiny', { dataDir, manifest: manifest(), mirror: server.base });
     expect(again.downloaded).toEqual([]);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { DatasetError, LmTrainBatcher, lmEvalBatches, lmEvalWindowCount, type LmBatch } from '@grassflow/datasets';
+import {
+  DatasetError,
+  LmTrainBatcher,
+  lmEvalBatches,
+  lmEvalWindowCount,
+  type LmBatch,
+  type LmTrainOptions,
+} from '@grassflow/datasets';
 
 /** ids[i] = i, so every id names its own position. */
 const seq = (n: number): Int32Array => Int32Array.from({ length: n }, (_, i) => i);
@@ -27,7 +34,7 @@ describe('LmTrainBatcher', () => {
     const N = 10_007;
     const L = 16;
     const ids = seq(N);
-    const b = new LmTrainBatcher(ids, { blockSize: L, batchSize: 8, seed: 1 });
+    const b = new LmTrainBatcher(ids, { seqLen: L, batchSize: 8, seed: 1 });
     expect(b.numChunks).toBe(Math.floor(N / (L + 1)));
     expect(b.droppedTokens).toBe(N % (L + 1));
     const seen = new Uint8Array(N);
@@ -53,7 +60,7 @@ describe('LmTrainBatcher', () => {
     const N = 1000;
     const L = 15; // 1000 = 62·16 + 8
     const ids = seq(N);
-    const b = new LmTrainBatcher(ids, { blockSize: L, batchSize: 7, seed: 3, remainder: 'pad', padId: -1 });
+    const b = new LmTrainBatcher(ids, { seqLen: L, batchSize: 7, seed: 3, remainder: 'pad', padId: -1 });
     expect(b.numChunks).toBe(63);
     expect(b.droppedTokens).toBe(0);
     const seen = new Uint8Array(N);
@@ -79,7 +86,7 @@ describe('LmTrainBatcher', () => {
   it('is deterministic for a seed; other seeds and other epochs give other orders', () => {
     const ids = seq(5000);
     const order = (seed: number, epochs = 1): number[] => {
-      const b = new LmTrainBatcher(ids, { blockSize: 9, batchSize: 4, seed });
+      const b = new LmTrainBatcher(ids, { seqLen: 9, batchSize: 4, seed });
       const out: number[] = [];
       for (let e = 0; e < epochs; e++) for (const batch of b.epochBatches()) out.push(...batch.starts);
       return out;
@@ -93,7 +100,7 @@ describe('LmTrainBatcher', () => {
 
   it('resumes mid-epoch from {epoch, position, seed} with the exact same batches', () => {
     const ids = seq(3000);
-    const opts = { blockSize: 8, batchSize: 5, seed: 99 };
+    const opts = { seqLen: 8, batchSize: 5, seed: 99 };
     const a = new LmTrainBatcher(ids, opts);
     const ref: number[][] = [];
     for (let i = 0; i < 200; i++) ref.push([...a.nextBatch().starts]); // crosses epoch boundaries (67 batches/epoch)
@@ -108,7 +115,7 @@ describe('LmTrainBatcher', () => {
   });
 
   it('dropLastBatch keeps only full batches', () => {
-    const b = new LmTrainBatcher(seq(1000), { blockSize: 9, batchSize: 30, seed: 0, dropLastBatch: true });
+    const b = new LmTrainBatcher(seq(1000), { seqLen: 9, batchSize: 30, seed: 0, dropLastBatch: true });
     const batches = epochRows(b);
     expect(batches.length).toBe(3);
     expect(batches.every((x) => x.shape[0] === 30)).toBe(true);
@@ -116,8 +123,8 @@ describe('LmTrainBatcher', () => {
   });
 
   it('rejects bad arguments with a typed error', () => {
-    expect(() => new LmTrainBatcher(seq(5), { blockSize: 8, batchSize: 1, seed: 0 })).toThrow(/do not fill one chunk/);
-    expect(() => new LmTrainBatcher(seq(100), { blockSize: 0, batchSize: 1, seed: 0 })).toThrow(DatasetError);
+    expect(() => new LmTrainBatcher(seq(5), { seqLen: 8, batchSize: 1, seed: 0 })).toThrow(/do not fill one chunk/);
+    expect(() => new LmTrainBatcher(seq(100), { seqLen: 0, batchSize: 1, seed: 0 })).toThrow(DatasetError);
   });
 });
 
@@ -133,7 +140,7 @@ describe('lmEvalBatches', () => {
     const ids = seq(N);
     const scored = new Uint8Array(N);
     let windows = 0;
-    for (const batch of lmEvalBatches(ids, { blockSize: L, batchSize: 3, stride, padId: -7 })) {
+    for (const batch of lmEvalBatches(ids, { seqLen: L, batchSize: 3, stride, padId: -7 })) {
       checkRows(batch, ids);
       let count = 0;
       for (let r = 0; r < batch.shape[0]; r++) {
@@ -155,7 +162,7 @@ describe('lmEvalBatches', () => {
 
   it('with stride s < L each scored token sees up to L − 1 tokens of context', () => {
     const L = 8;
-    const batches = [...lmEvalBatches(seq(40), { blockSize: L, batchSize: 100, stride: 2 })];
+    const batches = [...lmEvalBatches(seq(40), { seqLen: L, batchSize: 100, stride: 2 })];
     const b = batches[0] as LmBatch;
     // window 5 scores targets 11, 12 with inputs ids[4..12)
     expect(b.starts[5]).toBe(4);
@@ -163,7 +170,7 @@ describe('lmEvalBatches', () => {
   });
 
   it('non-overlapping windows by default; the last one is shorter and padded', () => {
-    const batches = [...lmEvalBatches(seq(21), { blockSize: 8, batchSize: 2 })];
+    const batches = [...lmEvalBatches(seq(21), { seqLen: 8, batchSize: 2 })];
     expect(batches.map((b) => b.shape[0])).toEqual([2, 1]);
     const last = batches[1] as LmBatch;
     expect(last.starts[0]).toBe(16);
@@ -173,21 +180,17 @@ describe('lmEvalBatches', () => {
   });
 });
 
-describe('seqLen and its alias blockSize', () => {
+describe('seqLen', () => {
   const ids = Int32Array.from({ length: 200 }, (_, i) => i % 17);
-  it('give the same batches; the instance reports seqLen (blockSize as a getter)', () => {
-    const a = new LmTrainBatcher(ids, { seqLen: 8, batchSize: 3, seed: 4 });
-    const b = new LmTrainBatcher(ids, { blockSize: 8, batchSize: 3, seed: 4 });
-    expect(a.seqLen).toBe(8);
-    expect(b.blockSize).toBe(8);
-    expect(a.nextBatch().x).toEqual(b.nextBatch().x);
-    expect([...lmEvalBatches(ids, { seqLen: 8, batchSize: 4 })].map((x) => x.y)).toEqual(
-      [...lmEvalBatches(ids, { blockSize: 8, batchSize: 4 })].map((x) => x.y),
+  it('is required, and must fit the data', () => {
+    const without = (o: object) => o as LmTrainOptions; // what a caller without types may pass
+    expect(() => new LmTrainBatcher(ids, without({ batchSize: 1, seed: 0 }))).toThrow(
+      /seqLen \(tokens per row\) is required/,
     );
-  });
-  it('refuses both when they disagree, and neither', () => {
-    expect(() => new LmTrainBatcher(ids, { seqLen: 8, blockSize: 9, batchSize: 1, seed: 0 })).toThrow(/disagree/);
-    expect(() => new LmTrainBatcher(ids, { batchSize: 1, seed: 0 })).toThrow(/seqLen \(tokens per row\) is required/);
+    // blockSize, the old name, is not an alias (pre-1.0 options are not kept under old names)
+    expect(() => new LmTrainBatcher(ids, without({ blockSize: 8, batchSize: 1, seed: 0 }))).toThrow(
+      /seqLen .* is required/,
+    );
     expect(() => new LmTrainBatcher(Int32Array.from([1, 2]), { seqLen: 8, batchSize: 1, seed: 0 })).toThrow(
       /smaller seqLen/,
     );

@@ -192,7 +192,7 @@ describe.skipIf(dataDir === undefined)('real shared data (GRASSFLOW_DATA_DIR)', 
       ).ids;
       expect(train.length).toBe(2_088_628);
       const L = 128;
-      const b = new LmTrainBatcher(train, { blockSize: L, batchSize: 32, seed: 1234 });
+      const b = new LmTrainBatcher(train, { seqLen: L, batchSize: 32, seed: 1234 });
       const seen = new Uint8Array(train.length);
       let rows = 0;
       for (const batch of b.epochBatches()) {
@@ -212,9 +212,9 @@ describe.skipIf(dataDir === undefined)('real shared data (GRASSFLOW_DATA_DIR)', 
       for (let i = 0; i < train.length; i++) if (seen[i] === 1) once++;
       expect(once).toBe(rows * 129);
       expect(b.droppedTokens).toBe(2_088_628 - rows * 129);
-      const again = new LmTrainBatcher(train, { blockSize: L, batchSize: 32, seed: 1234 }).nextBatch();
-      const other = new LmTrainBatcher(train, { blockSize: L, batchSize: 32, seed: 4321 }).nextBatch();
-      const first = new LmTrainBatcher(train, { blockSize: L, batchSize: 32, seed: 1234 }).nextBatch();
+      const again = new LmTrainBatcher(train, { seqLen: L, batchSize: 32, seed: 1234 }).nextBatch();
+      const other = new LmTrainBatcher(train, { seqLen: L, batchSize: 32, seed: 4321 }).nextBatch();
+      const first = new LmTrainBatcher(train, { seqLen: L, batchSize: 32, seed: 1234 }).nextBatch();
       expect(again.starts).toEqual(first.starts);
       expect(other.starts).not.toEqual(first.starts);
     });
@@ -223,7 +223,7 @@ describe.skipIf(dataDir === undefined)('real shared data (GRASSFLOW_DATA_DIR)', 
       const valid = ids.get('valid') as Int32Array;
       const scored = new Uint8Array(valid.length);
       let total = 0;
-      for (const batch of lmEvalBatches(valid, { blockSize: 128, batchSize: 16 })) {
+      for (const batch of lmEvalBatches(valid, { seqLen: 128, batchSize: 16 })) {
         const [B, L] = batch.shape;
         for (let r = 0; r < B; r++) {
           const s = batch.starts[r] as number;

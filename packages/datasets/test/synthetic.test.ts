@@ -48,7 +48,7 @@ function checkRecall(tokens: Int32Array, determined: Uint8Array, pairs: number, 
 
 describe('synthetic ladder', () => {
   it.each([1, 2, 3, 4, 5])('lagged-sum level %i follows the rule (independent check)', (level) => {
-    const task = new SyntheticTask({ family: 'lagged-sum', level, blockSize: 64, seed: 5, vocabSize: 11 });
+    const task = new SyntheticTask({ family: 'lagged-sum', level, seqLen: 64, seed: 5, vocabSize: 11 });
     expect(task.lags).toEqual(LAGGED_SUM_LAGS.slice(0, level));
     for (let i = 0; i < 20; i++) {
       const s = task.sequence(i);
@@ -58,11 +58,11 @@ describe('synthetic ladder', () => {
   });
 
   it('lagged-sum level 4 reaches 17 positions back (beyond a 16-token window)', () => {
-    expect(Math.max(...new SyntheticTask({ family: 'lagged-sum', level: 4, blockSize: 32, seed: 0 }).lags)).toBe(17);
+    expect(Math.max(...new SyntheticTask({ family: 'lagged-sum', level: 4, seqLen: 32, seed: 0 }).lags)).toBe(17);
   });
 
   it('lagged-sum noise replaces some rule positions, which are then not marked determined', () => {
-    const task = new SyntheticTask({ family: 'lagged-sum', level: 3, blockSize: 256, seed: 2, noise: 0.3 });
+    const task = new SyntheticTask({ family: 'lagged-sum', level: 3, seqLen: 256, seed: 2, noise: 0.3 });
     let free = 0;
     for (let i = 0; i < 10; i++) {
       const s = task.sequence(i);
@@ -76,7 +76,7 @@ describe('synthetic ladder', () => {
   it.each([1, 2, 3, 4, 5])(
     'recall level %i binds 2^level keys and answers every query (independent check)',
     (level) => {
-      const task = new SyntheticTask({ family: 'recall', level, blockSize: 96, seed: 9 });
+      const task = new SyntheticTask({ family: 'recall', level, seqLen: 96, seed: 9 });
       expect(task.numPairs).toBe(2 ** level);
       for (let i = 0; i < 20; i++) {
         const s = task.sequence(i);
@@ -86,9 +86,9 @@ describe('synthetic ladder', () => {
   );
 
   it('is deterministic for a seed, random-access, and differs across seeds and levels', () => {
-    const a = new SyntheticTask({ family: 'recall', level: 3, blockSize: 40, seed: 1 });
-    const b = new SyntheticTask({ family: 'recall', level: 3, blockSize: 40, seed: 1 });
-    const c = new SyntheticTask({ family: 'recall', level: 3, blockSize: 40, seed: 2 });
+    const a = new SyntheticTask({ family: 'recall', level: 3, seqLen: 40, seed: 1 });
+    const b = new SyntheticTask({ family: 'recall', level: 3, seqLen: 40, seed: 1 });
+    const c = new SyntheticTask({ family: 'recall', level: 3, seqLen: 40, seed: 2 });
     expect([...a.sequence(7).tokens]).toEqual([...b.sequence(7).tokens]);
     expect([...a.sequence(7).tokens]).not.toEqual([...c.sequence(7).tokens]);
     expect([...a.sequence(7).tokens]).not.toEqual([...a.sequence(8).tokens]);
@@ -102,8 +102,8 @@ describe('synthetic ladder', () => {
   });
 
   it('rejects impossible settings with a typed error', () => {
-    expect(() => new SyntheticTask({ family: 'recall', level: 6, blockSize: 200, seed: 0 })).toThrow(/raise vocabSize/);
-    expect(() => new SyntheticTask({ family: 'lagged-sum', level: 5, blockSize: 20, seed: 0 })).toThrow(DatasetError);
-    expect(() => new SyntheticTask({ family: 'recall', level: 4, blockSize: 20, seed: 0 })).toThrow(/blockSize/);
+    expect(() => new SyntheticTask({ family: 'recall', level: 6, seqLen: 200, seed: 0 })).toThrow(/raise vocabSize/);
+    expect(() => new SyntheticTask({ family: 'lagged-sum', level: 5, seqLen: 20, seed: 0 })).toThrow(DatasetError);
+    expect(() => new SyntheticTask({ family: 'recall', level: 4, seqLen: 20, seed: 0 })).toThrow(/seqLen/);
   });
 });

@@ -10,7 +10,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { initBackend, writeSafetensorsFile, type SafetensorsTensorInput } from '@grassflow/gpu-layers';
+import { initBackend } from '@grassflow/gpu-layers';
+import { writeSafetensorsFile, type SafetensorsTensorInput } from '@grassflow/checkpoints';
 import { expectedTensors, loadDistilBert, parseDistilBertConfig } from '../src/index.js';
 
 const CONFIG = {

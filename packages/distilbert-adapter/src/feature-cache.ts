@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '@grassflow/datasets';
+import { writeFileAtomic } from '@grassflow/checkpoints';
 
 const MAGIC = 'GFDBFEAT';
 /** Version of the entry layout; an entry of another version counts as corrupt and is recomputed. */

@@ -1,15 +1,9 @@
 // The three files of a DistilBERT model: from an explicit folder, the cache, or the Hugging Face hub (verified).
 import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import {
-  downloadFile,
-  DatasetError,
-  mirroredUrl,
-  sha256File,
-  userCacheDir,
-  writeFileAtomic,
-} from '@grassflow/datasets';
-import { openSafetensorsFile } from '@grassflow/gpu-layers';
+import { DownloadError, downloadFile, sha256File, userCacheDir, writeFileAtomic } from '@grassflow/checkpoints';
+import { mirroredUrl } from '@grassflow/datasets';
+import { openSafetensorsFile } from '@grassflow/checkpoints';
 import { parseDistilBertConfig } from './config.js';
 import { DistilBertError, messageOf } from './errors.js';
 import { hubSettings, type HubSettings } from './settings.js';
@@ -110,7 +104,7 @@ function envOf(o: ResolveOptions): Readonly<Record<string, string | undefined>> 
   return o.env ?? process.env;
 }
 
-/** Cache root: option ?? hubSettings.cacheDir ?? $GRASSFLOW_CACHE_DIR ?? the user cache of @grassflow/datasets. */
+/** Cache root: option ?? hubSettings.cacheDir ?? $GRASSFLOW_CACHE_DIR ?? `userCacheDir()` of @grassflow/checkpoints. */
 export function resolveCacheDir(o: ResolveOptions = {}): string {
   const env = envOf(o);
   const fromEnv = env['GRASSFLOW_CACHE_DIR'];
@@ -212,7 +206,7 @@ function placeByHand(repo: string, revision: string, dir: string, files: readonl
  * Find the folder of a model: an existing folder is used as is (it must hold config.json, vocab.txt or
  * tokenizer.json, and model.safetensors); otherwise `dirOrModelId` is a hub id, looked up in the cache
  * (`<cache>/models/<owner>/<name>/<revision>/`, each file checked against the size and SHA-256 of
- * the cache manifest) and downloaded where missing or corrupt, through @grassflow/datasets' `downloadFile`
+ * the cache manifest) and downloaded where missing or corrupt, through @grassflow/checkpoints' `downloadFile`
  * (size bound, published SHA-256 where known, atomic rename), then validated (config parsed,
  * safetensors header checked against the file size) and recorded in the manifest.
  */
@@ -312,7 +306,7 @@ export async function resolveModelFiles(dirOrModelId: string, o: ResolveOptions 
       } catch (err) {
         await rm(dest, { force: true });
         const code =
-          err instanceof DatasetError && err.code === 'CHECKSUM_MISMATCH'
+          err instanceof DownloadError && err.code === 'CHECKSUM_MISMATCH'
             ? 'CHECKSUM_MISMATCH'
             : err instanceof DistilBertError
               ? err.code

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { sha256File } from '@grassflow/datasets';
+import { sha256File } from '@grassflow/checkpoints';
 import { WordPieceTokenizer } from '@grassflow/tokenizers';
 import { parseDistilBertConfig } from './config.js';
 import { DistilBertEncoder, type EncoderMode } from './encoder.js';

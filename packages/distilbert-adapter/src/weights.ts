@@ -6,7 +6,7 @@ import {
   SafetensorsError,
   type SafetensorsFileReader,
   type SafetensorsTensorInfo,
-} from '@grassflow/gpu-layers';
+} from '@grassflow/checkpoints';
 import { sinusoidalPositionTable, type DistilBertConfig } from './config.js';
 import { DistilBertError } from './errors.js';
 

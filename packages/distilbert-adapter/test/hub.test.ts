@@ -1,4 +1,4 @@
-// Model ids: download through @grassflow/datasets' downloadFile from a local hub, cache, integrity, offline.
+// Model ids: download through @grassflow/checkpoints' downloadFile from a local hub, cache, integrity, offline.
 import * as tf from '@tensorflow/tfjs-core';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

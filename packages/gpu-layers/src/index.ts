@@ -5,6 +5,14 @@ export { initBackend, BACKEND_NAMES, BackendUnavailableError, wasmThreadsNote } 
 export type { BackendName, BackendInfo, InitBackendOptions } from './backend/backend.js';
 export { blasInfo, useNativeProducts, BLAS_INSTALL, type BlasInfo } from './backend/wasm-blas.js';
 export {
+  nativeKernelsInfo,
+  nativeVectorKernels,
+  useNativeKernels,
+  type AdamWConstants,
+  type NativeKernelsInfo,
+  type NativeVectorKernels,
+} from './backend/wasm-native.js';
+export {
   describeAdapter,
   DAWN_LIMIT_WARNING,
   probeWebgpuAdapter,
@@ -12,7 +20,6 @@ export {
 } from './backend/webgpu-node.js';
 export { webgpuAvailability, webgpuSuiteGate } from './backend/webgpu-availability.js';
 export type { WebgpuAvailability, WebgpuSuiteGate } from './backend/webgpu-availability.js';
-export * from './io/safetensors.js';
 export * from './io/checkpoint.js';
 export {
   saveWeights,

@@ -38,8 +38,8 @@ export {
   OPTIONAL_DEFAULTS,
   ADAPTIVE_HEAD_DEFAULTS,
 } from './config/model-config.js';
-export { MODEL_OPTIONS } from './config/model-options.js';
-export type { ModelOptionName, ModelOptionValue, ModelOptions } from './config/model-options.js';
+export { MODEL_FIELDS, MODEL_OPTIONS } from './config/model-options.js';
+export type { ModelFieldName, ModelOptionName, ModelOptionValue, ModelOptions } from './config/model-options.js';
 export type {
   ModelConfig,
   ModelConfigInput,

@@ -3,15 +3,8 @@ import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CheckpointError,
-  loadCheckpoint,
-  nodeFileSystem,
-  saveCheckpoint,
-  type FileSystemOps,
-  type LanguageModel,
-  type WritableFileOps,
-} from '@grassflow/gpu-layers';
+import { CheckpointError, loadCheckpoint, saveCheckpoint, type LanguageModel } from '@grassflow/gpu-layers';
+import { nodeFileSystem, type FileSystemOps, type WritableFileOps } from '@grassflow/checkpoints';
 import { logitsOf, tinyModel, useCpu } from './checkpoint-helpers.js';
 
 class SimulatedCrash extends Error {}

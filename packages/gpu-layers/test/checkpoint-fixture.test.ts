@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCheckpoint, readSafetensorsHeader, saveCheckpoint } from '@grassflow/gpu-layers';
+import { loadCheckpoint, saveCheckpoint } from '@grassflow/gpu-layers';
+import { readSafetensorsHeader } from '@grassflow/checkpoints';
 import { useCpu } from './checkpoint-helpers.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/checkpoint-v1-tiny', import.meta.url));

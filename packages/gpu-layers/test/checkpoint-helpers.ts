@@ -7,12 +7,28 @@ import {
   createModel,
   initBackend,
   preset,
-  readSafetensorsFile,
-  writeSafetensorsFile,
+  WIKITEXT_WORDPIECE_PREPARATION,
   type LanguageModel,
   type ModelConfig,
-  type SafetensorsTensorInput,
+  type PretrainedTokenizerFiles,
 } from '@grassflow/gpu-layers';
+import { readSafetensorsFile, writeSafetensorsFile, type SafetensorsTensorInput } from '@grassflow/checkpoints';
+
+// A WordPiece vocabulary of the tiny preset's 64 tokens: BERT's special tokens, a few words, fillers.
+const WORDS = ['the', 'history', 'of', 'a', 'city', 'war', 'and', '.', ','];
+const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', ...WORDS];
+while (VOCAB.length < 64) VOCAB.push(`w${VOCAB.length}`);
+
+/** A tokenizer savePretrained and fromPretrained accept for the tiny preset (64 tokens). */
+export const TINY_TOKENIZER: PretrainedTokenizerFiles = {
+  config: {
+    kind: 'wordpiece',
+    files: { vocab: 'vocab.txt' },
+    preparation: WIKITEXT_WORDPIECE_PREPARATION,
+    lowercase: true,
+  },
+  files: new Map([['vocab.txt', `${VOCAB.join('\n')}\n`]]),
+};
 
 export async function useCpu(): Promise<void> {
   await initBackend({ backend: 'cpu' });

@@ -5,13 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createModel,
-  loadCheckpoint,
-  readSafetensorsFile,
-  safetensorsValues,
-  saveCheckpoint,
-} from '@grassflow/gpu-layers';
+import { createModel, loadCheckpoint, saveCheckpoint } from '@grassflow/gpu-layers';
+import { readSafetensorsFile, safetensorsValues } from '@grassflow/checkpoints';
 import { logitsOf, tinyConfig, tinyModel, useCpu } from './checkpoint-helpers.js';
 
 let root: string;
@@ -174,7 +169,7 @@ describe('the on-disk format', () => {
     model.dispose();
   });
 
-  it('a hand-written checkpoint without file records loads (e.g. exported from PyTorch)', async () => {
+  it('a checkpoint without file records is refused, and loads (said to be unverified) only when trusted', async () => {
     const dir = join(root, 'handmade');
     const model = tinyModel({}, 6);
     await saveCheckpoint(dir, model);
@@ -183,7 +178,11 @@ describe('the on-disk format', () => {
       delete c['files'];
       delete c['extra'];
     });
-    const loaded = await loadCheckpoint(dir);
+    await expect(loadCheckpoint(dir)).rejects.toThrow(
+      /records no size and SHA-256 for model\.safetensors .*trust: true/,
+    );
+    await expect(loadCheckpoint(dir)).rejects.toHaveProperty('code', 'UNVERIFIED');
+    const loaded = await loadCheckpoint(dir, { trust: true });
     expect(logitsOf(loaded.model)).toEqual(logitsOf(model));
     expect(loaded.extra).toEqual({});
     expect(loaded.unverified).toEqual(['model.safetensors']); // loaded, and said to be unverified

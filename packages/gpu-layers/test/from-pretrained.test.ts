@@ -1,10 +1,11 @@
 // fromPretrained: a saved pretrained folder as text in, text out — from the folder, and from a URL served on
 // 127.0.0.1 (downloaded once into a cache, every file checked by its SHA-256; the browser's fetch version too).
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pathToFileURL } from 'node:url';
 import {
@@ -14,26 +15,12 @@ import {
   pretrainedCacheDir,
   readPretrainedTokenizer,
   savePretrained,
-  WIKITEXT_WORDPIECE_PREPARATION,
-  type PretrainedTokenizerFiles,
 } from '@grassflow/gpu-layers';
 import { fromPretrained as fetchPretrained } from '../src/io/pretrained-fetch.js';
-import { tinyModel, useCpu, logitsOf } from './checkpoint-helpers.js';
+import { TINY_TOKENIZER, tinyModel, useCpu, logitsOf } from './checkpoint-helpers.js';
 
-// A WordPiece vocabulary of the tiny preset's 64 tokens: BERT's special tokens, a few words, fillers.
-const WORDS = ['the', 'history', 'of', 'a', 'city', 'war', 'and', '.', ','];
-const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', ...WORDS];
-while (VOCAB.length < 64) VOCAB.push(`w${VOCAB.length}`);
-
-const TOKENIZER: PretrainedTokenizerFiles = {
-  config: {
-    kind: 'wordpiece',
-    files: { vocab: 'vocab.txt' },
-    preparation: WIKITEXT_WORDPIECE_PREPARATION,
-    lowercase: true,
-  },
-  files: new Map([['vocab.txt', `${VOCAB.join('\n')}\n`]]),
-};
+const TOKENIZER = TINY_TOKENIZER;
+const VOCAB = (TINY_TOKENIZER.files.get('vocab.txt') as string).trimEnd().split('\n');
 
 let root: string;
 let dir: string;
@@ -95,6 +82,64 @@ describe('fromPretrained from a folder', () => {
     model.dispose();
     await writeFile(join(copy, 'vocab.txt'), `${VOCAB.join('\n').replace('history', 'mystery')}\n`);
     await expect(fromPretrained(copy)).rejects.toThrow(/vocab\.txt has another SHA-256 .*refused/);
+  });
+
+  it('refuses an export whose config.json lost its `files` record (a byte flipped), in Node and in the browser loader', async () => {
+    const copy = join(root, 'unrecorded');
+    const model = tinyModel();
+    await savePretrained(copy, model, { tokenizer: TOKENIZER, card: '' });
+    model.dispose();
+    const cfg = JSON.parse(await readFile(join(copy, 'config.json'), 'utf8')) as Record<string, unknown>;
+    delete cfg['files'];
+    await writeFile(join(copy, 'config.json'), JSON.stringify(cfg));
+    const weights = await readFile(join(copy, 'model.safetensors'));
+    weights[weights.length - 2] = (weights[weights.length - 2] as number) ^ 0x01; // the last weight, a little
+    await writeFile(join(copy, 'model.safetensors'), weights);
+    const refused = /records no size and SHA-256 for model\.safetensors .*trust: true/;
+    await expect(fromPretrained(copy)).rejects.toThrow(refused);
+    await expect(fromPretrained(copy)).rejects.toHaveProperty('code', 'UNVERIFIED');
+    const { createServer: serve } = await import('node:http');
+    const files = new Map<string, Buffer>();
+    for (const name of await readdir(copy)) files.set(name, await readFile(join(copy, name)));
+    const local = serve((req, res) => {
+      const body = files.get((req.url ?? '').replace(/^\//, ''));
+      if (body === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-length': body.length }).end(body);
+    });
+    await new Promise<void>((done) => local.listen(0, '127.0.0.1', done));
+    try {
+      const at = `http://127.0.0.1:${(local.address() as AddressInfo).port}/`;
+      await expect(fetchPretrained(at)).rejects.toMatchObject({ code: 'UNVERIFIED' });
+    } finally {
+      await new Promise((done) => local.close(done));
+    }
+    const trusted = await fromPretrained(copy, { trust: true }); // loaded only when asked
+    trusted.dispose();
+  });
+});
+
+describe('fromPretrained sets a backend up itself', () => {
+  it("in a fresh process without initBackend: initBackend's choice, and no tfjs 'install tfjs-node' banner", () => {
+    const packageDir = resolve(__dirname, '..');
+    const script = [
+      `import * as tf from '@tensorflow/tfjs-core';`,
+      `import { fromPretrained } from ${JSON.stringify(join(packageDir, 'src/index.ts'))};`,
+      `const p = await fromPretrained(${JSON.stringify(dir)});`,
+      `const text = await p.generate('the history of', { maxTokens: 3, seed: 1 });`,
+      `p.dispose();`,
+      `console.log(JSON.stringify({ backend: tf.getBackend(), text }));`,
+    ].join('\n');
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: packageDir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, GRASSFLOW_BACKEND: '', GRASSFLOW_WASM_THREADS: '1' },
+    });
+    expect(child.status, child.stderr).toBe(0);
+    expect(child.stderr).not.toMatch(/install our node backend|running TensorFlow\.js in Node/);
+    const out = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as { backend: string; text: string };
+    expect(out.backend).not.toBe('cpu'); // tfjs's own default, whose first tensor prints the banner
+    expect(out.text.startsWith('the history of')).toBe(true);
   });
 });
 

@@ -1,13 +1,16 @@
 // The fused Plücker op of grassmannMixing's training path: its analytic gradient against the tape's gradient of
 // the reference forward (fused: false, grassmannMixingReference) and against central finite differences; its values
-// against the reference's.
+// against the reference's. On wasm twice: the native kernels (@grassflow/native-linux-x64, where it is built) and the
+// composed tfjs ops they replace.
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import {
   createModel,
   grassmannMixing,
   lmLoss,
+  nativeKernelsInfo,
   preset,
+  useNativeKernels,
   type GrassmannMixingOptions,
   type GrassmannMixingWeights,
 } from '@grassflow/gpu-layers';
@@ -58,10 +61,45 @@ const cases: Array<[string, number[], Direction]> = [
   ['bidirectional, offsets 1, 2, 5', [1, 2, 5], 'bidirectional'],
 ];
 
-describe.each(['cpu', 'wasm'] as const)('fused Plücker op on %s', (backend) => {
-  it.each(cases)('%s: values and gradients equal the unfused path (1e-5)', async (_n, offsets, direction) => {
-    await useBackend(backend);
-    const [B, L, d, r] = [2, 7, 6, 5];
+await useBackend('wasm');
+const nativeLoaded = nativeKernelsInfo().active;
+
+/** Where the op runs: the cpu backend, or wasm with the native kernels or with the composed ops. */
+type OpPath = 'cpu' | 'wasm, native' | 'wasm, composed';
+const PATHS: OpPath[] = ['cpu', ...(nativeLoaded ? (['wasm, native'] as const) : []), 'wasm, composed'];
+
+async function usePath(path: OpPath): Promise<void> {
+  await useBackend(path === 'cpu' ? 'cpu' : 'wasm');
+  if (nativeLoaded && path !== 'cpu') useNativeKernels(path === 'wasm, native');
+}
+
+/** The kernel names f runs. */
+function kernelsRun(f: () => void): string[] {
+  const names: string[] = [];
+  const engine = tf.engine();
+  const runKernel = engine.runKernel.bind(engine);
+  engine.runKernel = ((name: string, ...rest: unknown[]) => {
+    names.push(name);
+    return (runKernel as (...a: unknown[]) => unknown)(name, ...rest);
+  }) as typeof engine.runKernel;
+  try {
+    tf.tidy(f);
+  } finally {
+    engine.runKernel = runKernel;
+  }
+  return names;
+}
+
+const sized: Array<[string, number[], Direction, number[]]> = [
+  ...cases.map(([n, o, dir]): [string, number[], Direction, number[]] => [n, o, dir, [2, 7, 6, 5]]),
+  ['causal, paper offsets 1 … 16, r 16, L 40', [1, 2, 4, 8, 12, 16], 'causal', [3, 40, 24, 16]],
+  ['bidirectional, offsets 1, 4, 12, r 16, L 40', [1, 4, 12], 'bidirectional', [2, 40, 24, 16]],
+];
+
+describe.each(PATHS)('fused Plücker op on %s', (path) => {
+  it.each(sized)('%s: values and gradients equal the unfused path (1e-5)', async (_n, offsets, direction, dims) => {
+    await usePath(path);
+    const [B, L, d, r] = dims as [number, number, number, number];
     const w = mixingWeights(d, r, 40);
     const h = rnd([B, L, d], 41) as tf.Tensor3D;
     const probe = rnd([B, L, d], 42);
@@ -74,6 +112,41 @@ describe.each(['cpu', 'wasm'] as const)('fused Plücker op on %s', (backend) => 
     a.forEach((g, k) => {
       expect(relErr(g, b[k] as Float32Array)).toBeLessThan(1e-5);
       expect(Math.max(...g.map(Math.abs))).toBeGreaterThan(1e-3); // a real gradient, not zeros on both sides
+    });
+  });
+
+  it.skipIf(path === 'cpu')('the native kernels are the ones that run (forward and backward), or none', async () => {
+    await usePath(path);
+    const w = mixingWeights(6, 5, 70);
+    const h = rnd([2, 7, 6], 71) as tf.Tensor3D;
+    const probe = rnd([2, 7, 6], 72);
+    const names = kernelsRun(() => {
+      gradsOf(objective(w, probe, { offsets: [1, 2], eps: 1e-6, direction: 'causal' }), [h, w.wRed, w.bRed]);
+    });
+    const native = names.filter((n) => n.startsWith('GrassflowPairSum'));
+    expect(native).toEqual(path === 'wasm, native' ? ['GrassflowPairSum', 'GrassflowPairSumGrad'] : []);
+  });
+
+  it('a zero pair (z_{t−Δ} ∥ z_t) keeps a finite gradient, equal to the unfused one', async () => {
+    await usePath(path);
+    const [d, r] = [3, 3];
+    const w = { ...mixingWeights(d, r, 60), wRed: tf.eye(3), bRed: tf.zeros<tf.Rank.R1>([3]) };
+    const h = tf.tensor3d([
+      [
+        [1, 2, 3],
+        [2, 4, 6],
+        [0.5, -1, 2],
+        [0, 0, 0],
+      ],
+    ]); // rows 0 and 1 parallel (p = 0 at t = 1), row 3 zero
+    const probe = rnd([1, 4, d], 61);
+    const opts: GrassmannMixingOptions = { offsets: [1, 2], eps: 1e-6, direction: 'causal' };
+    const inputs: [tf.Tensor3D, tf.Tensor2D, tf.Tensor1D] = [h, w.wRed, w.bRed];
+    const a = gradsOf(objective(w, probe, opts), inputs);
+    const b = gradsOf(objective(w, probe, { ...opts, fused: false }), inputs);
+    a.forEach((g, k) => {
+      expect(g.every(Number.isFinite)).toBe(true);
+      expect(relErr(g, b[k] as Float32Array)).toBeLessThan(1e-5);
     });
   });
 });
@@ -112,34 +185,11 @@ describe('fused Plücker op, finite differences', () => {
     });
     expect(checked).toBe(B * L * d + d * r + r);
   });
-
-  it('a zero pair (z_{t−Δ} ∥ z_t) keeps a finite gradient, equal to the unfused one', async () => {
-    await useBackend('cpu');
-    const [d, r] = [3, 3];
-    const w = { ...mixingWeights(d, r, 60), wRed: tf.eye(3), bRed: tf.zeros<tf.Rank.R1>([3]) };
-    const h = tf.tensor3d([
-      [
-        [1, 2, 3],
-        [2, 4, 6],
-        [0.5, -1, 2],
-        [0, 0, 0],
-      ],
-    ]); // rows 0 and 1 parallel (p = 0 at t = 1), row 3 zero
-    const probe = rnd([1, 4, d], 61);
-    const opts: GrassmannMixingOptions = { offsets: [1, 2], eps: 1e-6, direction: 'causal' };
-    const inputs: [tf.Tensor3D, tf.Tensor2D, tf.Tensor1D] = [h, w.wRed, w.bRed];
-    const a = gradsOf(objective(w, probe, opts), inputs);
-    const b = gradsOf(objective(w, probe, { ...opts, fused: false }), inputs);
-    a.forEach((g, k) => {
-      expect(g.every(Number.isFinite)).toBe(true);
-      expect(relErr(g, b[k] as Float32Array)).toBeLessThan(1e-5);
-    });
-  });
 });
 
-describe.each(['cpu', 'wasm'] as const)('fused training on %s', (backend) => {
+describe.each(PATHS)('fused training on %s', (path) => {
   it('a tiny Grassmann LM with 3 offsets in a layer: 20 Adam steps lower the loss and leak no tensors', async () => {
-    await useBackend(backend);
+    await usePath(path);
     const config = preset('tiny', { offsets: [[1, 2, 4], [3]] });
     const model = createModel(config, { seed: 3 });
     const optimizer = tf.train.adam(3e-3);

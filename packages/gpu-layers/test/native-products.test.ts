@@ -41,7 +41,9 @@ function expectClose(stock: Float32Array[], native: Float32Array[], tol = 1e-5):
 const PRODUCTS: Array<{ a: number[]; b: number[]; ta: boolean; tb: boolean; what: string; broadcast?: true }> = [
   { a: [64, 32], b: [32, 96], ta: false, tb: false, what: 'a mixer projection [B·L, d]·[d, r]' },
   { a: [37, 29], b: [29, 13], ta: false, tb: false, what: 'odd sizes' },
-  { a: [1, 64], b: [64, 257], ta: false, tb: false, what: 'one row (a decoding step)' },
+  { a: [1, 64], b: [64, 257], ta: false, tb: false, what: 'one row (a decoding step, sgemv)' },
+  { a: [1, 64], b: [257, 64], ta: false, tb: true, what: "one row times Bᵀ (the tied head's last logits, sgemv)" },
+  { a: [1, 1, 64], b: [64, 33], ta: false, tb: false, what: 'a batch of one row times one matrix', broadcast: true },
   { a: [29, 37], b: [29, 13], ta: true, tb: false, what: 'Aᵀ·B (a weight gradient)' },
   { a: [37, 29], b: [13, 29], ta: false, tb: true, what: 'A·Bᵀ (the tied head x·Eᵀ)' },
   { a: [29, 37], b: [13, 29], ta: true, tb: true, what: 'Aᵀ·Bᵀ' },
@@ -258,6 +260,11 @@ describe('GatherV2 on wasm heap views', () => {
       'GatherV2: the index value 3 is not in [0, 2]',
     );
     expect(() => tf.tidy(() => tf.gather(tf.ones([2, 3]), tf.tensor1d([-1], 'int32'), 0))).toThrow(/-1 is not in/);
+    // indices checked once against a longer axis are checked again against a shorter one
+    const idx = tf.tensor1d([0, 4], 'int32');
+    expect(tf.tidy(() => Array.from(tf.gather(tf.range(0, 6), idx).dataSync()))).toEqual([0, 4]);
+    expect(() => tf.tidy(() => tf.gather(tf.range(0, 4), idx))).toThrow('GatherV2: the index value 4 is not in [0, 3]');
+    idx.dispose();
   });
 
   it('the gradient of a gather on wasm equals the cpu backend (UnsortedSegmentSum)', async () => {

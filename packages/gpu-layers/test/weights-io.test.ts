@@ -12,15 +12,14 @@ import {
   CheckpointError,
   loadWeights,
   namedWeights,
-  readSafetensorsFile,
   safetensorsHandler,
   saveCheckpoint,
   saveWeights,
   TFJS_SAFETENSORS_FORMAT,
   WeightsIOError,
-  writeSafetensorsFile,
   type LanguageModel,
 } from '@grassflow/gpu-layers';
+import { readSafetensorsFile, writeSafetensorsFile } from '@grassflow/checkpoints';
 import { useCpu } from './checkpoint-helpers.js';
 
 let root: string;

@@ -173,12 +173,8 @@ export async function studyLedger<R extends StudyRecord>(
   path: string,
   name: string,
 ): Promise<R[]> {
-  const { records, warnings } = await readLedger(path, trainer.ledger);
+  const { records, warnings } = await readLedger(path, trainer.ledger, name); // another study's line is refused
   for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
-  const other = records.find((r) => r.study !== name);
-  if (other !== undefined) {
-    throw new UsageError(`${path} holds runs of study '${other.study}', not '${name}': give this study its own --out`);
-  }
   return records;
 }
 
@@ -373,15 +369,11 @@ async function runReport<P extends PlannedRun, R extends StudyRecord>(
   trainer: StudyTrainer<P, R>,
   r: ReportPlan,
 ): Promise<number> {
-  const { records, warnings } = await readLedger(r.ledger, trainer.ledger);
+  // a ledger given alone is the study of its first record; every line must be of that study, as in `status`
+  const first = r.spec === undefined ? (await readLedger(r.ledger, trainer.ledger)).records[0]?.study : undefined;
+  const { records, warnings } = await readLedger(r.ledger, trainer.ledger, r.spec?.name ?? first);
   for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
-  const study = r.spec?.name ?? records[0]?.study ?? basename(r.ledger, '.jsonl');
-  const other = records.find((x) => x.study !== study);
-  if (other !== undefined) {
-    throw new UsageError(
-      `${r.ledger} holds runs of study '${other.study}', not '${study}': give each study its own --out`,
-    );
-  }
+  const study = r.spec?.name ?? first ?? basename(r.ledger, '.jsonl');
   if (records.length === 0) throw new UsageError(`${r.ledger} holds no finished run of study '${study}'`);
   const mine = records;
   const dir = r.out ?? dirname(r.ledger);

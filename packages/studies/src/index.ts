@@ -55,7 +55,7 @@ export {
   type StudyConfig,
 } from './report.js';
 export type { PlannedRun, RecordArgs, ReportArgs, StudyTrainer } from './trainer.js';
-export { folderState, planRun, runDirOf, trainStudyRun, type StudyRunOutcome } from './run.js';
+export { checkRunFolderKey, folderState, planRun, runDirOf, trainStudyRun, type StudyRunOutcome } from './run.js';
 export { InProcessQueue, type QueueOutcome, type RunQueue, type StudySitting } from './queue.js';
 export {
   planSitting,

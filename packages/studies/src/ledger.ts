@@ -2,8 +2,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
-import { writeFileAtomic } from '@grassflow/checkpoints';
-import { fileSystemProblem } from '@grassflow/training';
+import { fileSystemProblem, writeFileAtomic } from '@grassflow/checkpoints';
 
 /** What every ledger record has: the trainer's record format, the study and the run's key. */
 export interface StudyRecord {
@@ -60,20 +59,26 @@ function ledgerProblem(path: string, doing: 'read' | 'write', err: unknown): unk
   return new LedgerError(`cannot ${doing} the ledger ${path}: ${fileSystemProblem(path, e)}${after}`);
 }
 
-/** A ledger as read: its records (the first of each key) and what was wrong with the file. */
+/** A ledger as read: its records (the first of each key), the line of each, and what was wrong with the file. */
 export interface LedgerContents<R> {
   records: R[];
+  /** The 1-based line of `records[i]` in the file (messages about a record name it). */
+  lines: number[];
   warnings: string[];
 }
 
 /**
  * Read ledger.jsonl (absent: empty). A last line that is not JSON (cut by a crash or a bad merge) is skipped with a
- * warning; a bad line before the last is an error naming it, and so is a record whose fields are not what reports
- * read (checked strictly by the format's `problem`, as a merge by hand can leave them). A key seen twice keeps its
- * first record (warning).
+ * warning; a bad line before the last is a LedgerError naming the file and line, and so is a record whose fields are
+ * not what reports read (checked in full by the format's `problem`, as a merge or an edit by hand can leave them) or,
+ * with `study`, a record of another study. A key seen twice keeps its first record (warning).
  */
-export async function readLedger<R extends StudyRecord>(path: string, f: LedgerFormat<R>): Promise<LedgerContents<R>> {
-  if (!existsSync(path)) return { records: [], warnings: [] };
+export async function readLedger<R extends StudyRecord>(
+  path: string,
+  f: LedgerFormat<R>,
+  study?: string,
+): Promise<LedgerContents<R>> {
+  if (!existsSync(path)) return { records: [], lines: [], warnings: [] };
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -83,33 +88,51 @@ export async function readLedger<R extends StudyRecord>(path: string, f: LedgerF
   const lines = text.split('\n');
   while (lines.length > 0 && (lines[lines.length - 1] as string).trim() === '') lines.pop();
   const records: R[] = [];
+  const at: number[] = [];
   const warnings: string[] = [];
   const seen = new Set<string>();
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
+    const where = `${path}:${i + 1}`;
     let r: R;
     try {
       r = JSON.parse(line) as R;
     } catch {
       if (i === lines.length - 1) {
-        warnings.push(`${path}:${i + 1}: a torn last line (not JSON) skipped`);
+        warnings.push(`${where}: a torn last line (not JSON) skipped`);
         return;
       }
-      throw new Error(`${path}:${i + 1}: not a JSON record; fix or remove that line`);
+      throw new LedgerError(`${where}: not a JSON record; fix or remove that line`);
     }
-    if (r.format !== f.format || typeof r.key !== 'string') {
-      throw new Error(`${path}:${i + 1}: not a ${f.what}`);
+    if (typeof r !== 'object' || r === null || r.format !== f.format || typeof r.key !== 'string') {
+      throw new LedgerError(`${where}: not a ${f.what}; fix or remove that line`);
     }
-    const bad = typeof r.study !== 'string' ? '"study" is not a string' : f.problem(r);
-    if (bad !== null) throw new Error(`${path}:${i + 1}: ${bad}; fix or remove that line (record ${r.key})`);
+    const bad = typeof r.study !== 'string' || r.study === '' ? '"study" is not a study\'s name' : problemOf(f, r);
+    if (bad !== null) throw new LedgerError(`${where}: ${bad}; fix or remove that line (record ${r.key})`);
+    if (study !== undefined && r.study !== study) {
+      throw new LedgerError(
+        `${where}: a run of study '${r.study}', not '${study}': give each study its own --out (move that line to ` +
+          `its study's ledger)`,
+      );
+    }
     if (seen.has(r.key)) {
-      warnings.push(`${path}:${i + 1}: key ${r.key} again (the first record kept)`);
+      warnings.push(`${where}: key ${r.key} again (the first record kept)`);
       return;
     }
     seen.add(r.key);
     records.push(r);
+    at.push(i + 1);
   });
-  return { records, warnings };
+  return { records, lines: at, warnings };
+}
+
+/** The format's problem with a record; a check that throws on a field of the wrong type is a problem too. */
+function problemOf<R extends StudyRecord>(f: LedgerFormat<R>, r: R): string | null {
+  try {
+    return f.problem(r);
+  } catch (e) {
+    return `a field is not of its type (${(e as Error).message})`;
+  }
 }
 
 /**

@@ -35,6 +35,25 @@ export function folderState(runDir: string): 'new' | 'partial' | 'resumable' {
   return existsSync(runDir) ? 'partial' : 'new';
 }
 
+/**
+ * Refuse a run folder whose config.json does not resolve to `key` (another run's folder placed at `<runs>/<key>`, or
+ * its config.json edited): nothing is resumed into it or scored from it.
+ */
+export async function checkRunFolderKey<P extends PlannedRun, R extends StudyRecord>(
+  trainer: StudyTrainer<P, R>,
+  runDir: string,
+  key: string,
+  sitting: readonly string[],
+): Promise<void> {
+  const stored = await trainer.storedKey(runDir, sitting);
+  if (stored !== key) {
+    throw new UsageError(
+      `${runDir}: its config.json resolves to key ${stored}, not ${key}: it is another run's folder (or its ` +
+        `config.json was edited); move it away (to the folder of run ${stored}, or aside) and run the command again`,
+    );
+  }
+}
+
 /** How a study run's training ended: its ledger record, or the exit code of a run that stopped (signal, stop step). */
 export type StudyRunOutcome<R> = { record: R } | { stopped: number };
 
@@ -67,10 +86,7 @@ export async function trainStudyRun<P extends PlannedRun, R extends StudyRecord>
   const started = performance.now();
   let code: number;
   if (state === 'resumable') {
-    const stored = await trainer.storedKey(runDir, sitting);
-    if (stored !== p.key) {
-      throw new Error(`${runDir}: its config.json resolves to key ${stored}, not ${p.key}; move the folder away`);
-    }
+    await checkRunFolderKey(trainer, runDir, p.key, sitting);
     process.stderr.write(`${head}: resuming from its checkpoint\n`);
     code = await trainer.resume(p, runDir, sitting);
   } else {

@@ -4,4 +4,5 @@
 export { TokenizerError, type TokenizerErrorCode } from './errors.js';
 export { PureWordPieceTokenizer, type PureWordPieceEncoding, type PureWordPieceOptions } from './wordpiece-pure.js';
 export { wikitextForWordPiece, wordPieceLines } from './wikitext-wordpiece.js';
+export { continuationText, ContinuationStream, type Detokenizer } from './continuation-text.js';
 export { PureWordLevelTokenizer, EOS, UNK, type WordLevelVocabFile } from './word-level-pure.js';

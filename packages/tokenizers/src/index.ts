@@ -14,3 +14,4 @@ export { WordLevelTokenizer, EOS, UNK } from './word-level-tokenizer.js';
 export { PureWordLevelTokenizer, type WordLevelVocabFile } from './word-level-pure.js';
 export { PureWordPieceTokenizer, type PureWordPieceEncoding, type PureWordPieceOptions } from './wordpiece-pure.js';
 export { wikitextForWordPiece, wordPieceLines } from './wikitext-wordpiece.js';
+export { continuationText, ContinuationStream, type Detokenizer } from './continuation-text.js';

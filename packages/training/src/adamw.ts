@@ -1,5 +1,6 @@
 // AdamW (Loshchilov & Hutter 2019) with decoupled weight decay; moments held as tensors for checkpoints.
 import * as tf from '@tensorflow/tfjs-core';
+import { nativeVectorKernels } from '@grassflow/gpu-layers';
 import { float32Views, ownStorage } from './storage.js';
 
 /** A trainable variable under a stable name (e.g. its PyTorch state-dict name). */
@@ -155,7 +156,7 @@ export class AdamW {
 
   /**
    * The same update in one loop per parameter over its storage, in float64 arithmetic rounded to float32 on each
-   * store. Returns false (having changed nothing) where the backend's storage cannot be written from JavaScript.
+   * store (the loop in native code where gpu-layers' native kernels are loaded). Returns false (having changed nothing) where the backend's storage cannot be written from JavaScript.
    */
   private applyOnePass(grads: readonly tf.Tensor[], lr: number, scale: number): boolean {
     const variables = this.params.map((p) => p.variable);
@@ -175,6 +176,7 @@ export class AdamW {
     const invBc2 = 1 / (1 - b2 ** this.t); // 1 / (1 − β₂ᵗ)
     const a1 = 1 - b1;
     const a2 = 1 - b2;
+    const native = nativeVectorKernels(); // the same loop in native code, on every core, where it is loaded
     for (let i = 0; i < n; i++) {
       const theta = views[i] as Float32Array;
       const m = views[n + i] as Float32Array;
@@ -182,6 +184,10 @@ export class AdamW {
       const g = views[3 * n + i] as Float32Array;
       const out = views[4 * n + i] as Float32Array;
       const keep = this.decays[i] === true && this.weightDecay > 0 ? 1 - lr * this.weightDecay : 1;
+      if (native !== undefined) {
+        native.adamw(theta, m, v, g, out, { beta1: b1, beta2: b2, stepSize, invBc2, epsilon: eps, keep, scale });
+        continue;
+      }
       for (let j = 0; j < theta.length; j++) {
         const gj = (g[j] as number) * scale;
         const mj = b1 * (m[j] as number) + a1 * gj;

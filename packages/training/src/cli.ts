@@ -26,6 +26,8 @@ export interface CliOptions {
    * Usage errors always are (exit 2); other errors exit 1.
    */
   knownErrors?: readonly string[];
+  /** What `PROGRAM --version` prints after the program's name (its version, and those of what it runs on). */
+  version?: string;
 }
 
 /** Set to 1 to print the stack trace of an unexpected error (by default one line, as for every other error). */
@@ -49,6 +51,7 @@ export function cliHelp(options: CliOptions): string {
   const { program, commands, epilogue } = options;
   return [
     `Usage: ${program} <command> [flags]   (${program} <command> --help for its flags)`,
+    ...(options.version === undefined ? [] : [`       ${program} --version`]),
     '',
     'Commands:',
     ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)}${c.help}`),
@@ -66,6 +69,14 @@ export async function runCli(argv: readonly string[], options: CliOptions): Prom
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${cliHelp(options)}\n`);
     return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-V') {
+    if (options.version === undefined) {
+      process.stderr.write(`${program}: no version is recorded for this build\n`);
+      return 2;
+    }
+    process.stdout.write(`${program} ${options.version}\n`);
+    return 0;
   }
   const command = commands[name];
   if (command === undefined) {

@@ -1,6 +1,6 @@
 // Gradient clipping by global norm (PyTorch's clip_grad_norm_).
 import * as tf from '@tensorflow/tfjs-core';
-import { sumTensors } from '@grassflow/gpu-layers';
+import { nativeVectorKernels, sumTensors } from '@grassflow/gpu-layers';
 import { float32Views } from './storage.js';
 
 /** The ε of clip_grad_norm_: the factor is maxNorm / (‖g‖ + ε). */
@@ -23,7 +23,9 @@ export async function globalNorm(grads: tf.NamedTensorMap): Promise<number> {
   const views = float32Views(gs);
   if (views !== null) {
     let sum = 0;
-    for (const v of views) for (let j = 0; j < v.length; j++) sum += (v[j] as number) * (v[j] as number);
+    const native = nativeVectorKernels(); // the same float64 sum in native code, on every core, where it is loaded
+    if (native !== undefined) for (const v of views) sum += native.sumSquares(v);
+    else for (const v of views) for (let j = 0; j < v.length; j++) sum += (v[j] as number) * (v[j] as number);
     return Math.sqrt(sum);
   }
   const sq = squaredNorm(gs);

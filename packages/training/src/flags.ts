@@ -1,4 +1,5 @@
 // A small strict command-line parser: typed flags, errors that name the flag.
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 /** Bad command-line input; `flag` names the offending flag (without dashes) when there is one. */
@@ -192,4 +193,52 @@ export function formatHelp(usage: string, description: string, specs: FlagSpecs)
     'Flags:',
     ...rows.map(([a, b]) => (a.length >= w ? `${a}\n${' '.repeat(w)}${b}` : a.padEnd(w) + b)),
   ].join('\n');
+}
+
+/** A config file's value of one flag: what `--name value` would give (a list as an array, a switch as a boolean). */
+type ConfigValue = string | number | boolean | readonly (string | number)[];
+
+/**
+ * `argv` with the flags of the JSON file named by its `--config FILE` (as nanoGPT's config files): each key is a
+ * flag's name without dashes (`{ "steps": 200, "train-file": "a.txt" }`), checked as the flag would be once
+ * parseFlags reads the result; a flag given on the command line wins over the file. An unknown key is refused with
+ * the nearest flag's name. Without --config, `argv` as it is.
+ */
+export function argvWithConfigFile(argv: readonly string[], specs: FlagSpecs, flag = 'config'): string[] {
+  const i = argv.findIndex((a) => a === `--${flag}` || a.startsWith(`--${flag}=`));
+  if (i < 0) return [...argv];
+  const a = argv[i] as string;
+  const path = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[i + 1];
+  if (path === undefined || path === '') throw new UsageError(`--${flag} needs a JSON file`, flag);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--${flag} ${path}: cannot read it as JSON (${(err as Error).message})`, flag);
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new UsageError(`--${flag} ${path}: expected an object of flags, e.g. { "steps": 200 }`, flag);
+  }
+  const onCommandLine = new Set(argv.filter((x) => x.startsWith('--')).map((x) => x.slice(2).split('=')[0]));
+  const names = Object.keys(specs).filter((n) => n !== flag);
+  const fromFile: string[] = [];
+  for (const [key, value] of Object.entries(json as Record<string, ConfigValue>)) {
+    const spec = specs[key];
+    if (spec === undefined || key === flag) {
+      const near = closestName(key, names);
+      throw new UsageError(
+        `--${flag} ${path}: unknown key "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}; ` +
+          'its keys are the flags without dashes (run with --help to see them)',
+        flag,
+      );
+    }
+    if (onCommandLine.has(key)) continue;
+    if (spec.type === 'boolean') {
+      if (typeof value !== 'boolean') throw new UsageError(`--${flag} ${path}: "${key}" must be true or false`, key);
+      if (value) fromFile.push(`--${key}`);
+    } else if (Array.isArray(value)) fromFile.push(`--${key}=${value.join(',')}`);
+    else if (typeof value === 'string' || typeof value === 'number') fromFile.push(`--${key}=${String(value)}`);
+    else throw new UsageError(`--${flag} ${path}: "${key}" must be a string, a number or a list`, key);
+  }
+  return [...fromFile, ...argv];
 }

@@ -34,7 +34,6 @@ export {
 } from './trainer-checkpoint.js';
 export {
   checkWritableFolder,
-  fileSystemProblem,
   OUTPUT_MARKER_FILE,
   prepareOutputFolder,
   refuseOutputPlace,
@@ -44,6 +43,7 @@ export { lockedByOther, lockRunFolder, releaseRunLocks, RUN_LOCK_FILE, type RunL
 export { loadCheckpointToResume } from './run/resume-checkpoint.js';
 export {
   RunFolder,
+  type RunSink,
   gitCommit,
   writeJsonAtomic,
   metricColumns,
@@ -53,7 +53,29 @@ export {
 } from './run-folder.js';
 export { StopSignal } from './stop-signal.js';
 export { superviseSelf, isSupervised, SUPERVISED_ENV, STOP_GRACE_ENV } from './supervise.js';
-export { Progress, formatDuration, formatTrainLine, type ProgressUpdate, type EvalProgressUpdate } from './progress.js';
+export {
+  Progress,
+  formatDuration,
+  formatTrainLine,
+  type ProgressStream,
+  type ProgressUpdate,
+  type EvalProgressUpdate,
+} from './progress.js';
+export {
+  evaluatePerplexity,
+  positionBandEdges,
+  LmTrainTask,
+  type Perplexity,
+  type PerplexityOptions,
+} from './lm-task.js';
+export {
+  trainLanguageModel,
+  DEFAULT_LM_OPTIMIZER,
+  type CorpusEncoder,
+  type LanguageModelRunFolder,
+  type TrainLanguageModelOptions,
+  type TrainLanguageModelResult,
+} from './train-language-model.js';
 export {
   earlyStopDecision,
   describeEarlyStop,
@@ -128,7 +150,15 @@ export {
   type RunSummary,
   type ReportChart,
 } from './run/summary.js';
-export { parseFlags, formatHelp, UsageError, type FlagSpec, type FlagSpecs, type ParsedFlags } from './flags.js';
+export {
+  argvWithConfigFile,
+  parseFlags,
+  formatHelp,
+  UsageError,
+  type FlagSpec,
+  type FlagSpecs,
+  type ParsedFlags,
+} from './flags.js';
 export {
   runCli,
   cliMain,

@@ -43,6 +43,12 @@ export function formatDuration(sec: number): string {
   return `${s}s`;
 }
 
+/** Where {@link Progress} writes: process.stderr, or anything with its `write` (and `isTTY`, `columns`). */
+export type ProgressStream = Pick<NodeJS.WriteStream, 'write'> & {
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+};
+
 /**
  * `[########------] 120/1000 loss 5.123 lr 3.00e-4 1,234 tok/s elapsed 1m02s ETA 3m12s`, redrawn in place on a TTY;
  * during an evaluation `eval [####----] 12,288/65,535 tokens elapsed 4s ETA 17s`. Quiet (option, or the stream is not
@@ -51,12 +57,12 @@ export function formatDuration(sec: number): string {
  */
 export class Progress {
   readonly quiet: boolean;
-  private readonly stream: NodeJS.WriteStream;
+  private readonly stream: ProgressStream;
   private drawn = false;
 
   constructor(
     readonly total: number,
-    opts: { quiet?: boolean; stream?: NodeJS.WriteStream } = {},
+    opts: { quiet?: boolean; stream?: ProgressStream } = {},
   ) {
     this.stream = opts.stream ?? process.stderr;
     this.quiet = opts.quiet === true || this.stream.isTTY !== true;

@@ -1,5 +1,5 @@
 // Seeded randomness with a serialisable state, and deterministic tfjs dropout.
-import { mixSeed, Prng, type PrngState } from '@grassflow/datasets';
+import { mixSeed, Prng, type PrngState } from '@grassflow/prng';
 
 /** A seeded stream (xoshiro128**) whose state goes into checkpoints: restored, it continues identically. */
 export class TrainingRng {

@@ -68,6 +68,15 @@ export function metricsCsv(records: readonly MetricRecord[], columns = metricCol
 }
 
 /** Paths and files of one training run. */
+/**
+ * What the training loop writes to: a {@link RunFolder}, or a sink of the same shape (trainLanguageModel without an
+ * output folder keeps the records in memory and saves no checkpoint).
+ */
+export type RunSink = Pick<
+  RunFolder,
+  'dir' | 'latestCheckpoint' | 'bestCheckpoint' | 'appendMetric' | 'truncateMetricsAfter'
+>;
+
 export class RunFolder {
   readonly dir: string;
   /** metrics.csv's header as this process knows it (null: not read yet). */

@@ -3,9 +3,9 @@ import type * as tf from '@tensorflow/tfjs-core';
 import type { CheckpointJson } from '@grassflow/gpu-layers';
 import type { AdamW } from './adamw.js';
 import { earlyStopDecision, type EarlyStopDecision, type EarlyStopRule } from './early-stop.js';
-import { formatDuration, formatTrainLine, type Progress } from './progress.js';
+import { formatDuration, formatTrainLine, type Progress, type ProgressUpdate } from './progress.js';
 import type { TrainingRng } from './rng.js';
-import type { MetricRecord, RunFolder } from './run-folder.js';
+import type { MetricRecord, RunSink } from './run-folder.js';
 import { StopSignal } from './stop-signal.js';
 import { trainStep } from './train-step.js';
 import type { TrainerState } from './trainer-checkpoint.js';
@@ -68,7 +68,9 @@ export interface TrainLoopOptions {
    * would have.
    */
   earlyStop?: EarlyStopRule;
-  run: RunFolder;
+  run: RunSink;
+  /** Told each step's loss and learning rate after the update (what the bar shows). */
+  onStep?: (update: ProgressUpdate) => void;
   /** Write a checkpoint (model + optimizer + state) to a folder. */
   save: (dir: string, state: TrainerState) => Promise<void>;
   progress: Progress;
@@ -193,6 +195,7 @@ export async function runTraining(task: TrainTask, o: TrainLoopOptions): Promise
     const etaSec = stepsDone > 0 ? ((o.totalSteps - state.step) * runSec) / stepsDone : null;
     const update = { step: state.step, loss, lr, tokensPerSec, etaSec, elapsedSec: elapsed() };
     o.progress.update(update);
+    o.onStep?.(update);
     if (state.step % logEvery === 0 || state.step === o.totalSteps || state.step === startStep + 1) {
       await o.run.appendMetric({
         type: 'train',

@@ -16,7 +16,7 @@ import {
   type LanguageModel,
   type ModelConfig,
 } from '@grassflow/gpu-layers';
-import type { PrngState } from '@grassflow/datasets';
+import type { PrngState } from '@grassflow/prng';
 import type { AdamW, AdamWState, NamedVariable } from './adamw.js';
 import type { EarlyStopDecision } from './early-stop.js';
 

@@ -1,5 +1,13 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { createModel, initBackend, preset, webgpuSuiteGate } from '@grassflow/gpu-layers';
+import {
+  createModel,
+  initBackend,
+  nativeKernelsInfo,
+  nativeVectorKernels,
+  preset,
+  useNativeKernels,
+  webgpuSuiteGate,
+} from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   AdamW,
@@ -129,15 +137,26 @@ describe('AdamW one pass over storage (cpu, wasm) against tf ops', () => {
       row.forEach((x, j) => expect(Math.abs(x - b[i]![j]!)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(x)))),
     );
 
-  for (const backend of ['cpu', 'wasm'] as const) {
-    it(`computes the same update as the tf ops on ${backend} (1e-6 relative)`, async () => {
-      await initBackend({ backend });
+  /** wasm's one pass runs the native loop where gpu-layers' native kernels load, and the JS loop with them off. */
+  const onWasm = async (loop: 'native' | 'js'): Promise<boolean> => {
+    await initBackend({ backend: 'wasm' });
+    if (!nativeKernelsInfo().active) return loop === 'js';
+    useNativeKernels(loop === 'native');
+    expect(nativeVectorKernels() !== undefined).toBe(loop === 'native');
+    return true;
+  };
+
+  for (const backend of ['cpu', 'wasm, native loop', 'wasm, JS loop'] as const) {
+    it(`computes the same update as the tf ops on ${backend} (1e-6 relative)`, async (ctx) => {
+      if (backend === 'cpu') await initBackend({ backend });
+      else if (!(await onWasm(backend === 'wasm, native loop' ? 'native' : 'js'))) ctx.skip();
       try {
         const ops = await trajectory(false);
         const pass = await trajectory(true);
         expectClose(pass.params, ops.params);
         expectClose(pass.moments, ops.moments);
       } finally {
+        if (backend !== 'cpu' && nativeKernelsInfo().library !== undefined) useNativeKernels(true);
         await initBackend({ backend: 'cpu' });
       }
     });
@@ -259,6 +278,16 @@ describe('clipByGlobalNorm', () => {
     await initBackend({ backend: 'wasm' });
     try {
       expect(await globalNorm({ a: tf.tensor1d([3, 0]), b: tf.tensor2d([[0, 4]]) })).toBeCloseTo(5, 12);
+      if (nativeKernelsInfo().active) {
+        // the native float64 sum (split over the cores) equals the JS loop's
+        const big = { a: tf.randomNormal([300_001], 0, 1, 'float32', 1), b: tf.randomNormal([7], 0, 1, 'float32', 2) };
+        const fast = await globalNorm(big);
+        useNativeKernels(false);
+        const loop = await globalNorm(big);
+        useNativeKernels(true);
+        expect(Math.abs(fast - loop) / loop).toBeLessThan(1e-12);
+        tf.dispose(Object.values(big));
+      }
     } finally {
       await initBackend({ backend: 'cpu' });
     }

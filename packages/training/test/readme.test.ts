@@ -1,6 +1,8 @@
-// Every TypeScript/JavaScript example of this package's README runs, as a user would run it: if one fails, the
-// README is wrong (tooling/readme-tests.mjs).
+// Every TypeScript/JavaScript example of this package's README and of its guide (docs/training.md) runs, as a user would
+// run it: if one fails, the page is wrong (tooling/readme-tests.mjs).
 import { join } from 'node:path';
 import { describeReadmeExamples } from '../../../tooling/readme-tests.mjs';
 
-describeReadmeExamples(join(import.meta.dirname, '..'));
+const packageDir = join(import.meta.dirname, '..');
+describeReadmeExamples(packageDir);
+describeReadmeExamples(packageDir, { markdown: '../../docs/training.md' });

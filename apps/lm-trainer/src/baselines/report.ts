@@ -1,6 +1,6 @@
 // The n-gram baselines in reports: reference lines for validation-PPL charts and sentences on where models stand.
 import type { ChartSeries } from '@grassflow/training';
-import { loadSplitIds, loadTokenizer, type TokenizerKind } from '../shared/corpus.js';
+import { loadRunData, loadTokenizer, type TextSource, type TokenizerKind } from '../shared/corpus.js';
 import { cachedNgramBaselines } from './cache.js';
 import type { BaselineResult } from './ngram.js';
 import { referenceBaselines, standingAgainst } from './standing.js';
@@ -42,18 +42,24 @@ export function smoothingLines(results: readonly BaselineResult[]): string {
 }
 
 /**
- * Baselines fitted on wiki.train and scored on the first `evalTokens` of wiki.valid (the ids a run validates on),
- * through the cache; undefined (with a line on stderr) when they cannot be computed, so a report is still written.
+ * Baselines fitted on the run's training ids and scored on the first `evalTokens` of its validation ids (wiki.train
+ * and wiki.valid, or the --train-file/--valid-file text), through the cache; undefined (with a line on stderr) when
+ * they cannot be computed, so a report is still written.
  */
 export async function validationBaselines(data: {
   tokenizer: string;
   dataDir: string;
   evalTokens: number;
+  trainFiles?: string[] | undefined;
+  validFiles?: string[] | undefined;
 }): Promise<BaselineResult[] | undefined> {
   try {
     const tok = await loadTokenizer(data.tokenizer as TokenizerKind, data.dataDir);
-    const trainIds = await loadSplitIds('train', tok, data.dataDir);
-    const valid = await loadSplitIds('valid', tok, data.dataDir);
+    const source: TextSource =
+      data.trainFiles === undefined
+        ? { kind: 'wikitext' }
+        : { kind: 'files', train: data.trainFiles, valid: data.validFiles ?? [] };
+    const { train: trainIds, valid } = await loadRunData(tok, data.dataDir, source);
     const evalIds = valid.subarray(0, Math.min(valid.length, data.evalTokens));
     const r = await cachedNgramBaselines({ trainIds, evalIds, vocabSize: tok.vocabSize, tokenizerId: tok.id });
     return r.baselines.results;

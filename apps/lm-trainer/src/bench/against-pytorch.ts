@@ -160,7 +160,8 @@ export function formatComparison(c: BenchComparison): string {
   const rounds = c.rounds ?? [];
   const lines = [
     `grassflow: ${backend}, ${g.threads} thread${g.threads === 1 ? '' : 's'}` +
-      `${g.blas == null ? '' : ` (products: ${g.blas})`}, ${g.loss} loss, ${g.head} head; ` +
+      `${g.blas == null ? '' : ` (products: ${g.blas}${g.native == null ? '' : `; between them: ${g.native}`})`}, ` +
+      `${g.loss} loss, ${g.head} head; ` +
       `PyTorch ${p.torch_version}${blas(p.blas, p.blas_core)}, ${p.threads} thread${p.threads === 1 ? '' : 's'}, ${p.dtype}; ` +
       `${g.params.toLocaleString('en-US')} params; ${g.steps} timed steps after ${g.warmup_steps} warm-up`,
     '',

@@ -1,6 +1,6 @@
 // `bench --scaling` results: the crossover length, the table, the log-log chart and the files they go to.
 import { join } from 'node:path';
-import { writeFileAtomic } from '@grassflow/datasets';
+import { writeFileAtomic } from '@grassflow/checkpoints';
 import { markdownTable, renderLineChart, writeJsonAtomic, type LineChart } from '@grassflow/training';
 import { SOFTWARE_RENDERING_NOTE, type DeviceLabel } from './device-label.js';
 import type { ScalingStack } from './scaling-point.js';

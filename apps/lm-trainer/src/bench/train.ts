@@ -18,7 +18,7 @@ import {
 } from '@grassflow/training';
 import { planCommand, trainStep, UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import type { CliCommand } from '@grassflow/training';
-import { LmTrainTask } from '../shared/lm-task.js';
+import { LmTrainTask } from '@grassflow/training';
 import { deviceLabel, SOFTWARE_RENDERING_NOTE } from './device-label.js';
 import { dataDirOrThrow, loadSplitIds, loadTokenizer } from '../shared/corpus.js';
 import { microBatchOf, seqLenOf } from '../train/config.js';
@@ -42,7 +42,6 @@ export const BENCH_FLAGS = {
   r: COMMON_TRAIN_FLAGS.r,
   offsets: COMMON_TRAIN_FLAGS.offsets,
   'seq-len': COMMON_TRAIN_FLAGS['seq-len'],
-  block: COMMON_TRAIN_FLAGS.block,
   batch: { type: 'int', min: 1, default: 8, help: 'batch size B (sequences per step)' },
   'micro-batch': {
     type: 'int',
@@ -150,6 +149,8 @@ export interface TrainBenchResult {
   simd: boolean | null;
   /** wasm: what its matrix products ran on ('openblas 0.3.21, 2 threads', or why XNNPACK's); null elsewhere. */
   blas: string | null;
+  /** wasm under Node: what the kernels between products ran on ('native avx512f, 2 threads', or why JS); else null. */
+  native?: string | null;
   /** webgpu: the adapter, one line (a software fallback such as lavapipe says so); null elsewhere. */
   adapter: string | null;
   /** A software (fallback) WebGPU adapter, e.g. lavapipe: CPU speed, not GPU numbers. */
@@ -293,6 +294,7 @@ export async function runTrainBench(f: TrainBenchFlags, config = benchModelConfi
     threads: backend.threads ?? 1,
     simd: backend.simd ?? null,
     blas: backend.blas ?? null,
+    native: backend.native ?? null,
     ...deviceLabel(backend),
     peak_rss_mb: process.resourceUsage().maxRSS / 1024,
     wasm_heap_peak_mb: heap === null ? null : heap / MB,

@@ -25,7 +25,7 @@ import {
   type TokenizerKind,
 } from '../shared/corpus.js';
 import { heldOutMetric } from '../shared/held-out.js';
-import { evaluatePerplexity } from '../shared/lm-task.js';
+import { evaluatePerplexity } from '@grassflow/training';
 import { COMMON_TRAIN_FLAGS, MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
 import type { TrainingConfig } from '../train/config.js';
 import { freshRunOf } from '../train/command.js';
@@ -35,7 +35,7 @@ import type { BaselineResult } from '../baselines/ngram.js';
 import { baselineSeries, smoothingLines, standingLines, xRange } from '../baselines/report.js';
 import { referenceBaselines, standingAgainst } from '../baselines/standing.js';
 
-/** Sequence length of the compare runs unless --seq-len (or --block) says otherwise. */
+/** Sequence length of the compare runs unless --seq-len says otherwise. */
 const COMPARE_SEQ_LEN = 64;
 
 /** The token budget of the compare runs unless --epochs, --steps or --tokens says otherwise. */
@@ -51,7 +51,7 @@ export const COMPARE_FLAGS = {
   preset: { ...COMMON_TRAIN_FLAGS.preset, default: 'tiny' },
   'd-model': { ...COMMON_TRAIN_FLAGS['d-model'], default: 64 },
   r: { ...COMMON_TRAIN_FLAGS.r, default: 16 },
-  // no spec default for these two: --block may give the one, --epochs or --steps replace the other
+  // no spec default for these two: --seq-len may give the one, --epochs or --steps replace the other
   'seq-len': {
     ...COMMON_TRAIN_FLAGS['seq-len'],
     help: `${COMMON_TRAIN_FLAGS['seq-len'].help} (default ${COMPARE_SEQ_LEN})`,

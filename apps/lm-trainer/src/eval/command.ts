@@ -7,6 +7,7 @@ import {
   planCommand,
   type FlagSpecs,
   type CliCommand,
+  UsageError,
 } from '@grassflow/training';
 import { formatDuration, Progress, renderLineChart } from '@grassflow/training';
 import { writeFileAtomic } from '@grassflow/checkpoints';
@@ -16,16 +17,27 @@ import {
   loadModelAndTokenizer,
   type CheckpointSource,
 } from '../shared/checkpoint-dir.js';
-import { loadSplitIds } from '../shared/corpus.js';
-import { evaluatePerplexity } from '../shared/lm-task.js';
+import { loadSplitIds, loadTextFileIds, textFileList } from '../shared/corpus.js';
+import { evaluatePerplexity } from '@grassflow/training';
 
 const EVAL_FLAGS = {
   checkpoint: CHECKPOINT_FLAGS.checkpoint,
   split: { type: 'string', choices: ['valid', 'test'], default: 'valid', help: 'WikiText-2 split' },
+  file: {
+    type: 'string',
+    metavar: 'FILE[,FILE…]',
+    help: "score these plain-text files (UTF-8, one after another, under the model's tokenizer) instead of a split",
+  },
+  'max-tokens': {
+    type: 'int',
+    min: 1,
+    help: 'score only the first N targets (default: all of them)',
+  },
   batch: { type: 'int', min: 1, default: 16, help: 'windows per forward pass' },
   tokenizer: CHECKPOINT_FLAGS.tokenizer,
   'data-dir': CHECKPOINT_FLAGS['data-dir'],
   backend: CHECKPOINT_FLAGS.backend,
+  trust: CHECKPOINT_FLAGS.trust,
   'by-position': {
     type: 'string',
     metavar: 'FILE',
@@ -38,7 +50,10 @@ const EVAL_FLAGS = {
 /** What `eval` does, resolved once from its flags. */
 export interface EvalPlan {
   source: CheckpointSource;
-  split: 'valid' | 'test';
+  /** What is scored: a WikiText-2 split, or the user's text files. */
+  text: { kind: 'split'; split: 'valid' | 'test' } | { kind: 'files'; files: string[] };
+  /** --max-tokens: score at most this many targets. */
+  maxTokens: number | undefined;
   /** Windows of the model's maxLen per forward pass. */
   batch: number;
   /** --by-position: the chart's path without extension (the JSON line then has the per-position figures). */
@@ -48,9 +63,15 @@ export interface EvalPlan {
 export function planEval(argv: readonly string[]): EvalPlan {
   const f = parseFlags(argv, EVAL_FLAGS);
   const byPosition = f['by-position'];
+  if (f.file !== undefined && argv.some((a) => a === '--split' || a.startsWith('--split=')))
+    throw new UsageError('give --split or --file, not both', 'file');
   return {
     source: checkpointSourceOf(f),
-    split: f.split as 'valid' | 'test',
+    text:
+      f.file === undefined
+        ? { kind: 'split', split: f.split as 'valid' | 'test' }
+        : { kind: 'files', files: textFileList(f.file, 'file') },
+    maxTokens: f['max-tokens'],
     batch: f.batch,
     byPosition: byPosition?.replace(/\.(svg|png)$/, ''),
   };
@@ -65,9 +86,14 @@ export async function runEvalPlan(plan: EvalPlan): Promise<number> {
   // the chart's folder is checked (and made) before the model is scored, as every output folder is
   if (plan.byPosition !== undefined) checkWritableFolder(dirname(resolve(plan.byPosition)), 'by-position');
   await startBackend(source.backend);
-  const { model, tok } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer);
+  const { model, tok } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer, source.trust);
   try {
-    const ids = await loadSplitIds(plan.split, tok, source.dataDir);
+    const all =
+      plan.text.kind === 'split'
+        ? await loadSplitIds(plan.text.split, tok, source.dataDir)
+        : await loadTextFileIds(plan.text.files, tok);
+    const ids = plan.maxTokens === undefined ? all : all.subarray(0, plan.maxTokens + 1); // N targets: N + 1 ids
+    const what = plan.text.kind === 'split' ? `wiki.${plan.text.split}` : plan.text.files.join(', ');
     const progress = new Progress(1);
     const t0 = performance.now();
     const sec = () => (performance.now() - t0) / 1000;
@@ -76,19 +102,22 @@ export async function runEvalPlan(plan: EvalPlan): Promise<number> {
       batch: plan.batch,
       onProgress: (tokens, totalTokens) => progress.updateEval({ tokens, totalTokens, elapsedSec: sec() }),
     });
-    progress.log(`eval: ${r.tokens.toLocaleString('en-US')} targets of wiki.${plan.split} in ${formatDuration(sec())}`);
-    const line: Record<string, unknown> = { split: plan.split, tokens: r.tokens, nll: r.nll, ppl: r.ppl };
+    progress.log(`eval: ${r.tokens.toLocaleString('en-US')} targets of ${what} in ${formatDuration(sec())}`);
+    const line: Record<string, unknown> = {
+      ...(plan.text.kind === 'split' ? { split: plan.text.split } : { files: plan.text.files }),
+      tokens: r.tokens,
+      nll: r.nll,
+      ppl: r.ppl,
+    };
     if (plan.byPosition !== undefined) {
       const round = (v: number) => Math.round(v * 1e4) / 1e4;
       line['nll_by_position'] = r.nllByPosition.map(round);
       line['ppl_by_position'] = r.nllByPosition.map((v) => round(Math.exp(v)));
       const { svg, png } = await renderLineChart({
-        title: `${model.config.kind === 'grassmann' ? 'Grassmann' : 'Transformer'} (${source.checkpoint}): wiki.${plan.split} PPL by position in the window`,
+        title: `${model.config.kind === 'grassmann' ? 'Grassmann' : 'Transformer'} (${source.checkpoint}): ${what} PPL by position in the window`,
         xLabel: 'position of the target in its window (tokens of context + 1)',
         yLabel: 'PPL at that position',
-        series: [
-          { name: `wiki.${plan.split}`, points: r.nllByPosition.map((v, t): [number, number] => [t + 1, Math.exp(v)]) },
-        ],
+        series: [{ name: what, points: r.nllByPosition.map((v, t): [number, number] => [t + 1, Math.exp(v)]) }],
         logY: true,
       });
       await writeFileAtomic(`${plan.byPosition}.svg`, new TextEncoder().encode(svg));
@@ -103,14 +132,15 @@ export async function runEvalPlan(plan: EvalPlan): Promise<number> {
 }
 
 const DESCRIPTION =
-  "Perplexity over every token of a split (non-overlapping windows of the model's maxLen), printed as one line of JSON.";
+  "Perplexity over every token of a split, or of your own text with --file (non-overlapping windows of the model's " +
+  'maxLen), printed as one line of JSON; --max-tokens N scores the first N.';
 
 /** `eval`: flags → plan (once) → run; `--help` prints the flags. */
 export const evalCli: CliCommand = planCommand({
-  usage: 'grassflow-lm eval --checkpoint DIR|URL --split valid|test',
+  usage: 'grassflow-lm eval --checkpoint DIR|URL [--split valid|test | --file F] [--max-tokens N]',
   description: DESCRIPTION,
   flags: EVAL_FLAGS,
-  help: 'perplexity over every token of a split, as one JSON line',
+  help: 'perplexity over a split or a text file, as one JSON line',
   plan: planEval,
   run: runEvalPlan,
 });

@@ -1,6 +1,8 @@
 // README.md of an export folder: the model card, from what the run recorded (config.json, the checkpoint's trainer
 // state, metrics.jsonl). Numbers the run did not record are said to be missing, with the command that measures them.
 import type { ModelConfig } from '@grassflow/gpu-layers';
+import type { BaselineResult } from '../baselines/ngram.js';
+import { referenceBaselines, standingAgainst } from '../baselines/standing.js';
 
 /** What the card reads from a run (all optional: a run of an older version may lack some). */
 export interface CardInput {
@@ -45,6 +47,11 @@ export interface CardInput {
         valid?: { value: number; tokens: number } | undefined;
       }
     | undefined;
+  /**
+   * The n-gram baselines (fitted on wiki.train, scored on every target of wiki.test with the run's tokenizer), or why
+   * there are none.
+   */
+  baselines: { results: readonly BaselineResult[] } | { missing: string };
   /** Which checkpoint of the run was exported (`checkpoints/best` or `checkpoints/latest`). */
   checkpoint: string;
   exportedAt: string;
@@ -64,7 +71,88 @@ function architecture(m: ModelConfig): string {
   );
 }
 
-/** The model card (Markdown). */
+/** The Hugging Face Hub's id of WikiText, and the configuration of the `.tokens` files grassflow-lm reads. */
+const HUB_DATASET = { id: 'Salesforce/wikitext', config: 'wikitext-2-v1', name: 'WikiText-2' } as const;
+
+type Yaml = string | number | boolean | readonly Yaml[] | { readonly [key: string]: Yaml };
+
+/** Block-style YAML; every scalar JSON-quoted (JSON strings and numbers are YAML scalars), so nothing needs escaping. */
+function yaml(value: Yaml, indent = ''): string {
+  if (typeof value !== 'object') return JSON.stringify(value);
+  const lines = Array.isArray(value)
+    ? value.map((v: Yaml) => `${indent}- ${typeof v === 'object' ? yaml(v, `${indent}  `).trimStart() : yaml(v)}`)
+    : Object.entries(value).map(([k, v]) =>
+        typeof v === 'object' ? `${indent}${k}:\n${yaml(v, `${indent}  `)}` : `${indent}${k}: ${yaml(v)}`,
+      );
+  return lines.join('\n');
+}
+
+/**
+ * The card's YAML front matter, as the Hugging Face Hub reads it: library, license, data set, the metric, and the
+ * model-index results: the perplexities the run recorded (never one it did not) and the n-gram baselines' on wiki.test.
+ */
+function frontMatter(c: CardInput): string {
+  const dataset = (split: string) => ({
+    type: HUB_DATASET.id,
+    name: HUB_DATASET.name,
+    config: HUB_DATASET.config,
+    split,
+  });
+  const ppl = (value: number, name: string) => ({ type: 'perplexity', value: Number(value.toFixed(2)), name });
+  const results: Yaml[] = [];
+  const task = { type: 'text-generation', name: 'Language modeling' };
+  const t = c.testPpl;
+  const test: Yaml[] = [
+    ...(t === undefined
+      ? []
+      : [
+          ppl(
+            t.value,
+            `Test perplexity (${[
+              t.step === undefined ? 'step unknown' : `step ${t.step}`,
+              t.tokens === undefined
+                ? undefined
+                : t.wholeSplit === true
+                  ? 'all of wiki.test'
+                  : `first ${t.tokens} tokens`,
+            ]
+              .filter((x) => x !== undefined)
+              .join(', ')})`,
+          ),
+        ]),
+    ...('results' in c.baselines
+      ? referenceBaselines(c.baselines.results).map((r) => ppl(r.ppl, `${r.name} baseline, all of wiki.test`))
+      : []),
+  ];
+  if (test.length > 0) results.push({ task, dataset: dataset('test'), metrics: test });
+  if (c.bestValPpl !== undefined) {
+    const valid = ppl(c.bestValPpl.value, `Validation perplexity (best evaluation, step ${c.bestValPpl.step})`);
+    results.push({ task, dataset: dataset('validation'), metrics: [valid] });
+  }
+  const meta: { [key: string]: Yaml } = {
+    library_name: 'grassflow',
+    license: 'mit',
+    language: ['en'],
+    pipeline_tag: 'text-generation',
+    tags: ['grassflow', c.model.kind, 'causal-lm'],
+    datasets: [HUB_DATASET.id],
+    metrics: ['perplexity'],
+    ...(results.length === 0 ? {} : { 'model-index': [{ name: c.runName, results }] }),
+  };
+  return `---\n${yaml(meta)}\n---\n`;
+}
+
+/** The card's line on the n-gram baselines, and where the model stands against them when its test PPL is known. */
+function baselinesLine(c: CardInput): string {
+  if ('missing' in c.baselines) return `- n-gram baselines on wiki.test: not computed (${c.baselines.missing}).`;
+  const refs = referenceBaselines(c.baselines.results);
+  const rows = refs.map((r) => `${r.name} ${r.ppl.toFixed(2)}`).join(', ');
+  const standing =
+    c.testPpl === undefined ? '' : `; this model's test perplexity is ${standingAgainst(c.testPpl.value, refs)}`;
+  return `- n-gram baselines on all of wiki.test (fitted on wiki.train, same tokenizer): ${rows}${standing}.`;
+}
+
+/** The model card (Markdown): YAML front matter for the Hub, then the card. */
 export function modelCard(c: CardInput): string {
   const { run } = c;
   const data = run.data ?? {};
@@ -96,6 +184,7 @@ export function modelCard(c: CardInput): string {
           .join(', ') +
         ')';
   const lines = [
+    frontMatter(c),
     `# ${c.model.kind === 'transformer' ? 'Transformer' : 'Grassmann'} LM on WikiText-2 (${run.preset ?? 'custom'})`,
     '',
     `Exported by \`grassflow-lm export\` from the run \`${c.runName}\` (${c.checkpoint}) on ${c.exportedAt}.`,
@@ -122,6 +211,7 @@ export function modelCard(c: CardInput): string {
         ]
       : []),
     `- Test perplexity: ${test}.`,
+    baselinesLine(c),
     '',
     '## How it was made',
     '',
@@ -137,8 +227,10 @@ export function modelCard(c: CardInput): string {
     'grassflow-lm generate --checkpoint THIS_FOLDER --prompt "the history of" --seed 1',
     '```',
     '',
-    'Files: `config.json` (the model config under `model`, file sizes and SHA-256s), `model.safetensors`',
-    '(the weights, PyTorch names and layout), `tokenizer_config.json` and `vocab.txt` (the tokenizer), this card.',
+    'Files: `config.json` (the model config under `model`, file sizes and SHA-256s, and `model_type`/`architectures`),',
+    '`model.safetensors` (the weights, PyTorch names and layout), `tokenizer.json` (the tokenizer in the format of',
+    "Hugging Face's `tokenizers`; prepare text as `tokenizer_config.json`'s `preparation` says), `tokenizer_config.json`",
+    'and `vocab.txt`, this card.',
     'No optimizer state.',
     '',
   ];

@@ -1,7 +1,8 @@
 // `grassflow-lm export RUN --out DIR`: a run's best checkpoint as a folder to hand to someone — the model config and
 // weights, the tokenizer, a model card — without what only training needs (optimizer moments, RNG state).
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { BERT_VOCAB_REL_PATH, ensureDataFile } from '@grassflow/datasets';
 import { CheckpointError } from '@grassflow/checkpoints';
@@ -24,10 +25,38 @@ import {
 } from '@grassflow/training';
 import { CHECKPOINT_FLAGS } from '../shared/checkpoint-dir.js';
 import { dataDirOrThrow, wordPieceTokenizer, WORDPIECE_PREPARATION } from '../shared/corpus.js';
+import { splitBaselines } from '../baselines/cache.js';
 import { modelCard, type CardInput } from './card.js';
 
 const RUN_FORMAT = 'grassflow-lm-run';
 const VOCAB_FILE = 'vocab.txt';
+/** The tokenizer as Hugging Face's `tokenizers` (Rust, Python, and @huggingface/tokenizers in JS) reads it. */
+const TOKENIZER_JSON_FILE = 'tokenizer.json';
+
+/** tokenizer.json's bytes, as the tokenizer's own saveTokenizerJson writes them. */
+function tokenizerJsonBytes(save: (path: string) => void): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'grassflow-export-'));
+  try {
+    save(join(dir, TOKENIZER_JSON_FILE));
+    return readFileSync(join(dir, TOKENIZER_JSON_FILE));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The n-gram baselines of wiki.test for the card (cached per data hash), or why there are none. */
+async function testBaselines(
+  tok: ReturnType<typeof wordPieceTokenizer>,
+  dataDir: string,
+): Promise<CardInput['baselines']> {
+  try {
+    return { results: (await splitBaselines(tok, dataDir, 'test')).baselines.results };
+  } catch (error) {
+    return {
+      missing: `${(error as Error).message.split('\n')[0]}; \`grassflow-lm baselines --split test\` computes them`,
+    };
+  }
+}
 
 const EXPORT_FLAGS = {
   run: { type: 'string', metavar: 'RUN', help: 'run folder to export (or give it first, before the flags)' },
@@ -170,7 +199,18 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
       'data-dir',
     );
   }
-  const ck = await loadCheckpoint(ckDir);
+  const ck = await loadCheckpoint(ckDir).catch((e: unknown) => {
+    // an export records each file's SHA-256 so that a copy is checked: bytes nobody verified are not recorded as good
+    if (e instanceof CheckpointError && e.code === 'UNVERIFIED') {
+      throw new UsageError(
+        `${ckDir}: config.json records no size and SHA-256 of its weights (its \`files\` record is missing: ` +
+          'edited or hand-written), so an export would vouch for bytes nobody checked: export a checkpoint ' +
+          'grassflow wrote (restore this one, or export checkpoints/best or the other checkpoint of the run)',
+        'run',
+      );
+    }
+    throw e;
+  });
   // The moments and RNG state of extra.safetensors/extra.trainer stay behind: an export is for inference.
   for (const t of ck.extraTensors.values()) t.dispose();
   try {
@@ -190,12 +230,26 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
           ? { value: best.value, step: best.step }
           : undefined,
       testPpl: testPplOf(plan.run, trainer?.step),
+      baselines: await testBaselines(tok, plan.dataDir),
       checkpoint: relative(plan.run, ckDir) || '.',
       exportedAt: new Date().toISOString(),
     });
+    if (tok.saveTokenizerJson === undefined) throw new Error('the WordPiece tokenizer has no saveTokenizerJson');
     const tokenizer: PretrainedTokenizerFiles = {
-      config: { kind: 'wordpiece', id: tok.id, files: { vocab: VOCAB_FILE }, ...WORDPIECE_PREPARATION },
-      files: new Map([[VOCAB_FILE, await readFile(vocabPath)]]),
+      config: {
+        kind: 'wordpiece',
+        id: tok.id,
+        files: { vocab: VOCAB_FILE, huggingFace: TOKENIZER_JSON_FILE },
+        ...WORDPIECE_PREPARATION,
+        // what Hugging Face's tools read of tokenizer_config.json
+        tokenizer_class: 'BertTokenizerFast',
+        do_lower_case: WORDPIECE_PREPARATION.lowercase,
+        model_max_length: ck.config.maxLen,
+      },
+      files: new Map([
+        [VOCAB_FILE, await readFile(vocabPath)],
+        [TOKENIZER_JSON_FILE, tokenizerJsonBytes(tok.saveTokenizerJson)],
+      ]),
     };
     const source = {
       command: cfg.command ?? null,
@@ -224,8 +278,9 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
 
 const DESCRIPTION =
   "Write a run's best (or --from latest) checkpoint as a model folder to hand on: config.json + model.safetensors (PyTorch names), the " +
-  'tokenizer (vocab.txt + tokenizer_config.json), README.md (a model card: architecture, parameters, data, tokens ' +
-  'seen, perplexities, the command); no optimizer state. generate, eval and inspect read it as --checkpoint.';
+  'tokenizer (tokenizer.json for Hugging Face tools, vocab.txt + tokenizer_config.json), README.md (a model card with ' +
+  'Hub metadata: architecture, parameters, data, tokens seen, perplexities, n-gram baselines, the command); no ' +
+  'optimizer state. generate, eval and inspect read it as --checkpoint.';
 
 /** `export`: flags → plan (once) → run; `--help` prints the flags. */
 export const exportCli: CliCommand = planCommand({

@@ -50,8 +50,17 @@ export async function generateIdsFullForward(
  * `new TrainingRng(seed)`): same seed → the same tokens as {@link generateIdsFullForward}, and as the playground page.
  */
 export async function generateIds(model: LanguageModel, prompt: Int32Array, opts: SampleOptions): Promise<Int32Array> {
-  checkFlags(model, prompt, opts);
   const out: number[] = [];
-  for await (const id of sampleIds(model, prompt, opts, new TrainingRng(opts.seed))) out.push(id);
+  for await (const id of streamIds(model, prompt, opts)) out.push(id);
   return Int32Array.from(out);
+}
+
+/** {@link generateIds} one id at a time, as each is sampled. */
+export function streamIds(
+  model: LanguageModel,
+  prompt: Int32Array,
+  opts: SampleOptions,
+): AsyncGenerator<number, void, undefined> {
+  checkFlags(model, prompt, opts);
+  return sampleIds(model, prompt, opts, new TrainingRng(opts.seed));
 }

@@ -34,6 +34,7 @@ const INSPECT_FLAGS = {
   tokenizer: CHECKPOINT_FLAGS.tokenizer,
   'data-dir': CHECKPOINT_FLAGS['data-dir'],
   backend: CHECKPOINT_FLAGS.backend,
+  trust: CHECKPOINT_FLAGS.trust,
 } as const satisfies FlagSpecs;
 
 /** Display label of one token: its text (WordPiece keeps `##`), ⏎ for a line end. */
@@ -129,7 +130,12 @@ export async function runInspectPlan(plan: InspectPlan): Promise<number> {
   const { source } = plan;
   prepareOutputFolder(plan.out, { command: 'inspect' }); // before any work: never over a user's report.md
   await startBackend(source.backend);
-  const { model, tok, dir } = await loadModelAndTokenizer(source.checkpoint, source.dataDir, source.tokenizer);
+  const { model, tok, dir } = await loadModelAndTokenizer(
+    source.checkpoint,
+    source.dataDir,
+    source.tokenizer,
+    source.trust,
+  );
   try {
     const L = model.config.maxLen;
     let samples: InspectSample[];

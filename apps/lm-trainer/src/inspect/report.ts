@@ -1,6 +1,6 @@
 // inspect.json and report.md (heatmaps, histograms, trajectory, tables) of an InspectResult.
 import { join } from 'node:path';
-import { writeFileAtomic } from '@grassflow/datasets';
+import { writeFileAtomic } from '@grassflow/checkpoints';
 import {
   markdownTable,
   renderHeatmapChart,

@@ -3,8 +3,7 @@ import { BACKEND_NAMES, offsetSchedule, preset, type ModelConfig } from '@grassf
 import { DatasetError, LAGGED_SUM_LAGS, SyntheticTask, type SyntheticFamily } from '@grassflow/datasets';
 import { UsageError, type FlagSpecs, type ParsedFlags } from '@grassflow/training';
 import type { OptimizerConfig } from '@grassflow/training';
-import { BLOCK_ALIAS_FLAG, MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
-import { seqLenFlag } from '../train/config.js';
+import { MODEL_FIELD_FLAGS, MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
 
 export const LADDER_FAMILIES = ['lagged-sum', 'recall'] as const;
 
@@ -25,13 +24,12 @@ export const LADDER_FLAGS = {
     default: MODEL_KINDS.join(','),
     help: `model kinds, comma separated (${MODEL_KINDS.join(', ')})`,
   },
-  layers: { type: 'int', min: 1, help: 'blocks per model' },
-  'd-model': { type: 'int', min: 2, help: 'model width d (d_ff = 4d)' },
+  layers: MODEL_FIELD_FLAGS.layers,
+  'd-model': MODEL_FIELD_FLAGS['d-model'],
   heads: { type: 'int', min: 1, help: 'attention heads H (d divisible by H)' },
-  r: { type: 'int', min: 2, help: 'Grassmann reduced width r' },
-  offsets: { type: 'int-list', min: 1, help: 'Grassmann offsets, one per layer (cycled over the layers)' },
+  r: MODEL_FIELD_FLAGS.r,
+  offsets: MODEL_FIELD_FLAGS.offsets,
   'seq-len': { type: 'int', min: 2, help: "sequence length L (inputs per row; the models' maxLen = L)" },
-  block: BLOCK_ALIAS_FLAG,
   vocab: {
     type: 'int',
     min: 2,
@@ -43,8 +41,7 @@ export const LADDER_FLAGS = {
   warmup: { type: 'int', min: 0, help: 'linear warmup steps (default: 10% of --steps)' },
   'weight-decay': { type: 'float', min: 0, default: 0.01, help: 'AdamW decoupled weight decay (matrices only)' },
   norm: {
-    type: 'string',
-    choices: ['post', 'pre'],
+    ...MODEL_FIELD_FLAGS.norm,
     default: 'pre',
     help: 'LayerNorm placement (pre-LN trains small models more reliably)',
   },
@@ -187,9 +184,9 @@ export function parseModels(spec: string): ModelKind[] {
 }
 
 /** The flag a DatasetError about a task setting is really about. */
-function taskFlag(message: string, seqLenName: string): string {
+function taskFlag(message: string): string {
   if (/vocabSize/.test(message)) return 'vocab';
-  if (/seqLen/.test(message)) return seqLenName;
+  if (/seqLen/.test(message)) return 'seq-len';
   return 'levels';
 }
 
@@ -200,8 +197,7 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
   const family = f.family as SyntheticFamily;
   const levels = parseLevels(f.levels ?? p.levels);
   const models = parseModels(f.models);
-  const seqLen = seqLenFlag(f) ?? p.seqLen;
-  const seqLenName = f['seq-len'] !== undefined ? 'seq-len' : 'block'; // the name the user wrote
+  const seqLen = f['seq-len'] ?? p.seqLen;
   const vocabSize = f.vocab ?? (family === 'lagged-sum' ? p.vocab : 64);
   if (family === 'lagged-sum') {
     const top = levels[levels.length - 1] as number;
@@ -218,8 +214,8 @@ export function ladderConfigFrom(f: LadderFlags): LadderConfig {
       if (err instanceof DatasetError)
         throw new UsageError(
           // The task names its option seqLen; the user wrote a flag.
-          `--levels ${level} with --${seqLenName} ${seqLen}, --vocab ${vocabSize}: ${err.message.replace(/\bseqLen\b/g, `--${seqLenName}`)}`,
-          taskFlag(err.message, seqLenName),
+          `--levels ${level} with --seq-len ${seqLen}, --vocab ${vocabSize}: ${err.message.replace(/\bseqLen\b/g, '--seq-len')}`,
+          taskFlag(err.message),
         );
       throw err;
     }

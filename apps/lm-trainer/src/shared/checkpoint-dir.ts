@@ -24,8 +24,9 @@ import {
 async function loadExport(
   dir: string,
   tokenizerFlag: string | undefined,
+  trust: boolean,
 ): Promise<{ model: LanguageModel; tok: CorpusTokenizer; dir: string }> {
-  const loaded = await loadPretrained(dir);
+  const loaded = await loadPretrained(dir, { trust });
   try {
     const tok = tokenizerOfPretrained(loaded.dir, loaded.tokenizer);
     if (tokenizerFlag !== undefined && tokenizerFlag !== tok.kind) {
@@ -57,25 +58,29 @@ function folderOfFileUrl(given: string): string {
   }
 }
 
-/** Load a model checkpoint and the tokenizer it was trained with (from its `extra.run`, or `tokenizerFlag`). */
+/**
+ * Load a model checkpoint and the tokenizer it was trained with (from its `extra.run`, or `tokenizerFlag`). One whose
+ * config.json records no SHA-256 of its weights is refused unless `trust` (--trust), and then loaded with a warning.
+ */
 export async function loadModelAndTokenizer(
   given: string,
   dataDir: string,
   tokenizerFlag: string | undefined,
+  trust = false,
 ): Promise<{ model: LanguageModel; tok: CorpusTokenizer; dir: string }> {
   if (isPretrainedUrl(given)) {
     const dir = await downloadPretrained(given);
-    return { ...(await loadExport(dir, tokenizerFlag)), dir: redactUrl(given) };
+    return { ...(await loadExport(dir, tokenizerFlag, trust)), dir: redactUrl(given) };
   }
   const checkpoint = folderOfFileUrl(given);
-  if (await isPretrainedFolder(checkpoint)) return loadExport(checkpoint, tokenizerFlag);
+  if (await isPretrainedFolder(checkpoint)) return loadExport(checkpoint, tokenizerFlag, trust);
   const dir = resolveCheckpointDir(checkpoint, 'grassflow-lm-run');
-  const ck = await loadCheckpoint(dir);
+  const ck = await loadCheckpoint(dir, { trust });
   for (const t of ck.extraTensors.values()) t.dispose();
   if (ck.unverified.length > 0) {
     process.stderr.write(
       `warning: ${dir}: config.json records no SHA-256 for ${ck.unverified.join(' and ')}, so its bytes are not ` +
-        'verified (a hand-written or edited checkpoint)\n',
+        'verified (a hand-written or edited checkpoint, loaded as --trust asks)\n',
     );
   }
   const run = ck.extra['run'] as { tokenizer?: string; tokenizerId?: string } | undefined;
@@ -125,6 +130,10 @@ export const CHECKPOINT_FLAGS = {
     help: 'data folder (default GRASSFLOW_DATA_DIR, else ~/.cache/grassflow)',
   },
   backend: { type: 'string', choices: BACKEND_NAMES, help: 'tfjs backend (default: the first that loads)' },
+  trust: {
+    type: 'boolean',
+    help: 'load a checkpoint whose config.json records no SHA-256 of its weights (hand-written or edited; refused without it)',
+  },
 } as const satisfies FlagSpecs;
 
 /** A checkpoint to load: where, with which tokenizer override, from which data folder, on which backend. */
@@ -133,6 +142,8 @@ export interface CheckpointSource {
   tokenizer: string | undefined;
   dataDir: string;
   backend: string | undefined;
+  /** --trust: load a checkpoint whose weights config.json records no SHA-256 of. */
+  trust: boolean;
 }
 
 /** The checkpoint source of parsed flags (--checkpoint is required). */
@@ -141,6 +152,7 @@ export function checkpointSourceOf(f: {
   tokenizer?: string | undefined;
   'data-dir'?: string | undefined;
   backend?: string | undefined;
+  trust?: boolean | undefined;
 }): CheckpointSource {
   if (f.checkpoint === undefined) throw new UsageError('--checkpoint DIR|URL is required', 'checkpoint');
   return {
@@ -148,5 +160,6 @@ export function checkpointSourceOf(f: {
     tokenizer: f.tokenizer,
     dataDir: dataDirOrThrow(f['data-dir']),
     backend: f.backend,
+    trust: f.trust === true,
   };
 }

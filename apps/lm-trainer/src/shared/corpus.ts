@@ -1,9 +1,16 @@
-// Tokenizers and WikiText-2 token ids for the trainer: WordPiece (default) or word level, on the `.tokens` files.
+// Tokenizers and token ids for the trainer: WordPiece (default) or word level, on WikiText-2's `.tokens` files or
+// the user's own text files.
+import { statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
 import {
   BERT_VOCAB_REL_PATH,
   ensureDataFile,
   existingDataDir,
+  loadOrBuildTokenIds,
   loadWikitextIds,
+  resolveTokenCacheDir,
+  sha256Hex,
   wikitextRelPath,
   type WikitextSplit,
 } from '@grassflow/datasets';
@@ -23,11 +30,15 @@ export interface CorpusTokenizer {
   /** Ids of a prompt (no special tokens, no line end). */
   encodePrompt(text: string): Promise<Int32Array>;
   decode(ids: ArrayLike<number>): string;
+  /** The token of an id (WordPiece: '##' marks a piece continuing the word before; what generate's text joins). */
+  idToToken(id: number): string | undefined;
   /**
    * The word-level tokenizer only: write its vocabulary file (train puts it in the run folder as
    * {@link WORD_VOCAB_FILE}, where the playground reads it).
    */
   saveVocab?: (path: string) => void;
+  /** WordPiece only: write the tokenizer as Hugging Face's `tokenizers` saves it (tokenizer.json). */
+  saveTokenizerJson?: (path: string) => void;
 }
 
 /** A word-level run's vocabulary in its folder: WordLevelTokenizer.save's JSON, read by PureWordLevelTokenizer. */
@@ -63,6 +74,8 @@ export function wordPieceTokenizer(vocabPath: string): CorpusTokenizer {
       (await wp.encode(wikitextForWordPiece(text), undefined, { addSpecialTokens: false })).ids,
     // [SEP] ends a line
     decode: (ids) => wordPieceLines(wp.decode(ids, { skipSpecialTokens: false })),
+    idToToken: (id) => wp.idToToken(id),
+    saveTokenizerJson: (path) => wp.saveTokenizerJson(path),
   };
 }
 
@@ -91,6 +104,7 @@ export async function loadTokenizer(kind: TokenizerKind, dataDir: string): Promi
     encodeCorpus: (text) => Promise.resolve(wl.encode(text)),
     encodePrompt: (text) => Promise.resolve(wl.encodePrompt(text)), // one line's words, without its <eos>
     decode: (ids) => wl.decode(ids),
+    idToToken: (id) => wl.idToToken(id),
     saveVocab: (path) => wl.save(path),
   };
 }
@@ -107,18 +121,97 @@ export async function loadSplitIds(split: WikitextSplit, tok: CorpusTokenizer, d
   return r.ids;
 }
 
-/** Token ids a run trains and validates on, with the tokenizer and data folder they came from. */
+/** Token ids a run trains and validates on, with the tokenizer, data folder and text they came from. */
 export interface RunData {
   tok: CorpusTokenizer;
   dataDir: string;
   train: Int32Array;
   valid: Int32Array;
+  source: TextSource;
 }
 
-/** The tokenizer and the train/valid ids of the data folder. */
-export async function loadRunData(tok: CorpusTokenizer, dataDir: string): Promise<RunData> {
-  const [train, valid] = [await loadSplitIds('train', tok, dataDir), await loadSplitIds('valid', tok, dataDir)];
-  return { tok, dataDir, train, valid };
+/**
+ * Token ids of the user's own plain-text files, one after another, under the tokenizer (as its corpus: each line
+ * ended by the line-end id). Each file's ids go through the same token-id cache as WikiText-2's, keyed by the
+ * file's SHA-256 and the tokenizer id, so a changed file is encoded again and an unchanged one is read back.
+ */
+export async function loadTextFileIds(paths: readonly string[], tok: CorpusTokenizer): Promise<Int32Array> {
+  const parts: Int32Array[] = [];
+  const dir = resolveTokenCacheDir();
+  for (const path of paths) {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path);
+    } catch (err) {
+      throw new UsageError(`cannot read the text file ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+    const text = bytes.toString('utf8');
+    if (text.trim() === '') throw new UsageError(`the text file ${path} is empty: give a file with some text`);
+    const key = {
+      name: `text.${basename(path).replace(/[^A-Za-z0-9._-]/g, '_')}`,
+      sourceSha256: sha256Hex(bytes),
+      encoderKey: JSON.stringify({ corpusEncoder: tok.id }),
+    };
+    const r = await loadOrBuildTokenIds(dir, key, () => tok.encodeCorpus(text));
+    checkTokenIds(r.ids, tok.vocabSize);
+    parts.push(r.ids);
+  }
+  const all = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.length;
+  }
+  return all;
+}
+
+/**
+ * The paths of a comma-separated --train-file/--valid-file/--file list, made absolute (config.json records them, and a
+ * resume reads them again from wherever it is started); each must be a file (checked before any slow work).
+ */
+export function textFileList(list: string, flag: string): string[] {
+  const paths = list.split(',').filter((p) => p.trim() !== '');
+  if (paths.length === 0) throw new UsageError(`--${flag} needs at least one text file`, flag);
+  return paths.map((p) => {
+    const path = resolve(p);
+    let file: boolean;
+    try {
+      file = statSync(path).isFile();
+    } catch (err) {
+      throw new UsageError(
+        `--${flag}: cannot read the text file ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        flag,
+      );
+    }
+    if (!file) throw new UsageError(`--${flag}: ${path} is not a file: give plain-text files`, flag);
+    return path;
+  });
+}
+
+/** The share of the training text held out for validation when no --valid-file is given (its end). */
+const HELD_OUT_SHARE = 0.1;
+
+/** Where a run's text comes from: WikiText-2's splits, or the user's files (validation: files, or the held-out end). */
+export type TextSource = { kind: 'wikitext' } | { kind: 'files'; train: string[]; valid: string[] };
+
+/**
+ * The tokenizer and the train/valid ids of a run: WikiText-2's train/valid splits of the data folder, or the user's
+ * text files (without validation files, the last {@link HELD_OUT_SHARE} of the training ids validates).
+ */
+export async function loadRunData(
+  tok: CorpusTokenizer,
+  dataDir: string,
+  source: TextSource = { kind: 'wikitext' },
+): Promise<RunData> {
+  if (source.kind === 'wikitext') {
+    const [train, valid] = [await loadSplitIds('train', tok, dataDir), await loadSplitIds('valid', tok, dataDir)];
+    return { tok, dataDir, train, valid, source };
+  }
+  const ids = await loadTextFileIds(source.train, tok);
+  if (source.valid.length > 0)
+    return { tok, dataDir, train: ids, valid: await loadTextFileIds(source.valid, tok), source };
+  const cut = ids.length - Math.max(2, Math.floor(ids.length * HELD_OUT_SHARE));
+  return { tok, dataDir, train: ids.subarray(0, cut), valid: ids.subarray(cut), source };
 }
 
 /** The tokenizer an export folder describes (tokenizer_config.json + the files it names). */

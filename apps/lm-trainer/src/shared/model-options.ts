@@ -2,6 +2,7 @@
 // also give is train/config.ts's.
 import {
   BACKEND_NAMES,
+  MODEL_FIELDS,
   MODEL_OPTIONS,
   offsetSchedule,
   preset,
@@ -9,6 +10,7 @@ import {
   PRESETS,
   type FullModelConfig,
   type ModelConfig,
+  type ModelFieldName,
   type ModelOptionName,
   type PresetName,
 } from '@grassflow/gpu-layers';
@@ -27,13 +29,54 @@ export const SEQ_LEN_FLAG = {
   help: 'override: sequence length L, tokens per training row, at most 16,384 (sets maxLen, the positional table)',
 } as const satisfies FlagSpecs[string];
 
-/** --block: the old name of --seq-len, kept for existing scripts. */
-export const BLOCK_ALIAS_FLAG = {
-  ...SEQ_LEN_FLAG,
-  help: 'alias of --seq-len (the old name)',
-} as const satisfies FlagSpecs[string];
-
+type Fields = typeof MODEL_FIELDS;
 type Options = typeof MODEL_OPTIONS;
+
+/** The MODEL_FIELDS fields that have a flag of their own (dFF follows --d-model, maxLen --seq-len, …). */
+type FlaggedField = { [N in ModelFieldName]: Fields[N] extends { flag: { name: string } } ? N : never }[ModelFieldName];
+
+/** The flag of a MODEL_FIELDS field: an integer, a number, one of its values, or a list of integers >= 1. */
+type FieldFlagOf<F> = F extends { type: 'int' }
+  ? { type: 'int'; min: number; help: string }
+  : F extends { type: 'number' }
+    ? { type: 'float'; min: number; max?: number; help: string }
+    : F extends { type: 'choice'; values: infer V extends readonly string[] }
+      ? { type: 'string'; choices: V; help: string }
+      : { type: 'int-list'; min: number; help: string };
+
+/** One flag per MODEL_FIELDS field that has one (--d-model, --layers, --r, --offsets, --norm, --dropout). */
+type FieldFlags = { [N in FlaggedField as Fields[N]['flag']['name']]: FieldFlagOf<Fields[N]> };
+
+/**
+ * The flags of the base model fields, from gpu-layers' MODEL_FIELDS (type, bounds, what it does): the table's own
+ * bounds unless its flag names tighter ones. No default: an absent flag leaves the preset's value.
+ */
+export const MODEL_FIELD_FLAGS = Object.fromEntries(
+  (Object.keys(MODEL_FIELDS) as ModelFieldName[]).flatMap((name) => {
+    const field = MODEL_FIELDS[name];
+    if (!('flag' in field)) return [];
+    const flag: { name: string; help: string; min?: number; max?: number } = field.flag;
+    const { help } = flag;
+    const spec =
+      field.type === 'int'
+        ? { type: 'int', min: flag.min ?? field.min, help }
+        : field.type === 'number'
+          ? { type: 'float', min: flag.min ?? field.min, ...boundAbove(flag.max ?? field.max), help }
+          : field.type === 'choice'
+            ? { type: 'string', choices: field.values, help }
+            : { type: 'int-list', min: 1, help };
+    return [[flag.name, spec]];
+  }),
+) as FieldFlags;
+
+function boundAbove(max: number | undefined): { max?: number } {
+  return max === undefined ? {} : { max };
+}
+
+/** The flags of {@link MODEL_FIELD_FLAGS} as overrides of a preset, as train, compare and bench show them. */
+const FIELD_OVERRIDE_FLAGS = Object.fromEntries(
+  Object.entries(MODEL_FIELD_FLAGS).map(([name, spec]) => [name, { ...spec, help: `override: ${spec.help}` }]),
+) as FieldFlags;
 
 /** The flag of a MODEL_OPTIONS field: its values as choices, a switch, or a list of integers >= 1. */
 type FlagOf<O> = O extends { type: 'choice'; values: infer V extends readonly string[] }
@@ -56,7 +99,8 @@ function optionHelp(o: Options[ModelOptionName]): string {
     byKind === undefined
       ? shownDefault(o.default)
       : o.kinds.map((k) => `${k} ${shownDefault(byKind[k as keyof typeof byKind] ?? o.default)}`).join(', ');
-  return `${o.doc}; model default ${shown}: ${o.why}`;
+  const ablation = 'ablation' in o ? ` (an ablation: ${o.ablation})` : '';
+  return `${o.doc}; model default ${shown}: ${o.why}${ablation}`;
 }
 
 /**
@@ -79,16 +123,8 @@ const ARCHITECTURE_FLAGS = Object.fromEntries(
 /** Flags shared by train and compare (everything but --model, --out, --resume). */
 export const COMMON_TRAIN_FLAGS = {
   preset: { type: 'string', choices: PRESET_NAMES, default: 'paper-6l', help: 'model size preset' },
-  layers: { type: 'int', min: 1, help: 'override: number of blocks' },
-  'd-model': { type: 'int', min: 2, help: 'override: model width d (d_ff becomes 4d)' },
-  r: { type: 'int', min: 2, help: 'override: Grassmann reduced width r' },
-  offsets: {
-    type: 'int-list',
-    min: 1,
-    help: 'override: Grassmann offsets, one per layer cycling (all in every layer for paper-6l-multi)',
-  },
+  ...FIELD_OVERRIDE_FLAGS,
   'seq-len': SEQ_LEN_FLAG,
-  block: BLOCK_ALIAS_FLAG,
   batch: { type: 'int', min: 1, default: 32, help: 'batch size B (sequences per step)' },
   'micro-batch': {
     type: 'int',
@@ -96,8 +132,6 @@ export const COMMON_TRAIN_FLAGS = {
     help: 'sequences per forward/backward pass, a divisor of B: gradients accumulate over B/M passes (same update, the memory of M)',
   },
   ...OPTIMIZER_FLAG_SPECS,
-  dropout: { type: 'float', min: 0, max: 0.99, help: 'override: dropout rate (preset: 0.1)' },
-  norm: { type: 'string', choices: ['post', 'pre'], help: 'override: post-LN (paper) or pre-LN' },
   ...ARCHITECTURE_FLAGS,
   epochs: { type: 'float', min: 0, exclusiveMin: true, help: 'training length in epochs over wiki.train (default 1)' },
   steps: { type: 'int', min: 1, help: 'training length in optimizer steps' },
@@ -152,7 +186,7 @@ export type CommonTrainFlags = ParsedFlags<typeof COMMON_TRAIN_FLAGS>;
 
 /**
  * Model config for a model kind from a preset and the override flags; `vocabSize` from the tokenizer, and the
- * positional table (maxLen) sized to the training rows, `seqLen` (the caller resolves it once, see seqLenFlag).
+ * positional table (maxLen) sized to the training rows, `seqLen` (the caller resolves it once, see seqLenOf).
  */
 export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize: number, seqLen: number): ModelConfig {
   const name = f.preset as PresetName;

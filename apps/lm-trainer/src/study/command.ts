@@ -1,11 +1,18 @@
 // `grassflow-lm study run|status|report|rescore`: @grassflow/studies' study commands over grassflow-lm's trainer (each
 // run exactly a `train` run with a resolved plan in its own run folder, runs/<key>, remembered in ledger.jsonl so
 // that a study grows over sittings and machines), and `rescore`, which adds held-out scores to old records.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { lockRunFolder, planCommand, RunFolder, startBackend } from '@grassflow/training';
 import { UsageError, type CliCommand, type FlagSpecs } from '@grassflow/training';
-import { planSitting, runDirOf, studyCli as anyStudyCli, studyLedger, type Sitting } from '@grassflow/studies';
+import {
+  checkRunFolderKey,
+  planSitting,
+  runDirOf,
+  studyCli as anyStudyCli,
+  studyLedger,
+  type Sitting,
+} from '@grassflow/studies';
 import { dataDirOrThrow } from '../shared/corpus.js';
 import { appendLedger, type LedgerRecord } from './ledger.js';
 import { checkpointToScore, lmTrainer, scoreHeldOut } from './run.js';
@@ -20,6 +27,15 @@ const RESCORE_FLAGS = {
       'each of checkpoints/best when it stopped early, else of checkpoints/latest)',
   },
 } as const satisfies FlagSpecs;
+
+/** The trainer step and data seed of a checkpoint folder (config.json's extra.trainer), null where it has none. */
+function checkpointCounters(dir: string): { step: number | null; seed: number | null } {
+  const c = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as {
+    extra?: { trainer?: { step?: unknown; data?: { seed?: unknown } } };
+  };
+  const { step, data } = c.extra?.trainer ?? {};
+  return { step: typeof step === 'number' ? step : null, seed: typeof data?.seed === 'number' ? data.seed : null };
+}
 
 /** The checkpoint a record's held-out scores are of (records from before `scored`: the final one). */
 const scoredCheckpoint = (r: LedgerRecord): 'latest' | 'best' => r.scored?.checkpoint ?? 'latest';
@@ -40,13 +56,30 @@ async function rescore(s: Sitting, asked: 'latest' | 'best' | undefined): Promis
     process.stderr.write(`study ${s.spec.name}: every run of ${s.ledger} has ${what}\n`);
     return 0;
   }
+  const checkpointOf = (r: LedgerRecord): { run: RunFolder; dir: string; step: number } => {
+    const run = new RunFolder(runDirOf(s.runs, r.key));
+    const best = checkpointToScore(r.stop?.reason === 'early-stop', asked).checkpoint === 'best';
+    return { run, dir: best ? run.bestCheckpoint : run.latestCheckpoint, step: best ? r.bestStep : r.totalSteps };
+  };
+  // every folder is checked before any is scored: a record gets the scores of its own run or none
+  for (const r of todo) {
+    const { run, dir, step } = checkpointOf(r);
+    if (!existsSync(join(dir, 'config.json'))) continue;
+    await checkRunFolderKey(lmTrainer, run.dir, r.key, s.trainArgv);
+    const at = checkpointCounters(dir);
+    const seed = r.config.training.seed;
+    if ((at.step !== step && !(dir === run.latestCheckpoint && at.step === r.stop?.step)) || at.seed !== seed) {
+      throw new UsageError(
+        `${dir} is a checkpoint of step ${String(at.step)} and seed ${String(at.seed)}, but the record of ${r.key} ` +
+          `in ${s.ledger} is of step ${step} and seed ${seed}: it is another run's checkpoint; move it away (or ` +
+          'restore this run’s) and run rescore again',
+      );
+    }
+  }
   await startBackend(s.backend);
   let missing = 0;
   for (const [i, r] of todo.entries()) {
-    const run = new RunFolder(runDirOf(s.runs, r.key));
-    const stoppedEarly = r.stop?.reason === 'early-stop';
-    const dir =
-      checkpointToScore(stoppedEarly, asked).checkpoint === 'best' ? run.bestCheckpoint : run.latestCheckpoint;
+    const { run, dir } = checkpointOf(r);
     if (!existsSync(join(dir, 'config.json'))) {
       process.stderr.write(
         `[${i + 1}/${todo.length}] ${r.key}: no checkpoint in ${run.dir}; left without held-out scores\n`,

@@ -3,6 +3,7 @@
 import {
   appendLedger as appendAnyLedger,
   readLedger as readAnyLedger,
+  runKey,
   type LedgerContents,
   type LedgerFormat,
   type Machine,
@@ -99,23 +100,72 @@ export interface LedgerRecord {
   };
 }
 
-const positive = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v > 0;
+/**
+ * The largest perplexity a record may hold: ln(1e12) = 27.6 nats a token, 2.7 times uniform guessing over 30,522
+ * tokens. Only a diverged run scores worse, and its numbers would make means and intervals meaningless (a mean of
+ * three PPLs near 1.7e308 is Infinity).
+ */
+const MAX_PPL = 1e12;
 
-/** What is wrong with a parsed record (the fields reports and statistics read), or null. */
+const isCount = (v: unknown, min = 1): boolean => Number.isSafeInteger(v) && (v as number) >= min;
+const isSeconds = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const pplProblem = (name: string, v: unknown): string | null =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 1 && v <= MAX_PPL
+    ? null
+    : `"${name}" is ${JSON.stringify(v)}, not a perplexity (a number from 1 to ${MAX_PPL})`;
+
+/** What is wrong with a held-out score (`name`: where it is in the record), or null. */
+function heldOutProblem(name: string, h: HeldOutScore | undefined): string | null {
+  if (typeof h !== 'object' || h === null) return `"${name}" is not a held-out score`;
+  const ppl = pplProblem(`${name}.ppl`, h.ppl);
+  if (ppl !== null) return ppl;
+  if (!isCount(h.tokens)) return `"${name}.tokens" is ${JSON.stringify(h.tokens)}, not a count of tokens`;
+  if (typeof h.nll !== 'number' || Math.abs(Math.exp(h.nll) - h.ppl) > 1e-6 * h.ppl)
+    return `"${name}.nll" is ${JSON.stringify(h.nll)}, not ln of its ppl ${h.ppl}`;
+  if (!Array.isArray(h.nllByPosition) || !h.nllByPosition.every((v) => v === null || Number.isFinite(v)))
+    return `"${name}.nllByPosition" is not a list of finite numbers`;
+  return null;
+}
+
+/** What is wrong with a parsed record (every field reports, statistics and `rescore` read), or null. */
 function recordProblem(r: LedgerRecord): string | null {
-  const c = r.config as unknown as { model?: { kind?: unknown }; training?: { seed?: unknown } } | undefined;
+  const c = r.config as unknown as
+    { model?: { kind?: unknown }; training?: { seed?: unknown; batch?: unknown; seqLen?: unknown } } | undefined;
   if (typeof c !== 'object' || c === null || typeof c.model?.kind !== 'string' || !Number.isInteger(c.training?.seed))
     return '"config" lacks model.kind or training.seed';
-  for (const f of ['finalValPpl', 'bestValPpl'] as const)
-    if (!positive(r[f])) return `"${f}" is ${JSON.stringify(r[f])}, not a positive number`;
-  if (!Array.isArray(r.curve) || !r.curve.every((p) => Array.isArray(p) && p.length === 2 && p.every(positive)))
-    return '"curve" is not a list of [tokens, ppl] pairs of positive numbers';
+  if (runKey(r.config) !== r.key) return `"key" ${r.key} is not the key of its "config" (${runKey(r.config)})`;
+  for (const f of ['finalValPpl', 'bestValPpl'] as const) {
+    const bad = pplProblem(f, r[f]);
+    if (bad !== null) return bad;
+  }
+  if (!isCount(r.params)) return `"params" is ${JSON.stringify(r.params)}, not a count of parameters`;
+  if (!isCount(r.totalSteps)) return `"totalSteps" is ${JSON.stringify(r.totalSteps)}, not a count of steps`;
+  const { batch, seqLen } = c.training ?? {};
+  const tokens = isCount(batch) && isCount(seqLen) ? r.totalSteps * (batch as number) * (seqLen as number) : null;
+  if (!isCount(r.tokens) || (tokens !== null && r.tokens !== tokens))
+    return `"tokens" is ${JSON.stringify(r.tokens)}, not totalSteps × batch × seqLen${tokens === null ? '' : ` = ${tokens}`}`;
+  if (!Number.isSafeInteger(r.bestStep) || r.bestStep < 0 || r.bestStep > r.totalSteps)
+    return `"bestStep" is ${JSON.stringify(r.bestStep)}, not a step from 0 to totalSteps ${r.totalSteps}`;
+  if (
+    !Array.isArray(r.curve) ||
+    !r.curve.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && pplProblem('', p[1]) === null)
+  )
+    return `"curve" is not a list of [tokens, ppl] pairs (a count of tokens, a perplexity from 1 to ${MAX_PPL})`;
   if (r.heldOut !== undefined)
     for (const split of ['valid', 'test'] as const) {
-      const h = r.heldOut[split] as HeldOutScore | undefined;
-      if (h === undefined || !positive(h.ppl) || !positive(h.tokens) || !Array.isArray(h.nllByPosition))
-        return `"heldOut.${split}" lacks a positive ppl, tokens or its nllByPosition`;
+      const bad = heldOutProblem(`heldOut.${split}`, r.heldOut[split]);
+      if (bad !== null) return bad;
     }
+  const t = r.timing as Partial<LedgerRecord['timing']> | undefined;
+  if (
+    typeof t !== 'object' ||
+    t === null ||
+    !(t.trainSeconds === null || isSeconds(t.trainSeconds)) ||
+    !isSeconds(t.wallSeconds) ||
+    typeof t.resumed !== 'boolean' ||
+    typeof t.finished !== 'string'
+  )
+    return '"timing" lacks finite trainSeconds (or null), wallSeconds, resumed or finished';
   return null;
 }
 

@@ -21,7 +21,7 @@ import { encodeWindowNll } from './windows.js';
 import { loadModelAndTokenizer } from '../shared/checkpoint-dir.js';
 import { heldOutMetric } from '../shared/held-out.js';
 import { loadSplitIds } from '../shared/corpus.js';
-import { evaluatePerplexity, positionBandEdges } from '../shared/lm-task.js';
+import { evaluatePerplexity, positionBandEdges } from '@grassflow/training';
 import { LM_STUDY_FLAGS } from './spec.js';
 import { writeLmStudyReport } from './report.js';
 
@@ -33,7 +33,8 @@ export interface PlannedRun extends AnyPlannedRun {
 
 /** A study entry through `train`'s own planning (every check that needs no data), with the sitting's flags. */
 async function planRun(entry: StudyEntry, sitting: readonly string[]): Promise<PlannedRun> {
-  const argv = flagsToArgv(entry.flags);
+  // a run that names no preset is the paper's model, as studies' runs always have been (train's own default is small)
+  const argv = flagsToArgv({ preset: 'paper-6l', ...entry.flags });
   let plan = await planTrain([...argv, ...sitting]);
   if (plan.kind !== 'fresh') throw new Error('a study run is a fresh train plan');
   // without --eval-tokens a study's runs validate on all of wiki.valid, as they always have (their keys say null)

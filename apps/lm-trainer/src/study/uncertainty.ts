@@ -5,7 +5,7 @@
 import { pairedBootstrap, seedDifferences, spread } from '@grassflow/studies';
 import type { HeldOutScore, LedgerRecord } from './ledger.js';
 import { bandColumn, decodeWindowNll, windowCounts, type WindowNll } from './windows.js';
-import { positionBandEdges } from '../shared/lm-task.js';
+import { positionBandEdges } from '@grassflow/training';
 
 /** Bootstrap draws and seed of every token interval (fixed, so a report is reproducible). */
 export const TOKEN_BOOTSTRAP = { draws: 10_000, seed: 1 } as const;

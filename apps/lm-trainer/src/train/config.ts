@@ -34,24 +34,11 @@ export interface TrainingConfig extends OptimizerConfig {
 }
 
 /**
- * The sequence length given as --seq-len or its alias --block (both: they must agree); undefined when neither.
- * Plans read the --block flag only here: from here on the value is `seqLen`.
- */
-export function seqLenFlag(f: { 'seq-len'?: number | undefined; block?: number | undefined }): number | undefined {
-  const a = f['seq-len'];
-  const b = f.block;
-  if (a !== undefined && b !== undefined && a !== b) {
-    throw new UsageError(`--seq-len ${a} and its alias --block ${b} disagree: give one of them`, 'block');
-  }
-  return a ?? b;
-}
-
-/**
  * The sequence length of a run, resolved once: the flag, else the command's default (compare's 64), else the preset's
  * positional table (train and bench).
  */
-export function seqLenOf(f: Pick<CommonTrainFlags, 'seq-len' | 'block' | 'preset'>, fallback?: number): number {
-  return seqLenFlag(f) ?? fallback ?? PRESETS[f.preset as PresetName].maxLen;
+export function seqLenOf(f: Pick<CommonTrainFlags, 'seq-len' | 'preset'>, fallback?: number): number {
+  return f['seq-len'] ?? fallback ?? PRESETS[f.preset as PresetName].maxLen;
 }
 
 /**
@@ -120,7 +107,7 @@ export function totalStepsOf(t: TrainingConfig, batchesPerEpoch: number): number
 
 /**
  * config.json `training` as stored: the sequence length under its old key `block`, which existing run folders,
- * study ledgers and scripts read (the one place besides the --block alias where the name is kept).
+ * study ledgers and scripts read (the one place where the name is kept).
  */
 export type StoredTrainingConfig = Omit<TrainingConfig, 'seqLen'> & { block: number };
 
@@ -154,6 +141,10 @@ export interface RunConfig extends RunProvenance {
     tokenizer: string;
     tokenizerId: string;
     dataDir: string;
+    /** --train-file's paths, when the run trained on the user's text (absent: WikiText-2). */
+    trainFiles?: string[];
+    /** --valid-file's paths (absent with trainFiles: the end of the training text validates). */
+    validFiles?: string[];
     trainTokens: number;
     validTokens: number;
     /** wiki.valid tokens every evaluation scores (the first ones): --eval-tokens, the default, or all. */
@@ -191,14 +182,22 @@ export function defaultEvalTokens(trainTokens: number): number {
 export function evalCoverage(cfg: Pick<RunConfig, 'data' | 'training' | 'totalSteps'>): string {
   const n = (x: number) => x.toLocaleString('en-US');
   const { evalTokens, validTokens } = cfg.data;
-  if (evalTokens >= validTokens) return `validation on all ${n(validTokens)} wiki.valid tokens`;
-  const part = `validation on the first ${n(evalTokens)} of ${n(validTokens)} wiki.valid tokens`;
+  const of = validationName(cfg.data);
+  if (evalTokens >= validTokens) return `validation on all ${n(validTokens)} ${of} tokens`;
+  const part = `validation on the first ${n(evalTokens)} of ${n(validTokens)} ${of} tokens`;
   if (cfg.training.evalTokens !== null) return `${part} (--eval-tokens)`;
   return (
     `${part} (the default: a quarter of the run's ${n(cfg.totalSteps * cfg.training.batch * cfg.training.seqLen)} ` +
-    `training tokens, at least ${n(MIN_DEFAULT_EVAL_TOKENS)}; train --full-eval scores all of wiki.valid)`
+    `training tokens, at least ${n(MIN_DEFAULT_EVAL_TOKENS)}; train --full-eval scores all of them)`
   );
 }
+
+/** What a run validates on, in words: wiki.valid, the --valid-file text, or the held-out end of --train-file's. */
+function validationName(data: Pick<RunConfig['data'], 'trainFiles' | 'validFiles'>): string {
+  if (data.trainFiles === undefined) return 'wiki.valid';
+  return (data.validFiles ?? []).length > 0 ? '--valid-file' : "held-out (the training text's last tenth)";
+}
+
 /** JSON kept in every checkpoint so `eval` and `generate` can rebuild the tokenizer. */
 export function checkpointExtra(cfg: RunConfig): {
   run: { modelKind: string; tokenizer: string; tokenizerId: string; block: number };

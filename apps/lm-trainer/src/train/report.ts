@@ -78,7 +78,8 @@ export async function writeRunReport(run: RunFolder, cfg: RunConfig): Promise<st
         ...(baselines === undefined || bestPpl === null
           ? []
           : [
-              'Against n-gram baselines fitted on wiki.train and scored on the same validation ids ' +
+              `Against n-gram baselines fitted on ${cfg.data.trainFiles === undefined ? 'wiki.train' : 'the training text'} ` +
+                'and scored on the same validation ids ' +
                 '(`grassflow-lm baselines` scores whole splits):\n' +
                 standingLines([{ name: cfg.modelKind, ppl: bestPpl }], baselines, 'best validation PPL') +
                 `\n${smoothingLines(baselines)}`,

@@ -10,21 +10,19 @@ import {
   type LanguageModel,
   type ModelConfig,
 } from '@grassflow/gpu-layers';
-import type { LmBatcherState } from '@grassflow/datasets';
 import {
   checkEarlyStopRule,
   checkNewRunFolder,
   createRun,
   lrSchedule,
   runProvenance,
-  trainRun,
+  trainLanguageModel,
 } from '@grassflow/training';
 import { UsageError } from '@grassflow/training';
 import { warmupSteps, writeJsonAtomic } from '@grassflow/training';
-import { loadCheckpointToResume, namedParameters, saveTrainerCheckpoint } from '@grassflow/training';
+import { loadCheckpointToResume, saveTrainerCheckpoint } from '@grassflow/training';
 import type { OpenedRun, RunControl, RunOutcome as GenericRunOutcome, RunStart } from '@grassflow/training';
 import { WORD_VOCAB_FILE, type RunData } from '../shared/corpus.js';
-import { LmTrainTask } from '../shared/lm-task.js';
 import type { ModelKind } from '../shared/model-options.js';
 import { writeRunReport } from './report.js';
 import { checkpointExtra, defaultEvalTokens, evalCoverage, storedTrainingConfig, totalStepsOf } from './config.js';
@@ -93,6 +91,9 @@ export async function startRun(plan: FreshRun, data: RunData, backend: BackendIn
       tokenizer: data.tok.kind,
       tokenizerId: data.tok.id,
       dataDir: data.dataDir,
+      ...(data.source.kind === 'files'
+        ? { trainFiles: data.source.train, ...(data.source.valid.length > 0 ? { validFiles: data.source.valid } : {}) }
+        : {}),
       trainTokens: data.train.length,
       validTokens: data.valid.length,
       evalTokens: valid.length,
@@ -202,34 +203,34 @@ type RunParts = {
 
 async function train({ opened: { run, config }, model, data, start, notes }: RunParts): Promise<RunOutcome> {
   const t = config.training;
-  // the tokens config.json records (the resolved --eval-tokens or default), so a resume scores the same ones
-  const task = new LmTrainTask(model, data.train, validSlice(data.valid, config.data.evalTokens), {
-    seqLen: t.seqLen,
+  const o = await trainLanguageModel({
+    model,
+    ids: data.train,
+    // the tokens config.json records (the resolved --eval-tokens or default), so a resume scores the same ones
+    validIds: validSlice(data.valid, config.data.evalTokens),
+    steps: config.totalSteps,
     batch: t.batch,
-    seed: t.seed,
+    seqLen: t.seqLen,
     ...(t.microBatch === undefined ? {} : { microBatch: t.microBatch }),
-  });
-  const o = await trainRun<LmBatcherState>(task, {
-    run,
-    params: namedParameters(model),
     optimizer: t,
-    totalSteps: config.totalSteps,
     seed: t.seed,
     evalEvery: t.evalEvery,
     logEvery: t.logEvery,
-    ...(t.checkpointEvery === null ? {} : { checkpointEvery: t.checkpointEvery }),
-    ...(start.stopAtStep === undefined ? {} : { stopAtStep: start.stopAtStep }),
-    bestMetric: 'val_ppl',
     ...(t.earlyStop === undefined ? {} : { earlyStop: checkEarlyStopRule(t.earlyStop) }),
-    save: (dir, state, optimizer) => saveTrainerCheckpoint(dir, model, optimizer, state, checkpointExtra(config)),
-    ...(start.resume === undefined ? {} : { resume: start.resume }),
-    quiet: start.quiet,
-    describe:
-      `${config.modelKind} (${describeParams(model.config)}), ` +
-      `${config.totalSteps} steps of ${t.batch}×${t.seqLen} tokens, backend ${config.backend.name}`,
-    notes: [evalCoverage(config), ...(notes ?? [])],
-    report: () => writeRunReport(run, config),
+    folder: {
+      run,
+      save: (dir, state, optimizer) => saveTrainerCheckpoint(dir, model, optimizer, state, checkpointExtra(config)),
+      report: () => writeRunReport(run, config),
+      describe:
+        `${config.modelKind} (${describeParams(model.config)}), ` +
+        `${config.totalSteps} steps of ${t.batch}×${t.seqLen} tokens, backend ${config.backend.name}`,
+      notes: [evalCoverage(config), ...(notes ?? [])],
+      ...(t.checkpointEvery === null ? {} : { checkpointEvery: t.checkpointEvery }),
+      ...(start.stopAtStep === undefined ? {} : { stopAtStep: start.stopAtStep }),
+      ...(start.resume === undefined ? {} : { resume: start.resume }),
+      quiet: start.quiet,
+    },
     dispose: () => model.dispose(),
   });
-  return { ...o, config };
+  return { run: o.run, result: o.result, reportPath: o.reportPath, config };
 }

@@ -10,7 +10,7 @@ import { HEAD_KINDS, modelConfig, type HeadKind } from '../model/snli-model.js';
 import type { RunConfig, TrainingConfig } from './config.js';
 import { resumeRun, startRun, type RunData, type RunOutcome } from './run.js';
 
-/** Tokens kept per sentence unless --seq-len (or its alias --max-len) says otherwise. */
+/** Tokens kept per sentence unless --seq-len says otherwise. */
 const SEQ_LEN = 48;
 
 export const COMMON = {
@@ -58,7 +58,6 @@ export const TRAIN_FLAGS = {
       "sequence length: tokens kept per sentence, [CLS] and [SEP] included (≤ the backbone's maxLen) " +
       `(default ${SEQ_LEN})`,
   },
-  'max-len': { type: 'int', min: 2, max: 512, help: 'alias of --seq-len (the old name)' },
   'embed-dim': { type: 'int', min: 1, default: 64, help: "width of the embedding encoder (backbone 'none')" },
   seed: { type: 'int', min: 0, max: 0xffffffff, default: 1, help: 'initialisation, data order and dropout seed' },
   'eval-every': { type: 'int', min: 0, default: 0, help: 'validate every N steps (0: at the end of each epoch)' },
@@ -101,16 +100,6 @@ export type SnliTrainPlan = { dataDir: string; backend: string | undefined; cont
   { kind: 'fresh'; run: FreshSnliRun } | { kind: 'resume'; opened: OpenedRun<RunConfig> }
 );
 
-/** --seq-len or its alias --max-len (both: they must agree). */
-function seqLenOf(f: { 'seq-len'?: number | undefined; 'max-len'?: number | undefined }): number {
-  const a = f['seq-len'];
-  const b = f['max-len'];
-  if (a !== undefined && b !== undefined && a !== b) {
-    throw new UsageError(`--seq-len ${a} and its alias --max-len ${b} disagree: give one of them`, 'max-len');
-  }
-  return a ?? b ?? SEQ_LEN;
-}
-
 /** The plan of `grassflow-snli train ARGV`: flags checked once; on --resume config.json read once. */
 export async function planTrain(argv: readonly string[]): Promise<SnliTrainPlan> {
   const f = parseFlags(argv, TRAIN_FLAGS);
@@ -127,7 +116,7 @@ export async function planTrain(argv: readonly string[]): Promise<SnliTrainPlan>
     batch: f.batch,
     ...optimizerConfigFrom(f),
     seed: f.seed,
-    seqLen: seqLenOf(f),
+    seqLen: f['seq-len'] ?? SEQ_LEN,
     evalEvery: f['eval-every'],
     logEvery: f['log-every'],
   };
@@ -211,7 +200,7 @@ export async function runTrainPlan(plan: SnliTrainPlan): Promise<number> {
 const USAGE = 'grassflow-snli train --head grassmann|transformer --backbone none|distilbert-base-uncased|DIR [flags]';
 const DESCRIPTION =
   'Train an SNLI head into a run folder (config.json, metrics.jsonl, checkpoints/{latest,best}, report.md). ' +
-  'The sequence length is --seq-len (alias --max-len): tokens kept per sentence, seqLen ≤ maxLen of the backbone.';
+  'The sequence length is --seq-len: tokens kept per sentence, seqLen ≤ maxLen of the backbone.';
 
 /** `train`: flags → plan (once) → run; `--help` prints the flags. */
 export const trainCli: CliCommand = planCommand({

@@ -1,6 +1,7 @@
 // The SNLI training task for @grassflow/training's loop, and accuracy / confusion-matrix evaluation.
 import * as tf from '@tensorflow/tfjs-core';
-import { epochPermutation, type EncodedSnli } from '@grassflow/datasets';
+import type { EncodedSnli } from '@grassflow/datasets';
+import { epochPermutation } from '@grassflow/prng';
 import { crossEntropy, type CheckpointJson } from '@grassflow/gpu-layers';
 import type { TrainTask } from '@grassflow/training';
 import { batchLength, labelTensor, sentenceInput, tokenCount, type FeatureTable } from '../data/batches.js';

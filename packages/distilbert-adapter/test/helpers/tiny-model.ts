@@ -1,7 +1,7 @@
 // Writes a tiny DistilBERT in the Hugging Face layout (config.json, vocab.txt, model.safetensors) with random weights.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeSafetensorsFile, type SafetensorsTensorInput } from '@grassflow/gpu-layers';
+import { writeSafetensorsFile, type SafetensorsTensorInput } from '@grassflow/checkpoints';
 
 /** config.json fields (HF spelling) of the tiny model. */
 export const TINY_CONFIG = {

@@ -30,6 +30,11 @@ export interface BackendInfo {
   blas?: string;
   /** wasm under Node: one line when grassflow chose OpenBLAS's kernels over its own detection (also printed once). */
   blasNote?: string;
+  /**
+   * wasm under Node: what the fused LayerNorm, GELU and attention-weight kernels run on, 'native avx512f, 2 threads'
+   * (@grassflow/native-linux-x64, see wasm-native.ts), or why they stay JS with the package that enables them.
+   */
+  native?: string;
   /** tfjs-core version of the layers' tf instance. */
   tfjsCore: string;
   /** Backends tried before this one and why each did not load (automatic selection only). */

@@ -4,6 +4,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import { registerWasmKernelOverrides, registerWasmTrainingKernels } from './wasm-kernels.js';
 import { nodeWasmThreadsUnavailable, setUpNodeWasmThreads } from './wasm-node-threads.js';
 import { setUpWasmBlas } from './wasm-blas.js';
+import { setUpWasmNative } from './wasm-native.js';
 import {
   isModuleNotFound,
   describeAdapter,
@@ -96,10 +97,16 @@ async function loadNode(name: 'tensorflow-gpu' | 'tensorflow'): Promise<void> {
 
 let warnedThreads = false;
 let notedBlasCore = false;
+let notedNative = false;
 
-async function loadWasm(
-  threads: number | undefined,
-): Promise<{ simd: boolean; threads: number; threadsNote?: string; blas: string; blasNote?: string }> {
+async function loadWasm(threads: number | undefined): Promise<{
+  simd: boolean;
+  threads: number;
+  threadsNote?: string;
+  blas: string;
+  blasNote?: string;
+  native: string;
+}> {
   let wasm: typeof import('@tensorflow/tfjs-backend-wasm');
   try {
     wasm = await import('@tensorflow/tfjs-backend-wasm');
@@ -130,7 +137,10 @@ async function loadWasm(
   const { summary: blas, coreNote: blasNote } = await setUpWasmBlas(got);
   if (blasNote !== undefined && !notedBlasCore) console.warn(blasNote); // once per process, as the threads note
   notedBlasCore = true;
-  const note = blasNote === undefined ? {} : { blasNote };
+  const { summary: native, note: nativeNote } = await setUpWasmNative(got);
+  if (nativeNote !== undefined && !notedNative) console.warn(nativeNote); // once per process
+  notedNative = true;
+  const note = { native, ...(blasNote === undefined ? {} : { blasNote }) };
   const threadsNote = wasmThreadsNote(threads, got, nodeWasmThreadsUnavailable());
   if (threadsNote === undefined) return { simd, threads: got, blas, ...note };
   if (!warnedThreads) console.warn(threadsNote); // once per process: initBackend may be called again
@@ -242,4 +252,16 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
     await tf.ready();
     return { name, tfBackend: tf.getBackend(), tfjsCore: tf.version_core, skipped, ...extra };
   });
+}
+
+let ensuring: Promise<unknown> | undefined;
+
+/**
+ * Sets a backend up as `initBackend()` does when none is set up yet; one the caller chose (initBackend,
+ * tf.setBackend) is kept. What loaders call, so that tfjs never falls back to its own default (and its banner).
+ */
+export async function ensureBackend(): Promise<void> {
+  if (tf.engine().backendName != null) return;
+  ensuring ??= initBackend().finally(() => (ensuring = undefined));
+  await ensuring;
 }

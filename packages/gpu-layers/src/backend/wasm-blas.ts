@@ -12,6 +12,12 @@ import { setNativeWasmProducts } from './products.js';
 /** The one line that installs OpenBLAS on Debian and Ubuntu (Fedora: openblas-threads; macOS: brew install openblas). */
 export const BLAS_INSTALL = 'apt-get install libopenblas0-pthread';
 
+/**
+ * The line that installs koffi, the FFI of the native products (an optional peer dependency: nothing else loads it).
+ * Its prebuilt binary needs no build script, so pnpm may deny it.
+ */
+export const KOFFI_INSTALL = "npm install koffi@3.3.4 (pnpm: pnpm add koffi@3.3.4 '--allow-build=!koffi')";
+
 /** What the wasm backend's matrix products run on, for logs, benchmark lines and run provenance. */
 export interface BlasInfo {
   /** True when BatchMatMul and _FusedMatMul call cblas_sgemm. */
@@ -344,9 +350,12 @@ export async function setUpWasmBlas(wasmThreads: number): Promise<BlasInfo> {
     try {
       koffi = await loadKoffi();
     } catch (err) {
-      const why = `the optional dependency koffi is not installed (${(err as Error).message.split('\n')[0]})`;
+      const why = `the optional peer dependency koffi is not installed (${(err as Error).message.split('\n')[0]})`;
       if (asked !== undefined && !/^auto$/i.test(asked)) throw new Error(`GRASSFLOW_BLAS=${asked}: ${why}`);
-      info = { active: false, summary: `XNNPACK products: ${why}; npm install koffi, then ${BLAS_INSTALL}` };
+      info = {
+        active: false,
+        summary: `XNNPACK products: ${why}; for native ones: ${KOFFI_INSTALL}, and ${BLAS_INSTALL}`,
+      };
       return blasInfo();
     }
     const names =
@@ -477,6 +486,27 @@ function sgemmProduct(
   const countB = size(batchB);
   if (countB === 1 && !transposeA && countA === count) {
     const rows = count * m;
+    if (rows === 1) {
+      // One row (a decoding step): y = op(B)ᵀ·a as sgemv. OpenBLAS 0.3.21's sgemm packs all of B for it (k·n floats,
+      // 128K for the adaptive head's shortlist), which costs more than the product itself.
+      const bRows = transposeB ? n : kA; // B as stored: [bRows, ldb]
+      const bTrans = transposeB ? NO_TRANS : TRANS;
+      (blas as Blas).sgemv(
+        ROW_MAJOR,
+        bTrans,
+        bRows,
+        ldb,
+        1,
+        heap.subarray(b0),
+        ldb,
+        heap.subarray(a0),
+        1,
+        0,
+        heap.subarray(c0),
+        1,
+      );
+      return out;
+    }
     sgemm(ROW_MAJOR, ta, tb, rows, n, kA, 1, heap.subarray(a0), lda, heap.subarray(b0), ldb, 0, heap.subarray(c0), n);
     return out;
   }

@@ -13,6 +13,12 @@ export const FUSED = {
   geluGrad: 'GrassflowGeluGrad',
   expressiveWeights: 'GrassflowExpressiveWeights',
   expressiveWeightsGrad: 'GrassflowExpressiveWeightsGrad',
+  /** The mixer's Σ p̂ over offsets and its gradient (grassmann/pair-sum.ts): native only, no JS kernel. */
+  pairSum: 'GrassflowPairSum',
+  pairSumGrad: 'GrassflowPairSumGrad',
+  /** Softmax and per-row NLL of the loss (loss/loss.ts) and the mean NLL's gradient: native only. */
+  softmaxNll: 'GrassflowSoftmaxNll',
+  softmaxNllGrad: 'GrassflowSoftmaxNllGrad',
 } as const;
 
 /** Whether the active backend has fused kernel `name` (the wasm backend once initBackend has set it up). */
@@ -25,19 +31,32 @@ let fusedOn = !/^(off|0|false)$/i.test(
   (typeof process === 'undefined' ? undefined : process.env?.['GRASSFLOW_FUSED']) ?? '',
 );
 
+/** True while the fused kernels registered for 'wasm' are the native library's (wasm-native.ts). */
+let fusedNative = false;
+
+/** Whether the fused kernels run natively (on every core, vectorised): then they pay at every size. */
+export function fusedKernelsAreNative(): boolean {
+  return fusedNative;
+}
+
+/** Called by wasm-native.ts when it registers its kernels (true) or restores the JS ones (false). */
+export function setFusedKernelsNative(on: boolean): void {
+  fusedNative = on;
+}
+
 /** Use (true, the default) or bypass (false: the composed tfjs ops) the fused kernels; for tests and benchmarks. */
 export function useFusedKernels(on: boolean): void {
   fusedOn = on;
 }
 
 /** What is used here of tfjs-backend-wasm's BackendWasm. */
-interface WasmHeapBackend {
+export interface WasmHeapBackend {
   wasm: { HEAPU8: Uint8Array };
   dataIdMap: { get(dataId: object): { memoryOffset: number } | undefined };
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
 }
 
-interface KernelArgs {
+export interface KernelArgs {
   inputs: tf.NamedTensorInfoMap;
   backend: unknown;
   attrs?: tf.NamedAttrMap;
@@ -56,7 +75,7 @@ function views(backend: WasmHeapBackend, ts: readonly tf.TensorInfo[]): Float32A
   });
 }
 
-function input(args: KernelArgs, name: string): tf.TensorInfo {
+export function input(args: KernelArgs, name: string): tf.TensorInfo {
   const t = args.inputs[name];
   if (t === undefined || t.dtype !== 'float32') throw new Error(`fused kernel: input ${name} must be a float32 tensor`);
   return t;
@@ -196,7 +215,7 @@ function geluGradKernel(args: KernelArgs): tf.TensorInfo {
 }
 
 /** Attrs of the expressive-attention kernels: ε, and the causal limit (key j of query i allowed: j ≤ t0 + i). */
-function expressiveAttrs(args: KernelArgs): { eps: number; causal: boolean; t0: number } {
+export function expressiveAttrs(args: KernelArgs): { eps: number; causal: boolean; t0: number } {
   const attrs = args.attrs ?? {};
   return { eps: Number(attrs['eps']), causal: attrs['causal'] === true, t0: Number(attrs['t0']) };
 }
@@ -268,17 +287,25 @@ function expressiveWeightsGradKernel(args: KernelArgs): tf.TensorInfo {
   return out;
 }
 
+/** A fused kernel's name. */
+export type FusedKernelName = (typeof FUSED)[keyof typeof FUSED];
+
+/**
+ * The JS kernels, by name: registered for 'wasm' below, and what wasm-native.ts falls back to. The names without one
+ * (native only) take the composed tfjs ops there.
+ */
+export const JS_FUSED_KERNELS: Readonly<Partial<Record<FusedKernelName, tf.KernelFunc>>> = {
+  [FUSED.layerNorm]: layerNormKernel,
+  [FUSED.layerNormGrad]: layerNormGradKernel,
+  [FUSED.gelu]: geluKernel,
+  [FUSED.geluGrad]: geluGradKernel,
+  [FUSED.expressiveWeights]: expressiveWeightsKernel,
+  [FUSED.expressiveWeightsGrad]: expressiveWeightsGradKernel,
+};
+
 /** Register the fused kernels for 'wasm' (idempotent). */
 export function registerWasmFusedKernels(): void {
-  const kernels: Array<[string, tf.KernelFunc]> = [
-    [FUSED.layerNorm, layerNormKernel],
-    [FUSED.layerNormGrad, layerNormGradKernel],
-    [FUSED.gelu, geluKernel],
-    [FUSED.geluGrad, geluGradKernel],
-    [FUSED.expressiveWeights, expressiveWeightsKernel],
-    [FUSED.expressiveWeightsGrad, expressiveWeightsGradKernel],
-  ];
-  for (const [kernelName, kernelFunc] of kernels) {
+  for (const [kernelName, kernelFunc] of Object.entries(JS_FUSED_KERNELS)) {
     if (tf.getKernel(kernelName, 'wasm') === undefined)
       tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc });
   }

@@ -110,6 +110,9 @@ let stockGather: tf.KernelConfig | undefined;
  * 4.22's GatherV2 checks each index through a closure and then runs a generic strided copy: the adaptive head's
  * [1, V] rank → id permutation cost ≈ 1 ms a token in `generate`. Batched gathers (batchDims > 0) keep the stock kernel.
  */
+/** Index tensors (by dataId) checked to lie in [0, dim), and that dim: the adaptive head gathers by one every token. */
+const checkedBelow = new WeakMap<object, number>();
+
 function gatherOnHeap(args: {
   inputs: tf.NamedTensorInfoMap;
   backend: unknown;
@@ -133,9 +136,19 @@ function gatherOnHeap(args: {
   const buffer = backend.wasm.HEAPU8.buffer; // after makeOutput, whose malloc may have grown the heap
   const heap = bytes === 1 ? new Uint8Array(buffer) : new Int32Array(buffer); // bit copies: the dtype does not matter
   const idx = new Int32Array(buffer, backend.dataIdMap.get(indices.dataId)?.memoryOffset, n);
-  for (let k = 0; k < n; k++) {
-    const i = idx[k] as number;
-    if (!(i >= 0 && i < dim)) throw new Error(`GatherV2: the index value ${i} is not in [0, ${dim - 1}]`);
+  const checked = checkedBelow.get(indices.dataId); // every index of this tensor is below `checked`
+  if (!(checked !== undefined && checked <= dim)) {
+    for (let k = 0; k < n; k++) {
+      const i = idx[k] as number;
+      if (!(i >= 0 && i < dim)) {
+        // the one gather a user's ids reach is the token table's: say what the index most likely is
+        throw new RangeError(
+          `GatherV2: the index value ${i} is not in [0, ${dim - 1}] (as a token id: outside a vocabulary of ${dim}; ` +
+            'check ids where they enter with checkTokenIds)',
+        );
+      }
+    }
+    checkedBelow.set(indices.dataId, dim); // a tensor's data never changes: no second pass for a dim this large
   }
   const src = (backend.dataIdMap.get(x.dataId)?.memoryOffset as number) / bytes;
   let o = (backend.dataIdMap.get(out.dataId)?.memoryOffset as number) / bytes;

@@ -297,9 +297,22 @@ export function offsetSchedule(list: readonly number[], nLayers: number, mode: '
 
 const PAPER_6L: FullModelConfig = { kind: 'grassmann', ...MODEL_DEFAULTS };
 
-/** Named configs: the paper's 6- and 12-layer models and a tiny one for tests. */
+/**
+ * Named configs: the paper's 6- and 12-layer models, a small one (about 1M parameters with BERT's vocabulary, most of
+ * them the token table: it trains in minutes on two CPU cores) and a tiny one for tests.
+ */
 export const PRESETS = {
   'paper-6l': PAPER_6L,
+  small: {
+    ...PAPER_6L,
+    dModel: 32,
+    nLayers: 4,
+    dFF: 128,
+    maxLen: 64,
+    r: 8,
+    offsets: [[1], [2], [4], [8]], // the paper's first four offsets: receptive field 16
+    nHeads: 4,
+  },
   'paper-6l-multi': { ...PAPER_6L, offsets: offsetSchedule([1, 2, 4, 8, 12, 16], 6, 'all') },
   'paper-12l': {
     ...PAPER_6L,

@@ -28,7 +28,7 @@ export function appSlideKeep(maxLen: number): number {
   return Math.max(1, Math.floor(maxLen / 2));
 }
 
-/** A uniform random stream in [0, 1): `new Prng(seed)` of @grassflow/datasets (what grassflow-lm generate uses). */
+/** A uniform random stream in [0, 1): `new Prng(seed)` of @grassflow/prng (what grassflow-lm generate uses). */
 export interface UniformStream {
   nextFloat(): number;
 }
@@ -74,10 +74,13 @@ export function topKIds(logits: Float32Array, k: number): Int32Array {
       i = p;
     }
   }
+  // The root's logit in a local: most ids lose to it on one float comparison (a later id never wins a tie).
+  let worst = n > 0 ? (logits[heap[0] as number] as number) : Infinity;
   for (let id = n; id < V; id++) {
-    if (!ranksBefore(logits, id, heap[0] as number)) continue;
+    if (!((logits[id] as number) > worst)) continue;
     heap[0] = id;
     siftDown(0, n);
+    worst = logits[heap[0]] as number;
   }
   return heap.sort((a, b) => (ranksBefore(logits, a, b) ? -1 : ranksBefore(logits, b, a) ? 1 : 0));
 }
@@ -129,6 +132,26 @@ async function takeRow(logits: tf.Tensor2D): Promise<Float32Array> {
   }
 }
 
+/**
+ * Refuses sampling options that would silently do something else: maxTokens an integer >= 0, temperature a finite
+ * number >= 0, topK an integer >= 0 (from JavaScript, `maxTokens: -1` or `temperature: 'hot'` would otherwise run).
+ */
+function checkSamplingOptions(opts: SamplingOptions): void {
+  const o = opts as unknown as Record<string, unknown>;
+  const bad = (field: string, what: string): never => {
+    const v = o[field];
+    throw new DecoderError(
+      'BAD_INPUT',
+      `${field} must be ${what}, got ${typeof v === 'string' ? `"${v}"` : String(v)}`,
+    );
+  };
+  const isInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  if (!isInt(o['maxTokens'])) bad('maxTokens', 'an integer >= 0 (the tokens to generate)');
+  const t = o['temperature'];
+  if (typeof t !== 'number' || !Number.isFinite(t) || t < 0) bad('temperature', 'a number >= 0 (0: greedy)');
+  if (!isInt(o['topK'])) bad('topK', 'an integer >= 0 (0: all tokens)');
+}
+
 function checkPrompt(prompt: Int32Array, model: LanguageModel): void {
   if (prompt.length === 0) throw new DecoderError('BAD_INPUT', 'the prompt has no tokens: give at least one token id');
   checkTokenIds(prompt, model.config.vocabSize);
@@ -146,6 +169,7 @@ export async function sampleIdsFullForward(
   rng: UniformStream,
 ): Promise<Int32Array> {
   checkPrompt(prompt, model);
+  checkSamplingOptions(opts);
   const ids = Array.from(prompt);
   const maxLen = model.config.maxLen;
   for (let n = 0; n < opts.maxTokens; n++) {
@@ -175,7 +199,8 @@ export async function* sampleIds(
   rng: UniformStream,
 ): AsyncGenerator<number, void, undefined> {
   checkPrompt(prompt, model);
-  if (opts.maxTokens <= 0) return;
+  checkSamplingOptions(opts);
+  if (opts.maxTokens === 0) return;
   if (!(model instanceof LanguageModelBase)) {
     yield* await sampleIdsFullForward(model, prompt, opts, rng);
     return;

@@ -22,7 +22,7 @@ type BlockOptions = ModelOptions<'grassmann', 'block' | 'mixer'>;
 export interface GrassmannBlockArgs extends ResidualBlockArgs, BlockOptions {
   r: number;
   offsets: number[];
-  /** Plücker ε; default 1e-6. */
+  /** Plücker ε; default the model config's (MODEL_FIELDS.eps). */
   eps?: number;
   /** Default 'causal'. */
   direction?: 'causal' | 'bidirectional';

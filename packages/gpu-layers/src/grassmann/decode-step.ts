@@ -31,6 +31,51 @@ function checkPast(
   }
 }
 
+/** Index arrays of the two gathers, by (r, m, L, live offsets); a decoding step asks for the same ones every token. */
+const gatherIndexCache = new Map<string, { aIdx: Int32Array; bIdx: Int32Array; missing: boolean }>();
+
+/**
+ * Flat indices into zAll = [past.z; z] (rows 0 … n − 1 of r floats, row n a zero row when `missing`) of the
+ * partners [a_i | a_j] [O, L, 2C] and the new positions [b_j | b_i] [L, 2C] of grassmannMixingStep's pairs.
+ */
+function pairGatherIndices(
+  r: number,
+  m: number,
+  L: number,
+  live: readonly number[],
+): { aIdx: Int32Array; bIdx: Int32Array; missing: boolean } {
+  const key = `${r}:${m}:${L}:${live.join(',')}`;
+  const hit = gatherIndexCache.get(key);
+  if (hit !== undefined) return hit;
+  const C = pluckerDim(r);
+  const O = live.length;
+  const n = m + L;
+  const pairs = pluckerPairs(r);
+  const partnerRow = (o: number, k: number) => m + k - (live[o] as number); // < 0: no partner
+  const missing = live.some((_, o) => partnerRow(o, 0) < 0);
+  const zero = missing ? n : -1; // row n: a zero row appended for missing partners (p = 0 → p̂ = 0)
+  const aIdx = new Int32Array(O * L * 2 * C);
+  const bIdx = new Int32Array(L * 2 * C);
+  for (let k = 0; k < L; k++) {
+    pairs.forEach(([i, j], c) => {
+      bIdx[k * 2 * C + c] = (m + k) * r + j;
+      bIdx[k * 2 * C + C + c] = (m + k) * r + i;
+    });
+    for (let o = 0; o < O; o++) {
+      const row = partnerRow(o, k) >= 0 ? partnerRow(o, k) : zero;
+      const at = (o * L + k) * 2 * C;
+      pairs.forEach(([i, j], c) => {
+        aIdx[at + c] = row * r + i;
+        aIdx[at + C + c] = row * r + j;
+      });
+    }
+  }
+  if (gatherIndexCache.size >= 64) gatherIndexCache.clear(); // prompts of many lengths: keep it small
+  const entry = { aIdx, bIdx, missing };
+  gatherIndexCache.set(key, entry);
+  return entry;
+}
+
 /**
  * Mixing of h [B, L, d] at positions past.t0 … past.t0 + L − 1 given past.z (the z of the m positions before,
  * [B, m, r], m ≥ min(t0, max Δ)); returns the output [B, L, d] and the past of the next call: the last max(Δ) z's.
@@ -63,26 +108,7 @@ export function grassmannMixingStep(
     let pSum: tf.Tensor3D | null = null; // Σ p̂ over existing pairs [B, L, C]
     if (live.length > 0) {
       const O = live.length;
-      const pairs = pluckerPairs(r);
-      const partnerRow = (o: number, k: number) => m + k - (live[o] as number); // < 0: no partner
-      const missing = partnerRow(0, 0) < 0 || live.some((_, o) => partnerRow(o, 0) < 0);
-      const zero = missing ? n : -1; // row n: a zero row appended for missing partners (p = 0 → p̂ = 0)
-      const aIdx = new Int32Array(O * L * 2 * C);
-      const bIdx = new Int32Array(L * 2 * C);
-      for (let k = 0; k < L; k++) {
-        pairs.forEach(([i, j], c) => {
-          bIdx[k * 2 * C + c] = (m + k) * r + j;
-          bIdx[k * 2 * C + C + c] = (m + k) * r + i;
-        });
-        for (let o = 0; o < O; o++) {
-          const row = partnerRow(o, k) >= 0 ? partnerRow(o, k) : zero;
-          const at = (o * L + k) * 2 * C;
-          pairs.forEach(([i, j], c) => {
-            aIdx[at + c] = row * r + i;
-            aIdx[at + C + c] = row * r + j;
-          });
-        }
-      }
+      const { aIdx, bIdx, missing } = pairGatherIndices(r, m, L, live);
       const rowsIn = missing ? n + 1 : n;
       const flat = tf.reshape(missing ? tf.concat([zAll, tf.zeros([B, 1, r])], 1) : zAll, [B, rowsIn * r]);
       const a = tf.reshape(tf.gather(flat, tf.tensor1d(aIdx, 'int32'), 1), [B, O, L, 2 * C]); // [a_i | a_j]

@@ -6,7 +6,13 @@ import { pluckerDim } from './plucker.js';
 import { grassmannMixing, type GrassmannGate, type GrassmannMixingWeights } from './mixing.js';
 import { layerNormSpecs } from '../layers/block-parts.js';
 import { ParamLayer, type LayerKwargs, type ParamLayerArgs, type ParamSpec } from '../layers/param-layer.js';
-import { layerOptions, nonDefaultOptions, optionNames, type ModelOptions } from '../config/model-options.js';
+import {
+  fieldDefault,
+  layerOptions,
+  nonDefaultOptions,
+  optionNames,
+  type ModelOptions,
+} from '../config/model-options.js';
 
 /** The options a mixing layer reads (MODEL_OPTIONS' 'mixer' fields: gate, mixerNorm), in stored order. */
 const MIXER_OPTIONS = optionNames('grassmann', ['mixer']);
@@ -17,7 +23,7 @@ export interface CausalGrassmannMixingArgs extends ParamLayerArgs, ModelOptions<
   r: number;
   /** Offsets Δ ≥ 1 paired with each position. */
   offsets: number[];
-  /** ε of the Plücker normalisation; default 1e-6. */
+  /** ε of the Plücker normalisation; default the model config's (MODEL_FIELDS.eps). */
   eps?: number;
   /** 'causal' (default): pairs (z_{t−Δ}, z_t) only. 'bidirectional' also pairs (z_t, z_{t+Δ}): encoders only. */
   direction?: 'causal' | 'bidirectional';
@@ -35,7 +41,7 @@ export interface MixingSettings {
 
 /** The settings of a mixing layer from its arguments (a RangeError naming `who` when one is wrong). */
 export function mixingSettings(who: string, args: CausalGrassmannMixingArgs): MixingSettings {
-  const { r, offsets, eps = 1e-6, direction = 'causal' } = args;
+  const { r, offsets, eps = fieldDefault('eps'), direction = 'causal' } = args;
   checkMixingArgs(who, r, offsets, eps, direction);
   const { gate, mixerNorm } = layerOptions(who, 'grassmann', ['mixer'], args);
   return { r, offsets: [...offsets], eps, direction, gate, mixerNorm };

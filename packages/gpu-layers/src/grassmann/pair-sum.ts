@@ -1,6 +1,7 @@
 // The training path of the mixer's Plücker part: Σ_Δ p̂(z_{t−Δ}, z_t) over a whole sequence, every offset stacked
 // into one [B, O, L, C] tensor, with its analytic gradient (fusedPairSum). grassmannMixing calls it.
 import * as tf from '@tensorflow/tfjs-core';
+import { FUSED, hasFusedKernel } from '../backend/wasm-fused.js';
 import { matMulT, matmulConst, sumTensors } from '../ops/ops.js';
 import { pluckerDim, pluckerSelection } from './plucker.js';
 
@@ -112,6 +113,7 @@ export function fusedPairSum(
     const a = { i: partnerStack(b.i, live), j: partnerStack(b.j, live) }; // [B, O, L, C] each
     return { a, b };
   };
+  if (hasFusedKernel(FUSED.pairSum)) return nativePairSum(z, live, eps, direction);
   const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     const x = args[0] as tf.Tensor3D; // [B, L, r]
     const save = args[1] as tf.GradSaveFunc;
@@ -150,6 +152,36 @@ export function fusedPairSum(
         const sel = pluckerSelection(r); // [r, 2C] = [S_i | S_j]
         const dz = matMulT(tf.concat([tf.reshape(dI, [B * L, C]), tf.reshape(dJ, [B * L, C])], 1), sel, false, true);
         return [tf.reshape<tf.Rank.R3>(dz, [B, L, r])];
+      },
+    };
+  });
+  return op(z);
+}
+
+/**
+ * fusedPairSum's formulas as the native kernels (wasm under Node with @grassflow/native-linux-x64): the pairs straight
+ * from z's columns, one pass per row for p̂, nrm and Σ p̂ forward and one for dp and dz backward, on every core.
+ */
+function nativePairSum(
+  z: tf.Tensor3D,
+  live: readonly number[],
+  eps: number,
+  direction: 'causal' | 'bidirectional',
+): tf.Tensor3D {
+  const attrs = { offsets: [...live], eps, bidirectional: direction === 'bidirectional' };
+  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const x = args[0] as tf.Tensor3D; // [B, L, r]
+    const save = args[1] as tf.GradSaveFunc;
+    const [value, pHat, nrm] = tf
+      .engine()
+      .runKernel<[tf.Tensor3D, tf.Tensor4D, tf.Tensor4D]>(FUSED.pairSum, { z: x }, attrs);
+    save([x, pHat, nrm]);
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [sx, sp, sn] = saved as [tf.Tensor3D, tf.Tensor4D, tf.Tensor4D];
+        const inputs = { dy, z: sx, pHat: sp, nrm: sn };
+        return [tf.engine().runKernel<tf.Tensor3D>(FUSED.pairSumGrad, inputs, attrs)];
       },
     };
   });

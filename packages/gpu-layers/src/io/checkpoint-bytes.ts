@@ -22,6 +22,9 @@ export async function loadCheckpointFromBytes(
   options: LoadCheckpointOptions = {},
 ): Promise<LoadedCheckpointBytes> {
   const verify = options.verifyChecksums ?? true;
-  const { loaded: _, ...read } = await loadCheckpointModel(verify, (o) => loadCheckpointBytes<ModelConfig>(files, o));
+  const { loaded: _, ...read } = await loadCheckpointModel(verify, (o) => loadCheckpointBytes<ModelConfig>(files, o), {
+    trust: options.trust ?? false,
+    where: files.source ?? 'checkpoint',
+  });
   return { ...read, source: files.source ?? 'checkpoint' };
 }

@@ -2,11 +2,12 @@
 // config.json's `model` validated as a ModelConfig, the model built from it, whose tensor names and shapes the
 // weights must match before any tensor data is read, then the weights assigned.
 import * as tf from '@tensorflow/tfjs-core';
-import type {
-  CheckpointJson,
-  CheckpointTensor,
-  LoadCheckpointFolderOptions,
-  SafetensorsDType,
+import {
+  CheckpointError,
+  type CheckpointJson,
+  type CheckpointTensor,
+  type LoadCheckpointFolderOptions,
+  type SafetensorsDType,
 } from '@grassflow/checkpoints';
 import { countParams, validateModelConfig, type ModelConfig } from '../config/model-config.js';
 import { createModel } from '../models/create-model.js';
@@ -51,10 +52,20 @@ interface ReadCheckpoint {
 export async function loadCheckpointModel<R extends ReadCheckpoint>(
   verifyChecksums: boolean,
   read: (options: LoadCheckpointFolderOptions<ModelConfig>) => Promise<R>,
+  unrecorded: { trust: boolean; where: string },
 ) {
   const loader = checkpointModelLoader(verifyChecksums);
   try {
     const loaded = await read(loader.options);
+    if (loaded.unverified.length > 0 && !unrecorded.trust) {
+      throw new CheckpointError(
+        'UNVERIFIED',
+        `${unrecorded.where}: config.json records no size and SHA-256 for ${loaded.unverified.join(' and ')} (its ` +
+          '`files` record is missing: a hand-written or edited checkpoint), so nothing says its bytes are the ones ' +
+          'written: use a checkpoint grassflow wrote, or load this one only if you trust where it came from ' +
+          '(--trust; the option trust: true)',
+      );
+    }
     const { model, extraTensors } = loader.finish(loaded);
     const { model: config, extra, formatVersion, unverified } = loaded;
     return { loaded, model, config, extra, extraTensors, formatVersion, unverified };

@@ -66,6 +66,11 @@ export interface SavedCheckpoint {
 export interface LoadCheckpointOptions {
   /** Check the SHA-256 of each tensor file against config.json (default true; sizes are always checked). */
   readonly verifyChecksums?: boolean;
+  /**
+   * Load a checkpoint whose config.json records no size and SHA-256 for its tensor files (hand-written, or edited):
+   * without it such a checkpoint is refused (`UNVERIFIED`), since nothing says its bytes are the ones written.
+   */
+  readonly trust?: boolean;
 }
 
 /** A loaded checkpoint. The caller disposes `model` and every tensor of `extraTensors`. */
@@ -205,8 +210,10 @@ export async function loadCheckpoint(
 ): Promise<LoadedCheckpoint> {
   const dir = await localFolderOf(dirOrUrl, options);
   const verify = options.verifyChecksums ?? true;
-  const { loaded, ...read } = await loadCheckpointModel(verify, (o) =>
-    loadCheckpointFolder<ModelConfig>(checkpointDirOf(dir), o),
+  const { loaded, ...read } = await loadCheckpointModel(
+    verify,
+    (o) => loadCheckpointFolder<ModelConfig>(checkpointDirOf(dir), o),
+    { trust: options.trust ?? false, where: dir },
   );
   return { ...read, dir: loaded.dir, recovered: loaded.recovered };
 }

@@ -1,6 +1,6 @@
 // A served pretrained folder, downloaded into the user cache (Node): config.json first, then the files the loader
 // needs (tokenizer_config.json, the files it names, model.safetensors; never the card or anything else config.json
-// records), through @grassflow/datasets' downloadFile (SHA-256 checked, atomic) — the workspace's one download. The
+// records), through @grassflow/checkpoints' downloadFile (SHA-256 checked, atomic) — the workspace's one download. The
 // limits are the client's: each file within the size its role allows (model.safetensors: the parameters the config
 // implies), all of them within a total, and an overall deadline. A file already in the cache with the recorded
 // SHA-256 is not fetched again; config.json is, every time (it is small, and says whether the folder changed).
@@ -12,11 +12,14 @@ import {
   CHECKPOINT_CONFIG_MAX_BYTES,
   CHECKPOINT_MAX_TOTAL_BYTES,
   CheckpointError,
+  DownloadError,
   downloadDeadlineMs,
+  downloadFile,
   fileSystemProblem,
   makeFolder,
+  sha256File,
+  userCacheDir,
 } from '@grassflow/checkpoints';
-import { DatasetError, downloadFile, sha256File, userCacheDir } from '@grassflow/datasets';
 import {
   isPretrainedConfigJson,
   mismatchMessage,
@@ -35,8 +38,9 @@ import {
 /** Options of {@link downloadPretrained}. */
 export interface DownloadPretrainedOptions {
   /**
-   * Cache root (default `$GRASSFLOW_CACHE_DIR`, else the user cache of @grassflow/datasets: `$XDG_CACHE_HOME/grassflow`
-   * or `~/.cache/grassflow`); a URL's files go to `<root>/pretrained/<host and path>-<hash of the URL>/`.
+   * Cache root (default `$GRASSFLOW_CACHE_DIR`, else `userCacheDir()` of @grassflow/checkpoints:
+   * `$XDG_CACHE_HOME/grassflow` or `~/.cache/grassflow`); a URL's files go to
+   * `<root>/pretrained/<host and path>-<hash of the URL>/`.
    */
   readonly cacheDir?: string;
   /** Environment to read (default `process.env`). */
@@ -94,7 +98,7 @@ function deadlineOption(options: DownloadPretrainedOptions): number | undefined 
 
 /** downloadFile's error for a file, as a CheckpointError naming the file and what to do (a mismatch above all). */
 function downloadError(error: unknown, url: string, name: string): unknown {
-  if (!(error instanceof DatasetError)) return error;
+  if (!(error instanceof DownloadError)) return error;
   if (error.code === 'SIZE_LIMIT' && name === PRETRAINED_FILES.config) {
     return new CheckpointError(
       'INVALID_CONFIG',

@@ -11,10 +11,16 @@ import {
   webSha256Hex,
   type CheckpointJson,
 } from '@grassflow/checkpoints';
-import { Prng } from '@grassflow/datasets/prng';
+import { Prng } from '@grassflow/prng';
 // The pure-TypeScript entry in Node too: the same ids as the native WordPieceTokenizer, and importing gpu-layers
 // never loads Hugging Face's native binding.
-import { PureWordPieceTokenizer, wikitextForWordPiece, wordPieceLines } from '@grassflow/tokenizers/browser';
+import {
+  ContinuationStream,
+  continuationText,
+  PureWordPieceTokenizer,
+  wikitextForWordPiece,
+  wordPieceLines,
+} from '@grassflow/tokenizers/browser';
 import { appSlideKeep, sampleIds } from '../decoding/sampling.js';
 import { countParams, validateModelConfig, type ModelConfig } from '../config/model-config.js';
 import type { LanguageModel } from '../language-model/language-model.js';
@@ -40,6 +46,19 @@ export const PRETRAINED_FILES = {
 export const WIKITEXT_WORDPIECE_PREPARATION = 'wikitext-tokens:unk-markers-sep:v1';
 
 type JsonObject = { readonly [key: string]: CheckpointJson };
+
+/**
+ * The fields Hugging Face's tools read first in config.json (`model_type`, `architectures`), written beside
+ * grassflow's own by savePretrained: the architecture's name, so a hub page or a loader can tell what it is.
+ */
+export function hubConfigFields(config: Pick<ModelConfig, 'kind'>): {
+  readonly model_type: string;
+  readonly architectures: readonly string[];
+} {
+  return config.kind === 'transformer'
+    ? { model_type: 'grassflow_transformer', architectures: ['GrassflowTransformerForCausalLM'] }
+    : { model_type: 'grassflow_grassmann', architectures: ['GrassflowGrassmannForCausalLM'] };
+}
 
 /** tokenizer_config.json. `files` maps a role (e.g. `vocab`) to a file name of the folder. */
 export type PretrainedTokenizerConfig = JsonObject & {
@@ -270,6 +289,40 @@ export interface PretrainedTokenizer {
 }
 
 /**
+ * What this version reads of tokenizer_config.json, checked field by field: `kind` "wordpiece", `files.vocab`, and
+ * `preparation` {@link WIKITEXT_WORDPIECE_PREPARATION}. savePretrained refuses, with these messages, what
+ * fromPretrained would refuse, since both call it (through {@link pretrainedTokenizer}).
+ */
+function checkWordPieceConfig(config: PretrainedTokenizerConfig, where: string): void {
+  const file = PRETRAINED_FILES.tokenizer;
+  const fail = (message: string): never => {
+    throw new CheckpointError('INVALID_CONFIG', `${where}: ${file} ${message}`);
+  };
+  if (config.kind !== 'wordpiece') {
+    fail(
+      `"kind" is ${JSON.stringify(config.kind)}; this version reads WordPiece tokenizers only: set "kind": ` +
+        '"wordpiece" and name a BERT vocab.txt under "files": { "vocab": "vocab.txt" }',
+    );
+  }
+  if (config.files['vocab'] === undefined) {
+    fail('has no "files.vocab": name the WordPiece vocab.txt there, e.g. "files": { "vocab": "vocab.txt" }');
+  }
+  const prep = config['preparation'];
+  if (prep === undefined) {
+    fail(
+      `has no "preparation": set it to "${WIKITEXT_WORDPIECE_PREPARATION}" (WIKITEXT_WORDPIECE_PREPARATION, how ` +
+        'grassflow-lm prepares text for WordPiece)',
+    );
+  }
+  if (prep !== WIKITEXT_WORDPIECE_PREPARATION) {
+    fail(
+      `"preparation" is ${JSON.stringify(prep)}; this version knows "${WIKITEXT_WORDPIECE_PREPARATION}" only: ` +
+        'set that, or update @grassflow/gpu-layers if the folder comes from a newer version',
+    );
+  }
+}
+
+/**
  * The tokenizer tokenizer_config.json describes, from its files' text (`fileText(name)`): BERT WordPiece (plain
  * TypeScript, the ids of Hugging Face's library) with {@link WIKITEXT_WORDPIECE_PREPARATION}. Anything else is
  * refused with what it is, so a newer export fails loudly rather than tokenizing differently.
@@ -280,21 +333,8 @@ export function pretrainedTokenizer(
   where: string,
   vocabSize?: number,
 ): PretrainedTokenizer {
-  const vocab = config.files['vocab'];
-  if (config.kind !== 'wordpiece' || vocab === undefined) {
-    throw new CheckpointError(
-      'INVALID_CONFIG',
-      `${where}: its tokenizer is "${config.kind}"${vocab === undefined ? ' without a vocab file' : ''}; ` +
-        'this version reads WordPiece exports (kind "wordpiece", files.vocab)',
-    );
-  }
-  if (config['preparation'] !== WIKITEXT_WORDPIECE_PREPARATION) {
-    throw new CheckpointError(
-      'INVALID_CONFIG',
-      `${where}: ${PRETRAINED_FILES.tokenizer} prepares text as ${JSON.stringify(config['preparation'])}; this ` +
-        `version knows "${WIKITEXT_WORDPIECE_PREPARATION}" only (a newer export? update @grassflow/gpu-layers)`,
-    );
-  }
+  checkWordPieceConfig(config, where);
+  const vocab = config.files['vocab'] as string;
   const vocabText = fileText(vocab);
   // counted before the tokenizer is built: a vocabulary of millions of lines is refused without its memory
   let lines = vocabText.length > 0 && !vocabText.endsWith('\n') ? 1 : 0;
@@ -394,7 +434,8 @@ export function pretrainedModel(
   if (tokenizer.vocabSize !== model.config.vocabSize) {
     throw new CheckpointError(
       'INVALID_CONFIG',
-      `${source}: the tokenizer has ${tokenizer.vocabSize} tokens, the model vocabSize ${model.config.vocabSize}`,
+      `${source}: the tokenizer has ${tokenizer.vocabSize} tokens, the model's config.vocabSize is ` +
+        `${model.config.vocabSize}: give the vocab.txt the model was trained with`,
     );
   }
   // The prompt's ids and the sampler's options and stream: the seed's Prng is grassflow-lm generate's (TrainingRng
@@ -418,16 +459,9 @@ export function pretrainedModel(
   // by token would put spaces inside words.
   async function* stream(text: string, o: GenerateTextOptions = {}): AsyncGenerator<string, void, undefined> {
     const { prompt, ids } = start(text, o);
-    const all = Array.from(prompt);
-    let shown = tokenizer.decode(prompt);
-    yield shown;
-    for await (const id of ids) {
-      all.push(id);
-      const decoded = tokenizer.decode(all);
-      const piece = decoded.startsWith(shown) ? decoded.slice(shown.length) : '';
-      shown += piece;
-      yield piece;
-    }
+    const out = new ContinuationStream(tokenizer, prompt);
+    yield out.promptText;
+    for await (const id of ids) yield out.push(id);
   }
   return {
     model,
@@ -437,9 +471,9 @@ export function pretrainedModel(
     source,
     async generate(text, options = {}) {
       const { prompt, ids } = start(text, options);
-      const all = Array.from(prompt);
-      for await (const id of ids) all.push(id);
-      return tokenizer.decode(all);
+      const out: number[] = [];
+      for await (const id of ids) out.push(id);
+      return continuationText(tokenizer, prompt, out);
     },
     stream,
     dispose: () => model.dispose(),

@@ -23,6 +23,7 @@ import {
   checkPretrainedFile,
   isPretrainedConfigJson,
   notPretrainedError,
+  hubConfigFields,
   parseTokenizerConfig,
   PRETRAINED_FILES,
   PRETRAINED_FORMAT,
@@ -32,6 +33,7 @@ import {
   pretrainedFolderUrl,
   pretrainedModel,
   pretrainedModelConfig,
+  pretrainedTokenizer,
   readPretrainedTokenizer,
   SAFE_FILE_NAME,
   shownUrl,
@@ -40,6 +42,7 @@ import {
   type PretrainedTokenizerConfig,
 } from './pretrained-model.js';
 import { isPretrainedUrl, localFolderOf, type DownloadPretrainedOptions } from './pretrained-download.js';
+import { ensureBackend } from '../backend/backend.js';
 import type { LanguageModel } from '../language-model/language-model.js';
 
 export { PRETRAINED_FILES, PRETRAINED_FORMAT, PRETRAINED_FORMAT_VERSION };
@@ -67,18 +70,36 @@ export interface SavePretrainedOptions {
 
 const RESERVED = new Set<string>([...Object.values(PRETRAINED_FILES), CHECKPOINT_FILES.extra]);
 
-function checkTokenizer(tok: PretrainedTokenizerFiles): void {
-  checkPlainJson(tok.config, 'tokenizer config');
-  for (const [role, name] of Object.entries(tok.config.files)) {
-    if (!SAFE_FILE_NAME.test(name) || RESERVED.has(name)) {
-      throw new CheckpointError(
-        'INVALID_ARGUMENT',
-        `tokenizer file '${role}' has a name a folder cannot hold: ${name}`,
-      );
+const TOKENIZER_SHAPE =
+  '{ config: { kind: "wordpiece", files: { vocab: "vocab.txt" }, preparation, … }, files: Map of file name → contents }';
+
+/**
+ * The options as plain JavaScript may pass them (a missing tokenizer or card is named, not a TypeError), then each
+ * tokenizer file named and given.
+ */
+function checkOptions(options: SavePretrainedOptions | undefined): asserts options is SavePretrainedOptions {
+  const fail = (message: string): never => {
+    throw new CheckpointError('INVALID_ARGUMENT', `savePretrained: ${message}`);
+  };
+  if (typeof options !== 'object' || options === null) {
+    fail(`options are required: { tokenizer: ${TOKENIZER_SHAPE}, card: string }`);
+  }
+  const tok = (options as { tokenizer?: unknown }).tokenizer as Partial<PretrainedTokenizerFiles> | undefined;
+  if (typeof tok !== 'object' || tok === null) fail(`options.tokenizer is required: ${TOKENIZER_SHAPE}`);
+  if (typeof tok?.config !== 'object' || tok.config === null) {
+    fail(`options.tokenizer.config is required (tokenizer_config.json's settings): ${TOKENIZER_SHAPE}`);
+  }
+  if (!(tok?.files instanceof Map)) fail(`options.tokenizer.files must be a Map of file name → contents`);
+  if (typeof (options as { card?: unknown }).card !== 'string') {
+    fail('options.card is required: the model card (README.md), a Markdown string');
+  }
+  const { config, files } = (options as SavePretrainedOptions).tokenizer;
+  checkPlainJson(config, 'tokenizer config');
+  for (const [role, name] of Object.entries(config.files ?? {})) {
+    if (typeof name !== 'string' || !SAFE_FILE_NAME.test(name) || RESERVED.has(name)) {
+      fail(`tokenizer file '${role}' has a name a folder cannot hold: ${String(name)}; give a plain file name`);
     }
-    if (!tok.files.has(name)) {
-      throw new CheckpointError('INVALID_ARGUMENT', `tokenizer file '${role}' (${name}) is named but not given`);
-    }
+    if (!files.has(name)) fail(`tokenizer file '${role}' (${name}) is named but not given: add it to tokenizer.files`);
   }
 }
 
@@ -145,13 +166,24 @@ export async function savePretrained(
   model: LanguageModel,
   options: SavePretrainedOptions,
 ): Promise<{ readonly dir: string }> {
+  checkOptions(options);
   const target = resolve(dir);
   const fs = options.fs ?? nodeFileSystem;
-  checkTokenizer(options.tokenizer);
+  const tokenizerText = `${JSON.stringify(options.tokenizer.config, null, 2)}\n`;
+  // What fromPretrained would refuse is refused here, by the same checks on the same text, before anything is written.
+  const fileText = (name: string): string => {
+    const data = options.tokenizer.files.get(name);
+    return typeof data === 'string' ? data : new TextDecoder().decode(data);
+  };
+  pretrainedModel(
+    { model, extra: {} },
+    pretrainedTokenizer(parseTokenizerConfig(tokenizerText, target), fileText, target, model.config.vocabSize),
+    target,
+  );
   await targetKind(target);
   // Every file but config.json and model.safetensors (which saveCheckpoint records), with its record.
   const contents = new Map<string, string | Uint8Array>([
-    [PRETRAINED_FILES.tokenizer, `${JSON.stringify(options.tokenizer.config, null, 2)}\n`],
+    [PRETRAINED_FILES.tokenizer, tokenizerText],
     ...Object.values(options.tokenizer.config.files).map(
       (name) => [name, options.tokenizer.files.get(name) as string | Uint8Array] as const,
     ),
@@ -170,6 +202,12 @@ export async function savePretrained(
       },
       fs,
     });
+    // Hugging Face's fields (model_type, architectures) first, beside the checkpoint's own: config.json is no file
+    // record's, so it may be rewritten here.
+    const configPath = join(stage, PRETRAINED_FILES.config);
+    const written = JSON.parse(await readFile(configPath, 'utf8')) as JsonObject;
+    const withHub = { ...hubConfigFields(model.config), ...written };
+    await writeFileAtomic(configPath, `${JSON.stringify(withHub, null, 2)}\n`, fs);
     for (const [name, data] of contents) await writeFileAtomic(join(stage, name), data, fs);
   };
   // checkpoints' swap: the folder is filled beside `dir`, then renamed into place (targetKind checked `dir` above)
@@ -265,9 +303,11 @@ export type FromPretrainedOptions = LoadPretrainedOptions;
 /**
  * A pretrained model, text in and text out (`grassflow-lm export RUN --out DIR` writes one), from a folder or from
  * the URL of a served folder (http(s): downloaded once into the user cache, every file checked by its SHA-256, see
- * downloadPretrained; file: URLs are folders). Initialize a backend first (initBackend).
+ * downloadPretrained; file: URLs are folders). With no backend set up yet, it sets one up as `initBackend()` does
+ * (GRASSFLOW_BACKEND, else the first that loads).
  */
 export async function fromPretrained(dirOrUrl: string, options: FromPretrainedOptions = {}): Promise<PretrainedModel> {
+  await ensureBackend();
   const loaded = await loadPretrained(dirOrUrl, options);
   try {
     // loadPretrained has just checked each file against its record (and allows folders exported unrecorded).

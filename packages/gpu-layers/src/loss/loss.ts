@@ -1,5 +1,6 @@
 // Fused softmax cross-entropy for language modelling: no logSoftmax, no dense one-hot.
 import * as tf from '@tensorflow/tfjs-core';
+import { FUSED, hasFusedKernel } from '../backend/wasm-fused.js';
 
 /** Flat index n·V + t_n of each target in the [N·V] view of logits [N, V]: int32 [N]. */
 function flatTargetIndex(N: number, V: number, targets: tf.Tensor1D): tf.Tensor1D {
@@ -35,6 +36,11 @@ export function nllRows(
 ): { nll: tf.Tensor1D; probs?: tf.Tensor2D } {
   const [N, V] = logits.shape;
   return tf.tidy(() => {
+    if (hasFusedKernel(FUSED.softmaxNll)) {
+      // the same formulas in one native pass a row (max, exp and sum, p, lse − x_t) on every core
+      const [nll, probs] = tf.engine().runKernel<[tf.Tensor1D, tf.Tensor2D]>(FUSED.softmaxNll, { logits, targets });
+      return withSoftmax ? { nll, probs } : { nll };
+    }
     const { lse: lse2, probs } = logNormaliser(logits);
     const lse = tf.reshape(lse2, [N]); // [N]
     const picked = tf.gather(tf.reshape(logits, [N * V]), flatTargetIndex(N, V, targets)); // [N] logit of the target
@@ -75,6 +81,11 @@ const crossEntropyWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFun
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [p, t] = saved as [tf.Tensor2D, tf.Tensor1D];
       const [n, v] = p.shape;
+      if (hasFusedKernel(FUSED.softmaxNllGrad))
+        return [
+          tf.engine().runKernel<tf.Tensor2D>(FUSED.softmaxNllGrad, { probs: p, targets: t, dy }),
+          tf.zeros(t.shape),
+        ];
       let diff: tf.Tensor;
       if (tf.getKernel('TensorScatterUpdate', tf.getBackend()) !== undefined) {
         // softmax − onehot: subtract 1 at the N target entries only.

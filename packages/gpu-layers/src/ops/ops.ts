@@ -2,7 +2,7 @@
 // lookup. Every gradient here runs on the cpu and wasm backends.
 import * as tf from '@tensorflow/tfjs-core';
 import { transposeFlagsAreFree } from '../backend/products.js';
-import { FUSED, hasFusedKernel } from '../backend/wasm-fused.js';
+import { FUSED, fusedKernelsAreNative, hasFusedKernel } from '../backend/wasm-fused.js';
 
 /** Swap the last two axes of a rank ≥ 2 tensor, as an explicit `tf.transpose` (never a matMul flag). */
 export function transposeLast(x: tf.Tensor): tf.Tensor {
@@ -174,11 +174,12 @@ const SQRT1_2 = Math.SQRT1_2;
 const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
 
 /**
- * Whether GELU of x runs as the fused kernel: up to 16,384 entries (a decoding step, small batches), where the fixed
- * cost of its 6 composed kernels dominates; above it wasm's vectorised Erf beats a scalar JS loop (≈ 2× at 0.5M).
+ * Whether GELU of x runs as the fused kernel: always where it is native; in JS up to 16,384 entries (a decoding step,
+ * small batches), where the fixed cost of its 6 composed kernels dominates; above it wasm's vectorised Erf beats a
+ * scalar JS loop (≈ 2× at 0.5M).
  */
 function geluFused(x: tf.Tensor): boolean {
-  return x.size <= 16_384 && hasFusedKernel(FUSED.gelu);
+  return (x.size <= 16_384 || fusedKernelsAreNative()) && hasFusedKernel(FUSED.gelu);
 }
 
 const geluWithGrad = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {

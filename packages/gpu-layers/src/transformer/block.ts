@@ -4,6 +4,7 @@ import type { Shape } from '@tensorflow/tfjs-layers';
 import { causalAttention, type AttentionWeights, type EaEps } from './attention.js';
 import { ResidualBlock, type ResidualBlockArgs } from '../layers/residual-block.js';
 import {
+  fieldDefault,
   layerOptions,
   nonDefaultOptions,
   optionNames,
@@ -19,7 +20,7 @@ export interface TransformerBlockArgs extends ResidualBlockArgs, ModelOptions<'t
   nHeads: number;
   /** 'dpa' (default) softmax attention or 'ea' expressive attention. */
   attention?: 'dpa' | 'ea';
-  /** EA's ε; default 1e-6. */
+  /** EA's ε; default the model config's (MODEL_FIELDS.eps). */
   eps?: number;
 }
 
@@ -40,7 +41,7 @@ export class TransformerBlock extends ResidualBlock {
 
   constructor(args: TransformerBlockArgs) {
     super(TransformerBlock.className, args);
-    const { nHeads, attention = 'dpa', eps = 1e-6 } = args;
+    const { nHeads, attention = 'dpa', eps = fieldDefault('eps') } = args;
     if (!Number.isInteger(nHeads) || nHeads < 1)
       throw new RangeError(`TransformerBlock: nHeads must be an integer >= 1, got ${nHeads}`);
     if (attention !== 'dpa' && attention !== 'ea')

@@ -1,12 +1,13 @@
 // The coordinator's side of the Redis queue: `study run --queue` (and any other command with jobs, e.g. grassflow-lm's
 // `ladder --queue`) enqueue each unfinished run as a BullMQ job (job id = the run's key), wait for the workers and
 // hand each result on; `study status` reads job states.
-import { Job, Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { gitCommit, StopSignal } from '@grassflow/training';
 import type { StudyRecord } from '../ledger.js';
 import type { QueueOutcome, RunQueue, StudySitting } from '../queue.js';
 import type { PlannedRun, StudyTrainer } from '../trainer.js';
+import { queueModules } from './deps.js';
 import { JOB_OPTIONS, STUDY_JOB, type StudyJobData, type StudyJobProgress } from './jobs.js';
 import { probeRedis, QUEUE_NAME, QUEUE_PREFIX, redisConnection, RedisOutage, type QueueUrl } from './redis.js';
 
@@ -54,7 +55,7 @@ export class RedisRunQueue {
     await probeRedis(q);
     const outage = new RedisOutage(q);
     const connection = redisConnection(q, outage);
-    const queue = new Queue(QUEUE_NAME, { connection, prefix: QUEUE_PREFIX });
+    const queue = new (queueModules().bullmq.Queue)(QUEUE_NAME, { connection, prefix: QUEUE_PREFIX });
     // without a listener BullMQ prints each of the Queue's errors with its stack (dozens in an outage of seconds)
     queue.on('error', (e: Error) => outage.error(e));
     await queue.waitUntilReady();
@@ -70,7 +71,7 @@ export class RedisRunQueue {
   async job<D = unknown, R = unknown>(key: string): Promise<{ job: Job<D, R>; state: string } | undefined> {
     const state = await this.queue.getJobState(key);
     if (state === 'unknown') return undefined;
-    const job = await Job.fromId<D, R>(this.queue, key);
+    const job = await queueModules().bullmq.Job.fromId<D, R>(this.queue, key);
     return job === undefined ? undefined : { job, state };
   }
 

@@ -1,6 +1,7 @@
 // The Redis a study queue lives in: the URL (--queue or GRASSFLOW_QUEUE), checked, and connections to it.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { UsageError } from '@grassflow/training';
+import { loadQueueModules, queueModules } from './deps.js';
 
 /** The environment variable that names the queue when --queue is not given. */
 export const QUEUE_ENV = 'GRASSFLOW_QUEUE';
@@ -65,6 +66,7 @@ export async function probeRedis(q: QueueUrl): Promise<void> {
   // error can be told apart from an unreachable server
   const at0 = new URL(q.url);
   at0.pathname = '';
+  const { Redis } = (await loadQueueModules()).ioredis;
   const probe = new Redis(at0.toString(), {
     lazyConnect: true,
     connectTimeout: 5000,
@@ -156,6 +158,7 @@ export class RedisOutage {
  * restarts; an outage is reported by `outage` (one line when lost, one when back).
  */
 export function redisConnection(q: QueueUrl, outage: RedisOutage = new RedisOutage(q)): Redis {
+  const { Redis } = queueModules().ioredis;
   const r = new Redis(q.url, { maxRetriesPerRequest: null });
   r.on('error', (e: Error) => outage.error(e));
   r.on('ready', () => outage.ready());

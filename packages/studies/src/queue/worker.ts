@@ -6,9 +6,10 @@ import { existsSync, openSync, readSync, closeSync, fstatSync, readFileSync } fr
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { checkWritableFolder, gitCommit, parseFlags, SUPERVISED_ENV, UsageError, wantsHelp } from '@grassflow/training';
 import type { CliCommand, FlagSpecs } from '@grassflow/training';
+import { queueModules } from './deps.js';
 import { workerName, type StudyJobData, type StudyJobProgress } from './jobs.js';
 import { probeRedis, QUEUE_ENV, QUEUE_NAME, QUEUE_PREFIX, queueUrlOf, redisConnection, RedisOutage } from './redis.js';
 
@@ -152,6 +153,7 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
   // refused before any job is taken: a worker that cannot write its run folders would fail every job it takes
   if (f.runs !== undefined) checkWritableFolder(f.runs, 'runs');
   await probeRedis(q);
+  const { DelayedError, UnrecoverableError, WaitingError, Worker } = queueModules().bullmq;
   const name = workerName();
   const cliFile = resolve(process.argv[1] ?? '');
   const code = gitCommit(dirname(cliFile));
@@ -187,8 +189,17 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
     return c;
   };
 
+  /** Whether the queue still holds `job` as taken with `token` (a Redis restart can lose or expire its lock). */
+  const holdsLock = async (job: Job, token: string | undefined): Promise<boolean> =>
+    token !== undefined && (await connection.get(`${QUEUE_PREFIX}:${QUEUE_NAME}:${job.id ?? ''}:lock`)) === token;
+
   const processor = async (job: Job, token?: string): Promise<unknown> => {
     const key = job.id ?? 'job';
+    const kept = (job.data as { result?: unknown }).result;
+    if (kept !== undefined) {
+      say(`${key}: finished by an earlier worker whose lock the queue lost; its result handed on`);
+      return kept;
+    }
     const jobFile = join(tmp, `${key}.json`);
     const resultFile = join(tmp, `${key}.result.json`);
     const { args: command, runDir, label } = childOf(job, jobFile, resultFile);
@@ -246,6 +257,19 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
     if (exit.code === 0 && existsSync(resultFile)) {
       const result = JSON.parse(await readFile(resultFile, 'utf8')) as unknown;
       await rm(resultFile, { force: true });
+      if (!(await holdsLock(job, token))) {
+        // BullMQ would drop the result ("Missing lock … moveToFinished"): it is kept on the job the queue holds now
+        // (queued again after a Redis restart), and the worker that takes that job hands it on without training
+        try {
+          await job.updateData({ ...(job.data as object), result });
+          say(`${key} finished; the queue lost this worker's lock, so the result waits on the job for the next taker`);
+        } catch {
+          say(
+            `${key} finished, but the queue no longer holds the job: the next sitting records it from its run folder`,
+          );
+        }
+        throw new DelayedError(); // nothing for BullMQ to move: the job is not this worker's any more
+      }
       say(`${key} finished`);
       return result;
     }
@@ -265,7 +289,14 @@ export async function workerCommand(argv: readonly string[], w: WorkerOptions): 
       await job.moveToWait(token);
       throw new WaitingError();
     }
-    if (message.includes('is being written by pid')) throw new Error(message); // a previous worker's run still ends
+    if (message.includes('is being written by pid')) {
+      // a job queued again (a Redis restart lost or expired the lock) while another process still trains its run:
+      // not a failure of the run. Handed back without using an attempt, as often as it takes: once that process ends,
+      // the run folder is free and the job resumes its finished (or stopped) run instead of training it again.
+      say(`${key}: ${message}; handed back to the queue until that process ends`);
+      await job.moveToDelayed(Date.now() + HAND_BACK_MS, token);
+      throw new DelayedError();
+    }
     say(`${key} failed: ${message}`);
     throw new UnrecoverableError(message); // deterministic (bad config, NaN, data missing here): fail once
   };

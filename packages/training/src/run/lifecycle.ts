@@ -7,15 +7,15 @@ import { describeAdapter, type BackendInfo } from '@grassflow/gpu-layers';
 import { AdamW, defaultDecayFilter, type NamedVariable } from '../adamw.js';
 import { UsageError, type FlagSpecs, type ParsedFlags } from '../flags.js';
 import { warmupCosineLr } from '../lr-schedule.js';
-import { Progress } from '../progress.js';
+import { Progress, type ProgressStream, type ProgressUpdate } from '../progress.js';
 import { TrainingRng } from '../rng.js';
-import { gitCommit, RunFolder } from '../run-folder.js';
+import { gitCommit, RunFolder, type RunSink } from '../run-folder.js';
 import { isRunLockFile, lockedByOther, lockRunFolder } from './lock.js';
 import { refuseOutputPlace } from './out-folder.js';
 import { StopSignal } from '../stop-signal.js';
 import type { EarlyStopRule } from '../early-stop.js';
 import { runTraining, type TrainLoopResult, type TrainTask } from '../train-loop.js';
-import type { TrainerState } from '../trainer-checkpoint.js';
+import { TrainerCheckpointError, type TrainerState } from '../trainer-checkpoint.js';
 
 /** Flags of argv that were written explicitly (`--name` or `--name=value`), without the dashes. */
 export function explicitFlags(argv: readonly string[]): Set<string> {
@@ -351,11 +351,35 @@ export interface RunStart extends RunControl {
 /** A training task whose data position can be set back to a checkpoint's (`TrainerState.data`). */
 export interface ResumableTask<D> extends TrainTask {
   restore(data: D): void;
+  /**
+   * The optimizer steps and training tokens that the batches up to data position `data` make (from step 0), or null
+   * where no whole number of steps ends there. When given, a resume refuses a checkpoint whose step and tokensSeen are
+   * not these (its counters edited, or taken from another run).
+   */
+  consumed?(data: D): { steps: number; tokens: number } | null;
+}
+
+/**
+ * Refuse a resume point whose counters disagree with its data position (see {@link ResumableTask.consumed}): the
+ * step, the optimizer's step (loadTrainerCheckpoint checks those two agree) and tokensSeen must be where the data is.
+ */
+function checkResumeCounters<D>(task: ResumableTask<D>, state: TrainerState, dir: string): void {
+  if (task.consumed === undefined) return;
+  const at = task.consumed(state.data as unknown as D);
+  if (at !== null && at.steps === state.step && at.tokens === state.tokensSeen) return;
+  const where =
+    at === null ? 'a data position that no whole number of steps ends at' : `the data position of step ${at.steps}`;
+  throw new TrainerCheckpointError(
+    `${dir}: its trainer state says step ${state.step} and ${state.tokensSeen} tokens seen, but it holds ${where}` +
+      `${at === null ? '' : ` (${at.tokens} tokens)`}: config.json's extra.trainer was edited or mixed with another ` +
+      "checkpoint's, and resuming it would train on with the moments and data of another step; restore the " +
+      'checkpoint, or resume from checkpoints/best (copy it to checkpoints/latest), or start the run again',
+  );
 }
 
 /** Everything {@link trainRun} needs besides the task. */
-export interface TrainRunOptions {
-  run: RunFolder;
+export interface TrainRunOptions<R extends RunSink = RunFolder> {
+  run: R;
   /** The model's trainable variables under their checkpoint names. */
   params: readonly NamedVariable[];
   optimizer: OptimizerConfig;
@@ -375,6 +399,10 @@ export interface TrainRunOptions {
   /** Continue from this checkpoint; absent: a fresh run from step 0. */
   resume?: ResumePoint;
   quiet: boolean;
+  /** No progress lines at all (a library caller that follows `onStep`); default false. */
+  silent?: boolean;
+  /** Told each step's loss and learning rate (see runTraining). */
+  onStep?: (update: ProgressUpdate) => void;
   /** What the first progress line says about the run after `run DIR:` (model, size, steps, backend). */
   describe: string;
   /** Lines printed after the first one (e.g. what the evaluation covers, how a run was extended). */
@@ -387,9 +415,12 @@ export interface TrainRunOptions {
   dispose: () => void;
 }
 
+/** Where a silent run's progress lines go. */
+const DISCARD: ProgressStream = { isTTY: false, write: () => true };
+
 /** How a run ended, and its report (null unless finished). */
-export interface TrainRunOutcome {
-  run: RunFolder;
+export interface TrainRunOutcome<R extends RunSink = RunFolder> {
+  run: R;
   result: TrainLoopResult;
   reportPath: string | null;
 }
@@ -404,7 +435,10 @@ export interface RunOutcome<C> extends TrainRunOutcome {
  * stream of the checkpoint (and metrics.jsonl cut back to its step); the warmup-cosine schedule; a progress bar;
  * SIGINT/SIGTERM stop with a checkpoint; report.md when finished. The optimizer and the model are disposed at the end.
  */
-export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): Promise<TrainRunOutcome> {
+export async function trainRun<D, R extends RunSink = RunFolder>(
+  task: ResumableTask<D>,
+  o: TrainRunOptions<R>,
+): Promise<TrainRunOutcome<R>> {
   let optimizer: AdamW | null = null;
   const signal = new StopSignal();
   try {
@@ -412,12 +446,16 @@ export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): P
     let rng = new TrainingRng(o.seed);
     const start = o.resume?.state;
     if (o.resume !== undefined && start !== undefined) {
+      checkResumeCounters(task, start, o.run.latestCheckpoint); // before metrics.jsonl is cut back to its step
       optimizer.loadState(o.resume.optimizerTensors, start.optimizer);
       task.restore(start.data as unknown as D);
       rng = new TrainingRng(start.rng);
       await o.run.truncateMetricsAfter(start.step);
     }
-    const progress = new Progress(o.totalSteps, { quiet: o.quiet });
+    const progress = new Progress(
+      o.totalSteps,
+      o.silent === true ? { quiet: true, stream: DISCARD } : { quiet: o.quiet },
+    );
     progress.log(
       `${start === undefined ? `run ${o.run.dir}` : `resuming ${o.run.dir} at step ${start.step}`}: ${o.describe}`,
     );
@@ -442,6 +480,7 @@ export async function trainRun<D>(task: ResumableTask<D>, o: TrainRunOptions): P
       run: o.run,
       save: (dir, state) => o.save(dir, state, opt),
       progress,
+      ...(o.onStep === undefined ? {} : { onStep: o.onStep }),
       signal,
       ...(start === undefined ? {} : { start }),
     });

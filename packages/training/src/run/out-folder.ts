@@ -7,8 +7,6 @@ import { join, resolve } from 'node:path';
 import { fileSystemProblem, folderPlaceProblem, makeFolderSync } from '@grassflow/checkpoints';
 import { UsageError } from '../flags.js';
 
-export { fileSystemProblem };
-
 /** What to tell a user whose output folder cannot be made or written, naming the flag. */
 export function folderProblem(dir: string, err: NodeJS.ErrnoException, flag: string): UsageError {
   return new UsageError(`--${flag} ${dir}: ${fileSystemProblem(dir, err)}`, flag);

@@ -6,6 +6,12 @@ import { UsageError } from '../flags.js';
 import type { RunFolder } from '../run-folder.js';
 import { loadTrainerCheckpoint, type LoadedTrainerCheckpoint } from '../trainer-checkpoint.js';
 
+/** A path as a person would type it here: relative to the working folder when inside it, else absolute. */
+function shownPath(p: string): string {
+  const rel = relative(process.cwd(), p);
+  return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
+}
+
 /** Errors of a checkpoint that exists but cannot be read (corrupt, truncated, not a trainer checkpoint). */
 const UNREADABLE = ['CheckpointError', 'TrainerCheckpointError', 'SafetensorsError'];
 
@@ -19,7 +25,7 @@ export async function loadCheckpointToResume(run: RunFolder): Promise<LoadedTrai
   if (!anything) {
     throw new UsageError(
       `${run.dir} has no checkpoint: the run stopped before its first save, so there is nothing to resume. ` +
-        `Run the command that started it again (without --resume, --out ${relative(process.cwd(), run.dir) || '.'}): ` +
+        `Run the command that started it again (without --resume, --out ${shownPath(run.dir)}): ` +
         'it starts the run again there',
       'resume',
     );

@@ -1,0 +1,2 @@
+/** Absolute path of libgrassflow_native.so in this package. */
+export declare const libraryPath: string;

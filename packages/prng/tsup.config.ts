@@ -1,0 +1,3 @@
+import { libraryTsup } from '../../tooling/tsup.mjs';
+
+export default libraryTsup();
