@@ -110,6 +110,15 @@ describe('fromPretrained from a folder', () => {
     try {
       const at = `http://127.0.0.1:${(local.address() as AddressInfo).port}/`;
       await expect(fetchPretrained(at)).rejects.toMatchObject({ code: 'UNVERIFIED' });
+      const cacheDir = join(root, 'cache-unrecorded');
+      await expect(fromPretrained(at, { cacheDir })).rejects.toThrow(refused);
+      // with trust, the unrecorded weights are fetched (within their cap) and loaded, in both loaders
+      for (const trusted of [
+        await fetchPretrained(at, { trust: true }),
+        await fromPretrained(at, { cacheDir, trust: true }),
+      ]) {
+        trusted.dispose();
+      }
     } finally {
       await new Promise((done) => local.close(done));
     }

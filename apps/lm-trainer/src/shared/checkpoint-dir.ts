@@ -69,7 +69,7 @@ export async function loadModelAndTokenizer(
   trust = false,
 ): Promise<{ model: LanguageModel; tok: CorpusTokenizer; dir: string }> {
   if (isPretrainedUrl(given)) {
-    const dir = await downloadPretrained(given);
+    const dir = await downloadPretrained(given, { trust });
     return { ...(await loadExport(dir, tokenizerFlag, trust)), dir: redactUrl(given) };
   }
   const checkpoint = folderOfFileUrl(given);

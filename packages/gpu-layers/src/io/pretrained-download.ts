@@ -52,6 +52,8 @@ export interface DownloadPretrainedOptions {
   readonly deadlineMs?: number;
   /** Most bytes of all the files fetched together (default 4 GiB). */
   readonly maxTotalBytes?: number;
+  /** Fetch weights config.json records no size and SHA-256 of, within their cap (refused `UNVERIFIED` without it). */
+  readonly trust?: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -186,12 +188,12 @@ export async function downloadPretrained(url: string, options: DownloadPretraine
     );
   }
   const model = pretrainedModelConfig(cfg, where);
-  const sha = (name: string) => (records.get(name) as { sha256: string }).sha256;
+  const sha = (name: string) => records.get(name)?.sha256;
   const tokenizerBytes = neededFileBytes(PRETRAINED_FILES.tokenizer, records, model, where);
   await fetchOne(PRETRAINED_FILES.tokenizer, tokenizerBytes, sha(PRETRAINED_FILES.tokenizer));
   const tokenizer = parseTokenizerConfig(await readFile(join(dir, PRETRAINED_FILES.tokenizer), 'utf8'), shown);
   const rest = [...new Set([...Object.values(tokenizer.files), PRETRAINED_FILES.model])];
-  const sizes = rest.map((name) => neededFileBytes(name, records, model, where));
+  const sizes = rest.map((name) => neededFileBytes(name, records, model, where, options.trust === true));
   const total = tokenizerBytes + sizes.reduce((a, b) => a + b, 0);
   const maxTotal = options.maxTotalBytes ?? CHECKPOINT_MAX_TOTAL_BYTES;
   checkTotalBytes(where, total, maxTotal);

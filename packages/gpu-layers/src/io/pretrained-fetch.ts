@@ -71,7 +71,7 @@ export async function fromPretrained(url: string, options: FetchPretrainedOption
   const where = `${base}${PRETRAINED_FILES.config}`;
   const records = pretrainedFileRecords(cfg, where);
   const modelConfig = pretrainedModelConfig(cfg, where);
-  const need = (name: string) => neededFileBytes(name, records, modelConfig, where);
+  const need = (name: string) => neededFileBytes(name, records, modelConfig, where, options.trust === true);
   const tokenizerConfig = await get(PRETRAINED_FILES.tokenizer, need(PRETRAINED_FILES.tokenizer));
   const tokenizerFiles = Object.values(parseTokenizerConfig(new TextDecoder().decode(tokenizerConfig), base).files);
   const total = [PRETRAINED_FILES.tokenizer, ...new Set(tokenizerFiles), PRETRAINED_FILES.model]

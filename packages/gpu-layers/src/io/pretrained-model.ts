@@ -24,6 +24,7 @@ import {
 import { appSlideKeep, sampleIds } from '../decoding/sampling.js';
 import { countParams, validateModelConfig, type ModelConfig } from '../config/model-config.js';
 import type { LanguageModel } from '../language-model/language-model.js';
+import { unverifiedError } from './checkpoint-model.js';
 
 /** `extra.pretrained.format` of a pretrained folder's config.json: what tells it from a training checkpoint. */
 export const PRETRAINED_FORMAT = 'grassflow-pretrained';
@@ -198,19 +199,26 @@ function unrecordedError(where: string, name: string): CheckpointError {
 
 /**
  * The size the loader accepts for the needed file `name`: its record, refused (naming the file) when the record is
- * missing or larger than {@link pretrainedFileCap}, so that no server's config.json sets the limit.
+ * missing or larger than {@link pretrainedFileCap}, so that no server's config.json sets the limit. Unrecorded
+ * weights are `UNVERIFIED`, as loadCheckpoint has them; with `trust` they are read within their cap, unchecked.
  */
 export function neededFileBytes(
   name: string,
   records: ReadonlyMap<string, PretrainedFileRecord>,
   model: ModelConfig,
   where: string,
+  trust = false,
 ): number {
   const rec = records.get(name);
+  const cap = pretrainedFileCap(name, model);
+  if (rec === undefined && name === PRETRAINED_FILES.model) {
+    if (trust) return cap;
+    const suffix = `/${PRETRAINED_FILES.config}`;
+    throw unverifiedError(where.endsWith(suffix) ? where.slice(0, -PRETRAINED_FILES.config.length) : where, [name]);
+  }
   if (rec === undefined) {
     throw unrecordedError(where, name);
   }
-  const cap = pretrainedFileCap(name, model);
   if (rec.bytes > cap) {
     throw new CheckpointError(
       'INVALID_CONFIG',
