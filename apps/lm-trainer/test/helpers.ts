@@ -46,6 +46,19 @@ export function cliAsync(args: readonly string[], extraEnv: NodeJS.ProcessEnv = 
   });
 }
 
+/** `grassflow-lm ...args` in a child process, so that a server of this process can answer it meanwhile. */
+export async function cliWhileServing(args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const child = cliAsync(args, extraEnv);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) =>
+    child.on('close', (c, s) => done([c, s])),
+  );
+  return { code, signal, error: undefined, stdout, stderr };
+}
+
 export function tmp(): string {
   return mkdtempSync(join(tmpdir(), 'grassflow-lm-test-'));
 }

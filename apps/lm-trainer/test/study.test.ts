@@ -161,6 +161,9 @@ describe.skipIf(DATA_DIR === undefined)(
       () => {
         const r = cli(['study', 'report', join(straight, 'ledger.jsonl')]);
         expect(r.code, r.stderr).toBe(0);
+        // --runs, as the usage lists it for every subcommand (a report reads the ledger only)
+        const withRuns = cli(['study', 'report', join(straight, 'ledger.jsonl'), '--runs', join(straight, 'runs')]);
+        expect(withRuns.code, withRuns.stderr).toBe(0);
         const md = readFileSync(join(straight, 'report.md'), 'utf8');
         expect(md).toContain('# Study tiny');
         expect(md).toMatch(/\| grassmann \| 4 \| 2 \| 1 2 \|/); // steps 4, n 2, seeds 1 2

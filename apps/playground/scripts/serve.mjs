@@ -35,8 +35,8 @@ function allowedHosts(host, port) {
 /**
  * Starts a static server. `root`: the folder served at /; `mounts`: URL prefix (ending in '/') → folder.
  * What it serves: regular files whose real path (symlinks resolved) lies inside the folder of their prefix, with no
- * path segment starting with '.' (no .env, no .git); requests whose Host is not the bound address or localhost are
- * refused (403), a malformed URL is 400, and a failing read ends that response only. Returns its URL and `close()`.
+ * path segment starting with '.' in the request or in the real path (no .env, no .git, no link to either); requests
+ * whose Host is not the bound address or localhost are refused (403), a malformed URL is 400, and a failing read ends that response only. Returns its URL and `close()`.
  */
 export async function serve({ root, mounts = {}, port = 0, host = '127.0.0.1', isolated = true }) {
   const folders = await Promise.all(
@@ -69,6 +69,9 @@ export async function serve({ root, mounts = {}, port = 0, host = '127.0.0.1', i
       return answer(res, 404, `not found: ${path}\n`);
     }
     if (!inside(file)) return answer(res, 403, 'forbidden: outside the served folder\n');
+    // a link inside the folder to its own .env or .git is refused as the dotfile itself would be
+    const hidden = file.slice(dir.length).split(sep);
+    if (hidden.some((segment) => segment.startsWith('.'))) return answer(res, 404, `not found: ${path}\n`);
     if (!(await stat(file)).isFile()) return answer(res, 404, `not found: ${path}\n`);
     const stream = createReadStream(file);
     stream.once('error', () => answer(res, 500, 'read error\n'));

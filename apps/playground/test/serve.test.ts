@@ -54,6 +54,8 @@ describe('serve: only what is mounted', () => {
     symlinkSync(outside, join(runs, 'link.txt'));
     symlinkSync(base, join(runs, 'up'));
     symlinkSync(join(runs, 'a', 'config.json'), join(runs, 'inside.json')); // a link within the folder is fine
+    symlinkSync(join(runs, '.env'), join(runs, 'envlink'));
+    symlinkSync(join(runs, '.git'), join(runs, 'gitlink'));
     execFileSync('mkfifo', [join(runs, 'fifo')]);
     server = await serve({ root: site, mounts: { '/runs/': runs } });
   });
@@ -77,6 +79,13 @@ describe('serve: only what is mounted', () => {
     expect((await get(server.url, '/runs/.env')).status).toBe(404);
     expect((await get(server.url, '/runs/.git/config')).status).toBe(404);
     expect((await get(server.url, '/runs/%2e%2e/secret.txt')).status).not.toBe(200);
+  });
+
+  it('a symlink inside the folder to a dotfile or dot folder of it is not served', async () => {
+    const env = await get(server.url, '/runs/envlink');
+    expect(env.status).toBe(404);
+    expect(env.body).not.toContain('TOKEN');
+    expect((await get(server.url, '/runs/gitlink/config')).status).toBe(404);
   });
 
   it('only regular files: a FIFO and a folder named index.html answer 404 without hanging or crashing', async () => {

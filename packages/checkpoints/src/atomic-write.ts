@@ -6,9 +6,10 @@
 // the temp name (`temporarySibling`), the order of steps and the folder-fsync rules.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { open, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { makeFolder, makeFolderSync } from './make-folder.js';
 
 /** A file opened for writing by `FileSystemOps.create`. */
 export interface WritableFileOps {
@@ -109,7 +110,7 @@ export async function writeFileAtomic(
   data: AtomicWriteData,
   fs: FileSystemOps = nodeFileSystem,
 ): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await makeFolder(dirname(path)); // level by level: Node's recursive mkdir never returns under /proc
   const tmp = temporarySibling(path);
   await writeFileDurable(tmp, chunksOf(data), fs);
   await renameDurable(tmp, path, fs);
@@ -170,7 +171,7 @@ export async function commitFileAtomic(tmp: string, path: string, fs: FileSystem
  * that file is then opened again and fsynced before the rename.
  */
 export function writeFileAtomicSync(path: string, data: string | Uint8Array | ((tmpPath: string) => void)): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeFolderSync(dirname(path));
   const tmp = temporarySibling(path);
   try {
     if (typeof data === 'function') {

@@ -28,10 +28,21 @@ export {
   type LoadedCheckpointBytes,
 } from './checkpoint-bytes.js';
 export {
+  CHECKPOINT_CONFIG_MAX_BYTES,
+  CHECKPOINT_MAX_TOTAL_BYTES,
   CHECKPOINT_SUBFOLDERS,
   checkpointBytesFromFiles,
   fetchCheckpointBytes,
   type CheckpointFileLike,
+  type FetchCheckpointOptions,
   type FetchLike,
   type FetchResponseLike,
 } from './checkpoint-sources.js';
+export {
+  DOWNLOAD_DEADLINE_FLOOR_MS,
+  DOWNLOAD_MIN_BYTES_PER_SECOND,
+  downloadDeadlineMs,
+  fetchBytes,
+  redactUrl,
+  type FetchBytesOptions,
+} from './bounded-fetch.js';

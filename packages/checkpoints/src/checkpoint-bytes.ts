@@ -10,7 +10,7 @@ import {
   type CheckpointFileRecord,
   type CheckpointJson,
 } from './checkpoint-config.js';
-import { checkFinite, checkModelTensors } from './checkpoint-tensors.js';
+import { checkFinite, checkModelTensors, checkParameterCount } from './checkpoint-tensors.js';
 import { readSafetensors, readSafetensorsHeader, safetensorsValues } from './safetensors.js';
 import { SafetensorsError, type SafetensorsDType } from './safetensors-header.js';
 
@@ -48,6 +48,12 @@ export interface LoadCheckpointBytesOptions<M = CheckpointJson> {
    * `TENSOR_DTYPE`, `TENSOR_SHAPE`, `TENSOR_UNEXPECTED`) before any tensor byte is read.
    */
   readonly expectedTensors?: (model: M) => ReadonlyMap<string, readonly number[]>;
+  /**
+   * The parameter count the model described by config.json has, computed without building it: model.safetensors'
+   * header must hold at least that many values, checked before `expectedTensors` (which may build the model), so
+   * that no config.json makes the loader allocate more than the weights it came with.
+   */
+  readonly parameterCount?: (model: M) => number;
   /** The model config as named in mismatch messages (default: its JSON). */
   readonly describeModel?: (model: M) => string;
   /** The package named in the `UNSUPPORTED_VERSION` message (default '@grassflow/checkpoints'). */
@@ -198,8 +204,11 @@ export async function loadCheckpointBytes<M = CheckpointJson>(
     const modelRec = file.files?.[CHECKPOINT_FILES.model];
     await checkRecord(files.model, modelRec, modelWhere, verify);
     const header = readSafetensorsHeader(files.model);
+    const summary = options.describeModel?.(file.model) ?? JSON.stringify(file.model);
+    if (options.parameterCount !== undefined) {
+      checkParameterCount(modelWhere, header.tensors, options.parameterCount(file.model), summary);
+    }
     if (options.expectedTensors !== undefined) {
-      const summary = options.describeModel?.(file.model) ?? JSON.stringify(file.model);
       checkModelTensors(modelWhere, header.tensors, options.expectedTensors(file.model), summary);
     }
     const tensors = tensorsOf(files.model, modelWhere);

@@ -33,7 +33,7 @@ import {
   type LoadCheckpointBytesOptions,
   type LoadedCheckpointBytes,
 } from './checkpoint-bytes.js';
-import { checkFinite, checkModelTensors } from './checkpoint-tensors.js';
+import { checkFinite, checkModelTensors, checkParameterCount } from './checkpoint-tensors.js';
 import {
   encodeSafetensors,
   readSafetensorsInputs,
@@ -320,8 +320,11 @@ async function loadCheckpointFolderOnce<M>(
   const modelRec = file.files?.[CHECKPOINT_FILES.model];
   const reader = await openTensorFile(located.dir, CHECKPOINT_FILES.model, modelRec);
   try {
+    const summary = options.describeModel?.(file.model) ?? JSON.stringify(file.model);
+    if (options.parameterCount !== undefined) {
+      checkParameterCount(reader.path, reader.header.tensors, options.parameterCount(file.model), summary);
+    }
     if (options.expectedTensors !== undefined) {
-      const summary = options.describeModel?.(file.model) ?? JSON.stringify(file.model);
       checkModelTensors(reader.path, reader.header.tensors, options.expectedTensors(file.model), summary);
     }
     const tensors = await readAll(reader, modelRec, verify);

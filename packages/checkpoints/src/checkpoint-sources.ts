@@ -3,6 +3,21 @@
 
 import { CHECKPOINT_FILES, CHECKPOINT_FORMAT, CheckpointError, parseCheckpointConfig } from './checkpoint-config.js';
 import type { CheckpointBytes } from './checkpoint-bytes.js';
+import { fetchBytes, redactUrl } from './bounded-fetch.js';
+
+/** Largest config.json a fetch accepts (1 MiB; a checkpoint's is a few KiB: large data belongs in tensors). */
+export const CHECKPOINT_CONFIG_MAX_BYTES = 1024 * 1024;
+/** Default cap on all files of one checkpoint fetched (4 GiB). */
+export const CHECKPOINT_MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024;
+
+/** Options of {@link fetchCheckpointBytes}. */
+export interface FetchCheckpointOptions {
+  readonly fetch?: FetchLike;
+  /** Most bytes of all files together (default {@link CHECKPOINT_MAX_TOTAL_BYTES}); each file also within its record. */
+  readonly maxTotalBytes?: number;
+  /** Overall deadline of each file in ms (default: proportional to its cap, at least 30 s; see downloadDeadlineMs). */
+  readonly deadlineMs?: number;
+}
 
 /** The folders looked in, in order: the one given, then a grassflow-lm run's best and latest checkpoints. */
 export const CHECKPOINT_SUBFOLDERS = ['', 'checkpoints/best', 'checkpoints/latest'] as const;
@@ -15,16 +30,21 @@ export interface CheckpointFileLike {
   arrayBuffer(): Promise<ArrayBuffer>;
 }
 
-/** What `fetchCheckpointBytes` needs of `fetch`'s response. */
+/**
+ * What `fetchCheckpointBytes` needs of `fetch`'s response (a real Response has all of it; without `body` the size
+ * cap is checked only after the whole body arrived).
+ */
 export interface FetchResponseLike {
   readonly ok: boolean;
   readonly status: number;
   readonly statusText: string;
+  readonly headers?: { get(name: string): string | null };
+  readonly body?: ReadableStream<Uint8Array> | null;
   arrayBuffer(): Promise<ArrayBuffer>;
 }
 
-/** `fetch`, or anything that fetches a URL the same way. */
-export type FetchLike = (url: string) => Promise<FetchResponseLike>;
+/** `fetch`, or anything that fetches a URL the same way (the signal aborts it at the deadline). */
+export type FetchLike = (url: string, init?: { signal?: AbortSignal }) => Promise<FetchResponseLike>;
 
 function folderOf(path: string): string {
   const cut = path.lastIndexOf('/');
@@ -80,25 +100,6 @@ function isCheckpointConfig(text: string): boolean {
   }
 }
 
-async function get(fetchFn: FetchLike, url: string): Promise<FetchResponseLike> {
-  try {
-    return await fetchFn(url);
-  } catch (cause) {
-    throw new CheckpointError(
-      'NOT_FOUND',
-      `fetching ${url} failed (${(cause as Error).message}): is the server running, and does it allow this page's origin (CORS)?`,
-      { cause },
-    );
-  }
-}
-
-async function bytesOf(fetchFn: FetchLike, url: string): Promise<Uint8Array> {
-  const res = await get(fetchFn, url);
-  if (!res.ok)
-    throw new CheckpointError('MISSING_FILE', `${url}: HTTP ${res.status} ${res.statusText}; serve the whole folder`);
-  return new Uint8Array(await res.arrayBuffer());
-}
-
 /**
  * A checkpoint's files fetched from the folder at `url` (a checkpoint folder, or a grassflow-lm run folder: then
  * its checkpoints/best, else checkpoints/latest): config.json first, then model.safetensors and, when config.json
@@ -106,37 +107,54 @@ async function bytesOf(fetchFn: FetchLike, url: string): Promise<Uint8Array> {
  */
 export async function fetchCheckpointBytes(
   url: string,
-  options: { readonly fetch?: FetchLike } = {},
+  options: FetchCheckpointOptions = {},
 ): Promise<CheckpointBytes & { readonly source: string }> {
   const fetchFn = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch;
   if (fetchFn === undefined)
     throw new CheckpointError('INVALID_ARGUMENT', 'fetch is not available: pass options.fetch');
+  const maxTotal = options.maxTotalBytes ?? CHECKPOINT_MAX_TOTAL_BYTES;
+  const limits = (maxBytes: number) => ({
+    maxBytes,
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+  });
   const base = url.replace(/\/+$/, '');
   const tried: string[] = [];
   for (const sub of CHECKPOINT_SUBFOLDERS) {
     const folder = sub === '' ? base : `${base}/${sub}`;
     const configUrl = `${folder}/${CHECKPOINT_FILES.config}`;
-    const res = await get(fetchFn, configUrl);
-    if (!res.ok) {
-      tried.push(`${configUrl} (HTTP ${res.status})`);
+    let config: Uint8Array;
+    try {
+      config = await fetchBytes(fetchFn, configUrl, limits(CHECKPOINT_CONFIG_MAX_BYTES));
+    } catch (error) {
+      if (!(error instanceof CheckpointError) || error.code !== 'MISSING_FILE') throw error;
+      tried.push(error.message.replace(/; serve the whole folder$/, ''));
       continue;
     }
-    const config = new Uint8Array(await res.arrayBuffer());
     const text = new TextDecoder().decode(config);
     if (sub === '' && !isCheckpointConfig(text)) {
-      tried.push(`${configUrl} (not a checkpoint's: a run folder?)`);
+      tried.push(`${redactUrl(configUrl)} (not a checkpoint's: a run folder?)`);
       continue;
     }
-    const parsed = parseCheckpointConfig(text, configUrl);
-    const model = await bytesOf(fetchFn, `${folder}/${CHECKPOINT_FILES.model}`);
+    const parsed = parseCheckpointConfig(text, redactUrl(configUrl));
+    // each file within what config.json records for it (when it does) and within the total the client allows
+    const capOf = (name: string) => Math.min(parsed.files?.[name]?.bytes ?? maxTotal, maxTotal);
+    const model = await fetchBytes(
+      fetchFn,
+      `${folder}/${CHECKPOINT_FILES.model}`,
+      limits(capOf(CHECKPOINT_FILES.model)),
+    );
     const extra =
       parsed.files?.[CHECKPOINT_FILES.extra] === undefined
         ? undefined
-        : await bytesOf(fetchFn, `${folder}/${CHECKPOINT_FILES.extra}`);
-    return { config, model, ...(extra === undefined ? {} : { extra }), source: folder };
+        : await fetchBytes(
+            fetchFn,
+            `${folder}/${CHECKPOINT_FILES.extra}`,
+            limits(Math.min(capOf(CHECKPOINT_FILES.extra), maxTotal - model.byteLength)),
+          );
+    return { config, model, ...(extra === undefined ? {} : { extra }), source: redactUrl(folder) };
   }
   throw new CheckpointError(
     'MISSING_FILE',
-    `no checkpoint at ${url}: tried ${tried.join(', ')}; give the URL of a checkpoint folder or a grassflow-lm run folder`,
+    `no checkpoint at ${redactUrl(url)}: tried ${tried.join(', ')}; give the URL of a checkpoint folder or a grassflow-lm run folder`,
   );
 }

@@ -5,6 +5,28 @@ import type { SafetensorsTensorInfo } from './safetensors-header.js';
 const shapeText = (s: readonly number[]): string => `[${s.join(', ')}]`;
 
 /**
+ * Compares the number of values model.safetensors' header holds with the parameter count the config implies
+ * (`expected`), before the model is built: a config.json that describes a larger model than the weights hold
+ * (nLayers 20000 beside 2 MB of weights) is refused without allocating what it describes. A smaller one is let through
+ * to the tensor-by-tensor check (building it costs less than the weights given), which names the tensor that differs.
+ */
+export function checkParameterCount(
+  where: string,
+  tensors: readonly SafetensorsTensorInfo[],
+  expected: number,
+  summary: string,
+): void {
+  const held = tensors.reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
+  if (expected > held) {
+    throw new CheckpointError(
+      'TENSOR_SHAPE',
+      `${where} holds ${held} values but its config.json describes a model of ${expected} parameters: the ` +
+        `weights do not belong to this config.json (${summary}); re-save the checkpoint or fix config.json`,
+    );
+  }
+}
+
+/**
  * Compares the header entries of model.safetensors (`where` names the file in messages) with the tensors the model
  * expects (name → shape, all F32); throws a CheckpointError at the first mismatch, before any tensor byte is read.
  */

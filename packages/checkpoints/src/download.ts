@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { Transform } from 'node:stream';
@@ -10,11 +10,14 @@ import { pipeline } from 'node:stream/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { commitFileAtomic, temporarySibling } from './atomic-write.js';
+import { downloadDeadlineMs, redactUrl } from './bounded-fetch.js';
 import { CodedError } from './coded-error.js';
+import { fileSystemProblem, makeFolder } from './make-folder.js';
 
 /** Machine-readable reason of a {@link DownloadError}. */
 export type DownloadErrorCode =
-  | 'DOWNLOAD_FAILED' // network error, refused connection, timeout, a bad redirect
+  | 'DOWNLOAD_FAILED' // network error, refused connection, idle timeout, a bad redirect
+  | 'TIMED_OUT' // the overall deadline passed before the last byte
   | 'HTTP_STATUS' // the server answered with a non-2xx status
   | 'TOO_MANY_REDIRECTS'
   | 'SIZE_LIMIT' // more bytes than declared or than the allowed maximum
@@ -65,6 +68,13 @@ export interface DownloadOptions {
   maxRedirects?: number;
   /** Socket idle timeout in ms (default 60,000). */
   timeoutMs?: number;
+  /**
+   * Overall deadline in ms, from the request to the last byte, redirects included (default: `maxBytes` at 256 KiB/s,
+   * at least 30 s: {@link downloadDeadlineMs}). A server that trickles bytes is cut off with `TIMED_OUT`.
+   */
+  deadlineMs?: number;
+  /** What to tell a user whose destination folder cannot be written (default: give a folder this process can write). */
+  notWritableHint?: string;
   /** Called as bytes arrive: (received, declared total or null). */
   onProgress?: (received: number, total: number | null) => void;
 }
@@ -88,19 +98,49 @@ const GiB = 1024 * 1024 * 1024;
  */
 export async function downloadFile(url: string, dest: string, opts: DownloadOptions = {}): Promise<DownloadResult> {
   const maxBytes = opts.maxBytes ?? 2 * GiB;
+  const deadlineMs = opts.deadlineMs ?? downloadDeadlineMs(maxBytes);
+  const progress = { received: 0, timedOut: false };
+  const controller = new AbortController();
+  const timer = setTimeout(() => {
+    progress.timedOut = true;
+    controller.abort();
+  }, deadlineMs);
+  try {
+    return await fetchToFile(url, dest, { ...opts, maxBytes }, controller.signal, progress);
+  } catch (err) {
+    if (!progress.timedOut) throw err;
+    throw new DownloadError(
+      'TIMED_OUT',
+      `Download of ${redactUrl(url)} did not finish within ${deadlineMs / 1000} s (${progress.received} bytes ` +
+        'arrived): the server is stalled or too slow. Retry, or allow longer (the deadlineMs option). Nothing was kept.',
+      { file: redactUrl(url), cause: err },
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function fetchToFile(
+  url: string,
+  dest: string,
+  opts: DownloadOptions & { maxBytes: number },
+  signal: AbortSignal,
+  progress: { received: number },
+): Promise<DownloadResult> {
   const maxRedirects = opts.maxRedirects ?? 10;
   let current = parseUrl(url, url);
   let extra: Readonly<Record<string, string>> = opts.headers ?? {};
   for (let hop = 0; ; hop++) {
-    const res = await request(current, opts, extra);
+    const res = await request(current, opts, extra, signal);
     const status = res.statusCode ?? 0;
     if (status >= 300 && status < 400 && res.headers.location !== undefined) {
       res.resume(); // discard the redirect body
       if (hop >= maxRedirects) {
         throw new DownloadError(
           'TOO_MANY_REDIRECTS',
-          `Download of ${url} followed ${maxRedirects} redirects without reaching the file (last: ${current.href}).`,
-          { file: url },
+          `Download of ${redactUrl(url)} followed ${maxRedirects} redirects without reaching the file (last: ` +
+            `${redactUrl(current.href)}).`,
+          { file: redactUrl(url) },
         );
       }
       const next = parseUrl(res.headers.location, url, current);
@@ -109,8 +149,8 @@ export async function downloadFile(url: string, dest: string, opts: DownloadOpti
       if (current.protocol !== 'http:' && current.protocol !== 'https:') {
         throw new DownloadError(
           'DOWNLOAD_FAILED',
-          `Download of ${url} was redirected to unsupported protocol ${current.protocol}`,
-          { file: url },
+          `Download of ${redactUrl(url)} was redirected to unsupported protocol ${current.protocol}`,
+          { file: redactUrl(url) },
         );
       }
       continue;
@@ -119,11 +159,11 @@ export async function downloadFile(url: string, dest: string, opts: DownloadOpti
       res.resume();
       throw new DownloadError(
         'HTTP_STATUS',
-        `Download of ${current.href} failed: HTTP ${status} ${res.statusMessage ?? ''}`.trim() + '.',
-        { file: current.href },
+        `Download of ${redactUrl(current.href)} failed: HTTP ${status} ${res.statusMessage ?? ''}`.trim() + '.',
+        { file: redactUrl(current.href) },
       );
     }
-    return await saveBody(res, current.href, dest, maxBytes, opts);
+    return await saveBody(res, redactUrl(current.href), dest, opts.maxBytes, opts, progress);
   }
 }
 
@@ -134,9 +174,9 @@ function parseUrl(href: string, original: string, base?: URL): URL {
     throw new DownloadError(
       base === undefined ? 'INVALID_ARGUMENT' : 'DOWNLOAD_FAILED',
       base === undefined
-        ? `Not a valid URL: '${href}'.`
-        : `Download of ${original} was redirected to an invalid URL '${href}'.`,
-      { file: original },
+        ? `Not a valid URL: '${redactUrl(href)}'.`
+        : `Download of ${redactUrl(original)} was redirected to an invalid URL '${redactUrl(href)}'.`,
+      { file: redactUrl(original) },
     );
   }
 }
@@ -153,27 +193,28 @@ function request(
   url: URL,
   opts: DownloadOptions,
   extra: Readonly<Record<string, string>>,
+  signal: AbortSignal,
 ): Promise<http.IncomingMessage> {
   const get = url.protocol === 'https:' ? https.get : url.protocol === 'http:' ? http.get : undefined;
   if (get === undefined) {
     return Promise.reject(
       new DownloadError(
         'INVALID_ARGUMENT',
-        `Unsupported URL protocol ${url.protocol} in ${url.href}: use http or https.`,
-        { file: url.href },
+        `Unsupported URL protocol ${url.protocol} in ${redactUrl(url.href)}: use http or https.`,
+        { file: redactUrl(url.href) },
       ),
     );
   }
   const headers = { 'user-agent': opts.userAgent ?? DEFAULT_USER_AGENT, 'accept-encoding': 'identity', ...extra };
   return new Promise((resolvePromise, reject) => {
-    const req = get(url, { headers, timeout: opts.timeoutMs ?? 60_000 }, resolvePromise);
+    const req = get(url, { headers, timeout: opts.timeoutMs ?? 60_000, signal }, resolvePromise);
     req.on('timeout', () => req.destroy(new Error(`no data for ${opts.timeoutMs ?? 60_000} ms`)));
     req.on('error', (err) => {
       reject(
         new DownloadError(
           'DOWNLOAD_FAILED',
-          `Download of ${url.href} failed: ${messageOf(err)}. Check the network, or fetch the file by hand.`,
-          { file: url.href, cause: err },
+          `Download of ${redactUrl(url.href)} failed: ${messageOf(err)}. Check the network, or fetch the file by hand.`,
+          { file: redactUrl(url.href), cause: err },
         ),
       );
     });
@@ -186,6 +227,7 @@ async function saveBody(
   dest: string,
   maxBytes: number,
   opts: DownloadOptions,
+  progress: { received: number },
 ): Promise<DownloadResult> {
   const lengthHeader = res.headers['content-length'];
   const declared = lengthHeader === undefined ? null : Number(lengthHeader);
@@ -211,6 +253,7 @@ async function saveBody(
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       received += chunk.length;
+      progress.received = received;
       if (received > limit) {
         const why =
           declared !== null
@@ -224,16 +267,17 @@ async function saveBody(
       done(null, chunk);
     },
   });
-  await mkdir(dirname(dest), { recursive: true }).catch((err: unknown) => {
+  // level by level, with a timeout: Node's recursive mkdir never returns under /proc
+  await makeFolder(dirname(dest)).catch((err: unknown) => {
     res.destroy();
-    throw notWritable(dest, err);
+    throw notWritable(dest, err, opts);
   });
   const tmp = temporarySibling(dest);
   // Open the temp file before streaming: a stream that opens it lazily can create it after an early
   // network error has already run the cleanup below, leaving a stray temp file behind.
   const file = await open(tmp, 'wx').catch((err: unknown) => {
     res.destroy();
-    throw notWritable(dest, err);
+    throw notWritable(dest, err, opts);
   });
   const out = file.createWriteStream();
   try {
@@ -243,7 +287,7 @@ async function saveBody(
       if (err instanceof DownloadError) throw err;
       if (declared !== null && received < declared) throw truncated(href, received, declared, err);
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') throw notWritable(dest, err);
+      if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') throw notWritable(dest, err, opts);
       throw new DownloadError(
         'DOWNLOAD_FAILED',
         `Download of ${href} failed after ${received} bytes: ${messageOf(err)}.`,
@@ -275,10 +319,11 @@ function truncated(href: string, received: number, declared: number, cause?: unk
   );
 }
 
-function notWritable(dest: string, cause: unknown): DownloadError {
+function notWritable(dest: string, cause: unknown, opts: DownloadOptions): DownloadError {
+  const hint = opts.notWritableHint ?? 'Give a folder this process can write to.';
   return new DownloadError(
     'NOT_WRITABLE',
-    `Cannot write ${dest}: ${messageOf(cause)}. Give a folder this process can write to.`,
+    `Cannot write ${dest}: ${fileSystemProblem(dest, cause as NodeJS.ErrnoException)}. ${hint}`,
     { file: dest, cause },
   );
 }

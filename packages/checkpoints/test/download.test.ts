@@ -142,6 +142,42 @@ describe('downloadFile', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
+  it('gives up on a server that trickles 1 byte every 2 s at the overall deadline, though no read is ever idle', async () => {
+    server.route('/trickle.bin', (req, res) => {
+      res.writeHead(200, { 'content-length': String(body.length) });
+      const tick = setInterval(() => res.write('g'), 2000);
+      res.write('g');
+      req.socket.once('close', () => clearInterval(tick));
+    });
+    const started = Date.now();
+    const err = await expectCode(
+      downloadFile(`${server.base}/trickle.bin`, join(dir, 'x'), { timeoutMs: 3000, deadlineMs: 2500 }),
+      'TIMED_OUT',
+    );
+    expect(Date.now() - started).toBeLessThan(6000);
+    expect(err.message).toMatch(/did not finish within 2\.5 s \([1-2] bytes arrived\).*Retry, or allow longer/);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('never prints the password of a URL', async () => {
+    const u = new URL(`${server.base}/nope`);
+    u.username = 'me';
+    u.password = 'hunter2';
+    const err = await expectCode(downloadFile(u.href, join(dir, 'x')), 'HTTP_STATUS');
+    expect(err.message).not.toContain('hunter2');
+    expect(err.message).toContain('***@127.0.0.1');
+  });
+
+  it('refuses a destination under /proc at once instead of hanging in mkdir, saying what to do', async () => {
+    const started = Date.now();
+    const err = await expectCode(
+      downloadFile(`${server.base}/ok.bin`, '/proc/grassflow-x/y/ok.bin', { notWritableHint: 'Use another folder.' }),
+      'NOT_WRITABLE',
+    );
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(err.message).toMatch(/kernel's proc file system.*Use another folder\./);
+  });
+
   it('rejects invalid URLs and unsupported protocols with INVALID_ARGUMENT', async () => {
     await expectCode(downloadFile('not a url', join(dir, 'x')), 'INVALID_ARGUMENT');
     await expectCode(downloadFile('ftp://127.0.0.1/x', join(dir, 'x')), 'INVALID_ARGUMENT');

@@ -1,10 +1,12 @@
 // Make data files present: use what is in the data folder, else download, unzip, verify and move into place.
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   commitFileAtomic,
   DownloadError,
   downloadFile,
+  fileSystemProblem,
+  makeFolder,
   sha256File,
   type DownloadOptions,
 } from '@grassflow/checkpoints';
@@ -145,11 +147,15 @@ function expectedOf(o: FileOrigin): string | null {
   return o.kind === 'archive' ? o.member.sha256 : o.kind === 'file' ? o.source.sha256 : o.file.sha256;
 }
 
+/** What a download into the data folder tells a user who cannot write there. */
+const NOT_WRITABLE_HINT = 'Point GRASSFLOW_DATA_DIR (or the dataDir option) at a writable folder.';
+
 async function makeDataDir(dataDir: string): Promise<void> {
   try {
-    await mkdir(dataDir, { recursive: true });
+    await makeFolder(dataDir); // level by level: Node's recursive mkdir never returns under /proc
   } catch (err) {
-    throw new DatasetError('NOT_WRITABLE', `Cannot create the data folder ${dataDir}: ${messageOf(err)}.`, {
+    const why = fileSystemProblem(dataDir, err as NodeJS.ErrnoException);
+    throw new DatasetError('NOT_WRITABLE', `Cannot create the data folder ${dataDir}: ${why}.`, {
       file: dataDir,
       cause: err,
     });
@@ -162,6 +168,7 @@ async function fetchSingle(source: FileSource, url: string, dataDir: string, opt
     sha256: source.sha256,
     maxBytes: source.maxSize,
     userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
+    notWritableHint: NOT_WRITABLE_HINT,
     ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
     ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
   });
@@ -189,6 +196,7 @@ async function fetchArchive(
     await downloadFile(url, zipPath, {
       maxBytes: source.maxArchiveBytes,
       userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
+      notWritableHint: NOT_WRITABLE_HINT,
       ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
       ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
     });
@@ -228,7 +236,7 @@ async function fetchArchive(
     }
     for (const m of wanted) {
       const final = join(dataDir, m.target);
-      await mkdir(dirname(final), { recursive: true });
+      await makeFolder(dirname(final));
       await commitFileAtomic(join(extractDir, m.target), final); // fsync, rename into place, fsync the folder
     }
   } finally {

@@ -5,7 +5,8 @@ import { CodedError } from '@grassflow/checkpoints';
 export type DatasetErrorCode =
   | 'FILE_MISSING' // a data file is absent and could not be downloaded
   | 'DOWNLOAD_DISABLED' // a data file is absent and downloads are switched off
-  | 'DOWNLOAD_FAILED' // network error, refused connection, timeout
+  | 'DOWNLOAD_FAILED' // network error, refused connection, idle timeout
+  | 'TIMED_OUT' // the overall deadline passed before the last byte
   | 'HTTP_STATUS' // the server answered with a non-2xx status
   | 'TOO_MANY_REDIRECTS'
   | 'SIZE_LIMIT' // more bytes than declared or than the allowed maximum

@@ -1,10 +1,10 @@
 // Safe zip extraction: refuses entries that would land outside the target folder, symlinks, and oversize data.
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
+import { makeFolder } from '@grassflow/checkpoints';
 import { DatasetError, messageOf } from './errors.js';
 
 /** Options of {@link extractZip}. */
@@ -83,7 +83,7 @@ export async function extractZip(
           `declares ${entry.uncompressedSize} bytes uncompressed, over the bound (entry ${entryMax}, total ${opts.maxTotalBytes})`,
         );
       }
-      await mkdir(dirname(dest), { recursive: true });
+      await makeFolder(dirname(dest));
       let written = 0;
       const counter = new Transform({
         transform(chunk: Buffer, _enc, done) {

@@ -291,6 +291,30 @@ describe('ensureDataset against a local server', () => {
     expect(await readdir(dataDir)).toEqual(['not-a-dir']);
   });
 
+  it("a download into a data folder it cannot write is the downloader's NOT_WRITABLE, naming GRASSFLOW_DATA_DIR", async () => {
+    server.route('/example.test/v2/vocab.txt', serveBytes(Buffer.from('[PAD]\n')));
+    await import('node:fs/promises').then((fs) => fs.writeFile(join(dataDir, 'v2'), 'x')); // a file where v2/ goes
+    const one: SourcesManifest = {
+      sources: [
+        {
+          kind: 'file',
+          name: 'vocab2',
+          url: 'http://example.test/v2/vocab.txt',
+          target: 'v2/vocab.txt',
+          sha256: hex('[PAD]\n'),
+          size: 6,
+          maxSize: 6,
+          license: 'test',
+        },
+      ],
+      localOnly: [],
+      missingFromSharedData: {},
+    };
+    const err = await rejection(ensureDataFile('v2/vocab.txt', { dataDir, manifest: one, mirror: server.base }));
+    expect(err.code).toBe('NOT_WRITABLE');
+    expect(err.message).toMatch(/a file is in the way .*Point GRASSFLOW_DATA_DIR \(or the dataDir option\)/);
+  });
+
   it('unknown data set names list the known ones', async () => {
     const err = await rejection(ensureDataset('nope', { dataDir, manifest: manifest() }));
     expect(err.code).toBe('UNKNOWN_DATASET');

@@ -45,6 +45,7 @@ export type {
   PretrainedTokenizerFiles,
   SavePretrainedOptions,
   LoadedPretrained,
+  LoadPretrainedOptions,
   FromPretrainedOptions,
 } from './io/pretrained.js';
 export {

@@ -110,6 +110,15 @@ describe('fromPretrained from a folder', () => {
     try {
       const at = `http://127.0.0.1:${(local.address() as AddressInfo).port}/`;
       await expect(fetchPretrained(at)).rejects.toMatchObject({ code: 'UNVERIFIED' });
+      const cacheDir = join(root, 'cache-unrecorded');
+      await expect(fromPretrained(at, { cacheDir })).rejects.toThrow(refused);
+      // with trust, the unrecorded weights are fetched (within their cap) and loaded, in both loaders
+      for (const trusted of [
+        await fetchPretrained(at, { trust: true }),
+        await fromPretrained(at, { cacheDir, trust: true }),
+      ]) {
+        trusted.dispose();
+      }
     } finally {
       await new Promise((done) => local.close(done));
     }
@@ -144,7 +153,7 @@ describe('fromPretrained sets a backend up itself', () => {
 });
 
 describe('fromPretrained from a URL (127.0.0.1)', () => {
-  it('downloads config.json, then the files it records, into the cache; a second call fetches config.json only', async () => {
+  it('downloads config.json, then the files the loader needs (not the card), into the cache; a second call fetches config.json only', async () => {
     const cacheDir = join(root, 'cache');
     const local = await fromPretrained(dir);
     const expected = await local.generate('the history of', OPTS);
@@ -159,11 +168,11 @@ describe('fromPretrained from a URL (127.0.0.1)', () => {
     }
     expect(requests[0]).toBe('/model/config.json');
     expect([...requests].sort()).toEqual(
-      ['README.md', 'config.json', 'model.safetensors', 'tokenizer_config.json', 'vocab.txt'].map((f) => `/model/${f}`),
+      ['config.json', 'model.safetensors', 'tokenizer_config.json', 'vocab.txt'].map((f) => `/model/${f}`),
     );
     const cached = pretrainedCacheDir(url, { cacheDir });
     expect(cached.startsWith(join(cacheDir, 'pretrained'))).toBe(true);
-    expect((await readdir(cached)).sort()).toEqual((await readdir(dir)).sort());
+    expect((await readdir(cached)).sort()).toEqual((await readdir(dir)).filter((f) => f !== 'README.md').sort());
     requests = [];
     const second = await fromPretrained(url, { cacheDir });
     expect(await second.generate('the history of', OPTS)).toBe(expected);

@@ -2,8 +2,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
-import { writeFileAtomic } from '@grassflow/checkpoints';
-import { fileSystemProblem } from '@grassflow/training';
+import { fileSystemProblem, writeFileAtomic } from '@grassflow/checkpoints';
 
 /** What every ledger record has: the trainer's record format, the study and the run's key. */
 export interface StudyRecord {

@@ -34,7 +34,6 @@ export {
 } from './trainer-checkpoint.js';
 export {
   checkWritableFolder,
-  fileSystemProblem,
   OUTPUT_MARKER_FILE,
   prepareOutputFolder,
   refuseOutputPlace,

@@ -9,6 +9,8 @@ import {
   loadPretrained,
   type LanguageModel,
 } from '@grassflow/gpu-layers';
+import { fileURLToPath } from 'node:url';
+import { redactUrl } from '@grassflow/checkpoints';
 import { resolveCheckpointDir, UsageError, type FlagSpecs } from '@grassflow/training';
 import {
   dataDirOrThrow,
@@ -43,20 +45,34 @@ async function loadExport(
   }
 }
 
+/** The path of a file: URL (file:///runs/x), or the path given. */
+function folderOfFileUrl(given: string): string {
+  if (!/^file:/i.test(given)) return given;
+  try {
+    return fileURLToPath(given);
+  } catch (error) {
+    throw new UsageError(
+      `--checkpoint ${given}: not a local file: URL (${(error as Error).message}); give file:///absolute/path or a path`,
+      'checkpoint',
+    );
+  }
+}
+
 /**
  * Load a model checkpoint and the tokenizer it was trained with (from its `extra.run`, or `tokenizerFlag`). One whose
  * config.json records no SHA-256 of its weights is refused unless `trust` (--trust), and then loaded with a warning.
  */
 export async function loadModelAndTokenizer(
-  checkpoint: string,
+  given: string,
   dataDir: string,
   tokenizerFlag: string | undefined,
   trust = false,
 ): Promise<{ model: LanguageModel; tok: CorpusTokenizer; dir: string }> {
-  if (isPretrainedUrl(checkpoint)) {
-    const dir = await downloadPretrained(checkpoint);
-    return { ...(await loadExport(dir, tokenizerFlag, trust)), dir: checkpoint };
+  if (isPretrainedUrl(given)) {
+    const dir = await downloadPretrained(given, { trust });
+    return { ...(await loadExport(dir, tokenizerFlag, trust)), dir: redactUrl(given) };
   }
+  const checkpoint = folderOfFileUrl(given);
   if (await isPretrainedFolder(checkpoint)) return loadExport(checkpoint, tokenizerFlag, trust);
   const dir = resolveCheckpointDir(checkpoint, 'grassflow-lm-run');
   const ck = await loadCheckpoint(dir, { trust });

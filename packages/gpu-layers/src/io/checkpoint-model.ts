@@ -9,7 +9,7 @@ import {
   type LoadCheckpointFolderOptions,
   type SafetensorsDType,
 } from '@grassflow/checkpoints';
-import { validateModelConfig, type ModelConfig } from '../config/model-config.js';
+import { countParams, validateModelConfig, type ModelConfig } from '../config/model-config.js';
 import { createModel } from '../models/create-model.js';
 import type { GrassmannLM } from '../grassmann/lm.js';
 import type { TransformerLM } from '../transformer/lm.js';
@@ -45,6 +45,20 @@ interface ReadCheckpoint {
 }
 
 /**
+ * The refusal of a checkpoint whose config.json records no size and SHA-256 for `names` (its weights): loaded only
+ * with `trust`, since nothing says those bytes are the ones written.
+ */
+export function unverifiedError(where: string, names: readonly string[]): CheckpointError {
+  return new CheckpointError(
+    'UNVERIFIED',
+    `${where}: config.json records no size and SHA-256 for ${names.join(' and ')} (its ` +
+      '`files` record is missing: a hand-written or edited checkpoint), so nothing says its bytes are the ones ' +
+      'written: use a checkpoint grassflow wrote, or load this one only if you trust where it came from ' +
+      '(--trust; the option trust: true)',
+  );
+}
+
+/**
  * A model from one checkpoint read: `read` (loadCheckpointFolder or loadCheckpointBytes with the options it is given)
  * validates config.json and checks the tensors against the model built from it; the weights are then assigned. What
  * was built is disposed when the read fails. Returns the fields every loaded checkpoint has, and the read itself.
@@ -58,13 +72,7 @@ export async function loadCheckpointModel<R extends ReadCheckpoint>(
   try {
     const loaded = await read(loader.options);
     if (loaded.unverified.length > 0 && !unrecorded.trust) {
-      throw new CheckpointError(
-        'UNVERIFIED',
-        `${unrecorded.where}: config.json records no size and SHA-256 for ${loaded.unverified.join(' and ')} (its ` +
-          '`files` record is missing: a hand-written or edited checkpoint), so nothing says its bytes are the ones ' +
-          'written: use a checkpoint grassflow wrote, or load this one only if you trust where it came from ' +
-          '(--trust; the option trust: true)',
-      );
+      throw unverifiedError(unrecorded.where, loaded.unverified);
     }
     const { model, extraTensors } = loader.finish(loaded);
     const { model: config, extra, formatVersion, unverified } = loaded;
@@ -93,6 +101,8 @@ function checkpointModelLoader(verifyChecksums: boolean): {
       parseModel: validateModelConfig,
       reader: '@grassflow/gpu-layers',
       describeModel: describeConfig,
+      // the sizes config.json claims are checked against the weights' header before createModel allocates them
+      parameterCount: countParams,
       expectedTensors: (config) => {
         built = createModel(config);
         const expected = built.stateDict();

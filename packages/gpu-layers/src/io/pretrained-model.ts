@@ -3,9 +3,11 @@
 // generate/stream over the constant-memory decoder. Where the bytes come from is the caller's: a folder on disk
 // (pretrained.ts), a URL cached on disk (pretrained-download.ts) or fetched by a browser (pretrained-fetch.ts).
 import {
+  CHECKPOINT_CONFIG_MAX_BYTES,
   CHECKPOINT_FILES,
   CHECKPOINT_FORMAT,
   CheckpointError,
+  redactUrl,
   webSha256Hex,
   type CheckpointJson,
 } from '@grassflow/checkpoints';
@@ -20,8 +22,9 @@ import {
   wordPieceLines,
 } from '@grassflow/tokenizers/browser';
 import { appSlideKeep, sampleIds } from '../decoding/sampling.js';
-import type { ModelConfig } from '../config/model-config.js';
+import { countParams, validateModelConfig, type ModelConfig } from '../config/model-config.js';
 import type { LanguageModel } from '../language-model/language-model.js';
+import { unverifiedError } from './checkpoint-model.js';
 
 /** `extra.pretrained.format` of a pretrained folder's config.json: what tells it from a training checkpoint. */
 export const PRETRAINED_FORMAT = 'grassflow-pretrained';
@@ -132,6 +135,112 @@ export function pretrainedFileRecords(cfg: unknown, where: string): Map<string, 
   return out;
 }
 
+/**
+ * The URL of a served folder, as the base its files resolve against: a path ending in `/` (`…/model?x` is the folder
+ * `model`, not its parent), `?query` kept for each file (see {@link pretrainedFileUrl}), `#fragment` dropped.
+ */
+export function pretrainedFolderUrl(url: string, page?: string): URL {
+  const u = new URL(url, page);
+  if (!u.pathname.endsWith('/')) u.pathname = `${u.pathname}/`;
+  u.hash = '';
+  return u;
+}
+
+/** The URL of the file `name` of the folder at `folder` ({@link pretrainedFolderUrl}), with the folder's query. */
+export function pretrainedFileUrl(folder: URL, name: string): string {
+  const u = new URL(name, folder);
+  u.search = folder.search;
+  return u.href;
+}
+
+/** `url` as messages show it: without its password, without its query (it may hold a token). */
+export function shownUrl(url: string | URL): string {
+  const u = new URL(typeof url === 'string' ? url : url.href);
+  u.search = '';
+  return redactUrl(u.href);
+}
+
+/** Largest tokenizer file (vocab.txt, …) a loader reads: 8 MiB (BERT's vocab.txt is 232 KiB). */
+export const PRETRAINED_TOKENIZER_FILE_MAX_BYTES = 8 * 1024 * 1024;
+/** Room for model.safetensors' header beside its float32 values: 1 MiB (a 12-layer model's is a few KiB). */
+const MODEL_HEADER_ALLOWANCE = 1024 * 1024;
+
+/** config.json's `model` as a ModelConfig, or a CheckpointError naming the folder. */
+export function pretrainedModelConfig(cfg: unknown, where: string): ModelConfig {
+  try {
+    return validateModelConfig(isObject(cfg) ? cfg['model'] : undefined);
+  } catch (cause) {
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where}: ${PRETRAINED_FILES.config} describes no valid model (${(cause as Error).message})`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * The most bytes the loader reads of a file of an export, whatever config.json records for it: config files 1 MiB,
+ * tokenizer files 8 MiB, model.safetensors the float32 values of the parameters `model` implies plus its header.
+ */
+export function pretrainedFileCap(name: string, model: ModelConfig): number {
+  if (name === PRETRAINED_FILES.model) return 4 * countParams(model) + 8 + MODEL_HEADER_ALLOWANCE;
+  if (name === PRETRAINED_FILES.config || name === PRETRAINED_FILES.tokenizer) return CHECKPOINT_CONFIG_MAX_BYTES;
+  return PRETRAINED_TOKENIZER_FILE_MAX_BYTES;
+}
+
+/** The error for a needed file config.json does not record: its bytes cannot be checked. */
+function unrecordedError(where: string, name: string): CheckpointError {
+  return new CheckpointError(
+    'INVALID_CONFIG',
+    `${where}: ${PRETRAINED_FILES.config} records no ${name} (an export older than the file records), so its ` +
+      'bytes cannot be checked: export the run again (grassflow-lm export RUN --out DIR)',
+  );
+}
+
+/**
+ * The size the loader accepts for the needed file `name`: its record, refused (naming the file) when the record is
+ * missing or larger than {@link pretrainedFileCap}, so that no server's config.json sets the limit. Unrecorded
+ * weights are `UNVERIFIED`, as loadCheckpoint has them; with `trust` they are read within their cap, unchecked.
+ */
+export function neededFileBytes(
+  name: string,
+  records: ReadonlyMap<string, PretrainedFileRecord>,
+  model: ModelConfig,
+  where: string,
+  trust = false,
+): number {
+  const rec = records.get(name);
+  const cap = pretrainedFileCap(name, model);
+  if (rec === undefined && name === PRETRAINED_FILES.model) {
+    if (trust) return cap;
+    const suffix = `/${PRETRAINED_FILES.config}`;
+    throw unverifiedError(where.endsWith(suffix) ? where.slice(0, -PRETRAINED_FILES.config.length) : where, [name]);
+  }
+  if (rec === undefined) {
+    throw unrecordedError(where, name);
+  }
+  if (rec.bytes > cap) {
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where}: ${PRETRAINED_FILES.config} records ${name} as ${rec.bytes} bytes, more than the ${cap} it can have ` +
+        `${name === PRETRAINED_FILES.model ? `for the ${countParams(model)} parameters of its model` : 'at most'}: ` +
+        'not an export grassflow wrote; refused before fetching it',
+    );
+  }
+  return rec.bytes;
+}
+
+/** Refuses, before anything is fetched, `total` bytes of needed files above the client's `maxTotal`. */
+export function checkTotalBytes(where: string, total: number, maxTotal: number): void {
+  if (total > maxTotal) {
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where} records ${total} bytes of files to fetch, more than the ${maxTotal} allowed (the maxTotalBytes ` +
+        'option): refused before fetching them',
+    );
+  }
+}
+
 /** tokenizer_config.json's text, checked: `kind` and `files`, each file name one a folder can hold. */
 export function parseTokenizerConfig(text: string, where: string): PretrainedTokenizerConfig {
   let cfg: unknown;
@@ -230,14 +339,21 @@ export function pretrainedTokenizer(
   config: PretrainedTokenizerConfig,
   fileText: (name: string) => string,
   where: string,
+  vocabSize?: number,
 ): PretrainedTokenizer {
   checkWordPieceConfig(config, where);
   const vocab = config.files['vocab'] as string;
-  const tok = PureWordPieceTokenizer.fromVocabText(
-    fileText(vocab),
-    { lowercase: config['lowercase'] !== false },
-    vocab,
-  );
+  const vocabText = fileText(vocab);
+  // counted before the tokenizer is built: a vocabulary of millions of lines is refused without its memory
+  let lines = vocabText.length > 0 && !vocabText.endsWith('\n') ? 1 : 0;
+  for (let at = vocabText.indexOf('\n'); at >= 0; at = vocabText.indexOf('\n', at + 1)) lines++;
+  if (vocabSize !== undefined && lines > vocabSize) {
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${where}: ${vocab} has ${lines} lines, more than the model's ${vocabSize} tokens: not this model's vocabulary`,
+    );
+  }
+  const tok = PureWordPieceTokenizer.fromVocabText(vocabText, { lowercase: config['lowercase'] !== false }, vocab);
   return {
     kind: 'wordpiece',
     vocabSize: tok.vocabSize,
@@ -251,6 +367,8 @@ export function pretrainedTokenizer(
 export interface ReadPretrainedTokenizerOptions {
   /** Check each file's size and SHA-256 against its record (default true; false reads folders exported unrecorded). */
   readonly verifyChecksums?: boolean;
+  /** The model's vocabulary size: a vocabulary file of more lines is refused before the tokenizer is built. */
+  readonly vocabSize?: number;
 }
 
 /**
@@ -271,11 +389,7 @@ export async function readPretrainedTokenizer(
   const text = async (name: string): Promise<string> => {
     const rec = records.get(name);
     if (rec === undefined && verify) {
-      throw new CheckpointError(
-        'INVALID_CONFIG',
-        `${where}: ${PRETRAINED_FILES.config} records no ${name} (an export older than the file records), so its ` +
-          'bytes cannot be checked: export the run again (grassflow-lm export RUN --out DIR)',
-      );
+      throw unrecordedError(where, name);
     }
     const bytes = await read(name);
     if (rec !== undefined && verify) await checkPretrainedFile(bytes, name, rec, where);
@@ -284,7 +398,7 @@ export async function readPretrainedTokenizer(
   const config = parseTokenizerConfig(await text(PRETRAINED_FILES.tokenizer), where);
   const files = new Map<string, string>();
   for (const name of Object.values(config.files)) files.set(name, await text(name));
-  return pretrainedTokenizer(config, (name) => files.get(name) ?? '', where);
+  return pretrainedTokenizer(config, (name) => files.get(name) ?? '', where, options.vocabSize);
 }
 
 /** Sampling options of {@link PretrainedModel.generate}: `grassflow-lm generate`'s flags, with its defaults. */

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
+  CHECKPOINT_CONFIG_MAX_BYTES,
   CHECKPOINT_FILES,
   CheckpointError,
   checkPlainJson,
@@ -27,11 +28,15 @@ import {
   PRETRAINED_FILES,
   PRETRAINED_FORMAT,
   PRETRAINED_FORMAT_VERSION,
+  pretrainedFileCap,
   pretrainedFileRecords,
+  pretrainedFolderUrl,
   pretrainedModel,
+  pretrainedModelConfig,
   pretrainedTokenizer,
   readPretrainedTokenizer,
   SAFE_FILE_NAME,
+  shownUrl,
   type PretrainedFileRecord,
   type PretrainedModel,
   type PretrainedTokenizerConfig,
@@ -172,7 +177,7 @@ export async function savePretrained(
   };
   pretrainedModel(
     { model, extra: {} },
-    pretrainedTokenizer(parseTokenizerConfig(tokenizerText, target), fileText, target),
+    pretrainedTokenizer(parseTokenizerConfig(tokenizerText, target), fileText, target, model.config.vocabSize),
     target,
   );
   await targetKind(target);
@@ -224,27 +229,48 @@ export interface LoadedPretrained {
   readonly dir: string;
 }
 
+/** Options of {@link loadPretrained}: how to read the files, and how to download a URL's. */
+export interface LoadPretrainedOptions extends LoadCheckpointOptions, DownloadPretrainedOptions {}
+
 /**
- * Loads a folder {@link savePretrained} wrote: the model (loadCheckpoint: sizes, SHA-256s, names and shapes checked),
- * the tokenizer's settings and where its files are, each file checked against its record in config.json.
+ * Loads a folder {@link savePretrained} wrote (its path, its file: URL, or the http(s) URL of the folder served,
+ * downloaded into the cache by downloadPretrained): config.json, the tokenizer's settings and files, each file within
+ * the size its role allows and checked against its record in config.json, then the model (loadCheckpoint: the
+ * parameter count of config.json against the weights' header before anything is built, then sizes, SHA-256s, names
+ * and shapes).
  */
-export async function loadPretrained(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedPretrained> {
-  const target = resolve(dir);
+export async function loadPretrained(dir: string, options: LoadPretrainedOptions = {}): Promise<LoadedPretrained> {
+  const target = resolve(await localFolderOf(dir, options));
+  const configPath = join(target, PRETRAINED_FILES.config);
+  const size = async (path: string) => (await stat(path).catch(() => undefined))?.size ?? 0;
+  if ((await size(configPath)) > CHECKPOINT_CONFIG_MAX_BYTES) {
+    throw new CheckpointError(
+      'INVALID_CONFIG',
+      `${configPath} is too large (more than ${CHECKPOINT_CONFIG_MAX_BYTES / 1024 / 1024} MiB; an export's is a few ` +
+        'KiB): not a pretrained folder',
+    );
+  }
   let cfg: unknown;
   try {
-    cfg = JSON.parse(await readFile(join(target, PRETRAINED_FILES.config), 'utf8'));
+    cfg = JSON.parse(await readFile(configPath, 'utf8'));
   } catch {
     cfg = undefined;
   }
   if (!isPretrainedConfigJson(cfg)) throw notPretrainedError(target);
+  const model = pretrainedModelConfig(cfg, configPath);
   // Records of the files besides model.safetensors, which loadCheckpoint checks (absent in exports made before the
   // records: nothing to check them against).
   const records = pretrainedFileRecords(cfg, target);
   records.delete(PRETRAINED_FILES.model);
   const read = async (name: string, rec: PretrainedFileRecord | undefined): Promise<Uint8Array> => {
+    const path = join(target, name);
+    const cap = pretrainedFileCap(name, model);
+    if ((await size(path)) > cap) {
+      throw new CheckpointError('INVALID_CONFIG', `${path} is larger than the ${cap} bytes a ${name} may have`);
+    }
     let bytes: Uint8Array;
     try {
-      bytes = await readFile(join(target, name));
+      bytes = await readFile(path);
     } catch (cause) {
       throw new CheckpointError('MISSING_FILE', `${target}: ${name} is missing (${(cause as Error).message})`, {
         cause,
@@ -272,7 +298,7 @@ export async function loadPretrained(dir: string, options: LoadCheckpointOptions
 }
 
 /** Options of {@link fromPretrained} (Node). */
-export interface FromPretrainedOptions extends DownloadPretrainedOptions, LoadCheckpointOptions {}
+export type FromPretrainedOptions = LoadPretrainedOptions;
 
 /**
  * A pretrained model, text in and text out (`grassflow-lm export RUN --out DIR` writes one), from a folder or from
@@ -282,12 +308,19 @@ export interface FromPretrainedOptions extends DownloadPretrainedOptions, LoadCh
  */
 export async function fromPretrained(dirOrUrl: string, options: FromPretrainedOptions = {}): Promise<PretrainedModel> {
   await ensureBackend();
-  const loaded = await loadPretrained(await localFolderOf(dirOrUrl, options), options);
+  const loaded = await loadPretrained(dirOrUrl, options);
   try {
     // loadPretrained has just checked each file against its record (and allows folders exported unrecorded).
     const read = (name: string): Promise<Uint8Array> => readFile(join(loaded.dir, name));
-    const tokenizer = await readPretrainedTokenizer(loaded.extra, read, loaded.dir, { verifyChecksums: false });
-    return pretrainedModel(loaded, tokenizer, isPretrainedUrl(dirOrUrl) ? dirOrUrl : loaded.dir);
+    const tokenizer = await readPretrainedTokenizer(loaded.extra, read, loaded.dir, {
+      verifyChecksums: false,
+      vocabSize: loaded.config.vocabSize,
+    });
+    return pretrainedModel(
+      loaded,
+      tokenizer,
+      isPretrainedUrl(dirOrUrl) ? shownUrl(pretrainedFolderUrl(dirOrUrl)) : loaded.dir,
+    );
   } catch (error) {
     loaded.model.dispose();
     throw error;

@@ -1,31 +1,11 @@
 // The one guard of every folder a command writes into (a run, an export, inspect's or bench's reports, a study's
 // ledger): never `/` or a system folder, never a file, never over a user's own files, and never a hang on a special
 // file system; all checked before any slow work.
-import { existsSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileSystemProblem, folderPlaceProblem, makeFolderSync } from '@grassflow/checkpoints';
 import { UsageError } from '../flags.js';
-
-/**
- * What to tell a user whose file or folder `path` cannot be made, read or written, by errno code: what is wrong and
- * what to do, with the code in brackets (e.g. "the disk is full: free space or choose another disk [ENOSPC]").
- */
-export function fileSystemProblem(path: string, err: NodeJS.ErrnoException): string {
-  const code = err.code ?? 'unknown error';
-  const what =
-    code === 'ENOTDIR' || code === 'EEXIST'
-      ? `a file is in the way (${err.path ?? path} is not a folder): give a folder`
-      : code === 'EISDIR'
-        ? `a folder is in the way (${err.path ?? path} is a folder, not a file): move it away or choose another path`
-        : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
-          ? 'it cannot be written here (permission denied or a read-only file system): choose a writable folder'
-          : code === 'ENOSPC' || code === 'EDQUOT'
-            ? 'the disk is full: free space or choose another disk'
-            : code === 'ENOENT'
-              ? 'its parent cannot hold folders here (a special file system?): choose a normal folder'
-              : `the file system refused it (${err.message})`;
-  return `${what} [${code}]`;
-}
 
 /** What to tell a user whose output folder cannot be made or written, naming the flag. */
 export function folderProblem(dir: string, err: NodeJS.ErrnoException, flag: string): UsageError {
@@ -37,35 +17,8 @@ const SYSTEM_TREES = ['/proc', '/sys', '/dev', '/etc', '/usr', '/bin', '/sbin', 
 /** Folders that hold other folders (users', the system's): a command writes into a folder below them, not into them. */
 const SHARED_ROOTS = ['/', '/var', '/tmp', '/home', '/root', '/opt', '/srv', '/mnt', '/media', '/run', '/var/tmp'];
 
-/** statfs(2) magic numbers of kernel file systems that are no place for files (proc, sysfs, cgroup, debugfs, …). */
-const SPECIAL_FILE_SYSTEMS = new Map<number, string>([
-  [0x9fa0, 'proc'],
-  [0x62656572, 'sysfs'],
-  [0x27e0eb, 'cgroup'],
-  [0x63677270, 'cgroup2'],
-  [0x64626720, 'debugfs'],
-  [0x74726163, 'tracefs'],
-  [0x73636673, 'securityfs'],
-  [0x1cd1, 'devpts'],
-  [0xcafe4a11, 'bpf'],
-  [0x6165676c, 'pstore'],
-  [0x62656570, 'configfs'],
-  [0xde5e81e4, 'efivarfs'],
-]);
-
 function under(path: string, tree: string): boolean {
   return path === tree || path.startsWith(`${tree}/`);
-}
-
-/** The nearest folder above (or at) `path` that exists. */
-function nearestExisting(path: string): string {
-  let at = path;
-  while (!existsSync(at)) {
-    const parent = dirname(at);
-    if (parent === at) break;
-    at = parent;
-  }
-  return at;
 }
 
 /**
@@ -83,52 +36,32 @@ export function refuseOutputPlace(dir: string, flag: string): void {
       flag,
     );
   }
-  const at = nearestExisting(dir);
-  let isDir: boolean;
-  try {
-    isDir = statSync(at).isDirectory();
-  } catch (err) {
-    throw folderProblem(dir, err as NodeJS.ErrnoException, flag);
-  }
-  if (!isDir) {
+  const problem = folderPlaceProblem(dir);
+  if (problem?.kind === 'error') throw folderProblem(dir, problem.error, flag);
+  if (problem?.kind === 'file') {
     throw new UsageError(
-      at === dir
+      problem.at === dir
         ? `--${flag} ${dir} is a file: give a folder (a new or empty one)`
-        : `--${flag} ${dir}: ${at} is a file, not a folder: give a folder path`,
+        : `--${flag} ${dir}: ${problem.at} is a file, not a folder: give a folder path`,
       flag,
     );
   }
-  let fsType: number | undefined;
-  try {
-    fsType = statfsSync(at).type;
-  } catch {
-    fsType = undefined; // no statfs here: the mkdir below is level by level and fails at once where it cannot work
-  }
-  const special = fsType === undefined ? undefined : SPECIAL_FILE_SYSTEMS.get(fsType);
-  if (special !== undefined) {
-    throw new UsageError(`--${flag} ${dir} is on the kernel's ${special} file system: give a folder on a disk`, flag);
+  if (problem?.kind === 'special') {
+    throw new UsageError(
+      `--${flag} ${dir} is on the kernel's ${problem.fileSystem} file system: give a folder on a disk`,
+      flag,
+    );
   }
 }
 
 /**
- * Create `dir` and its missing parents one level at a time from the nearest existing one, after
- * {@link refuseOutputPlace}. Node's recursive mkdir loops forever on some special file systems (mkdir -p /proc/x);
- * a plain mkdir of one level returns at once there.
+ * Create `dir` and its missing parents after {@link refuseOutputPlace}, one level at a time (checkpoints'
+ * makeFolderSync: Node's recursive mkdir loops forever on some special file systems, mkdir -p /proc/x).
  */
 export function makeFolder(dir: string, flag: string): void {
   refuseOutputPlace(dir, flag);
-  const missing: string[] = [];
-  for (let at = dir; !existsSync(at) && dirname(at) !== at; at = dirname(at)) missing.unshift(at);
   try {
-    for (const d of missing) {
-      try {
-        mkdirSync(d);
-      } catch (err) {
-        // another process made it between our look and our mkdir: fine if it is a folder (checked below)
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-    }
-    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR', path: dir });
+    makeFolderSync(dir);
   } catch (err) {
     throw folderProblem(dir, err as NodeJS.ErrnoException, flag);
   }
