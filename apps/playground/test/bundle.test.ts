@@ -88,7 +88,7 @@ afterAll(async () => {
 describe('browser bundle (esbuild, platform browser)', () => {
   it('bundles the five entry points with no Node built-in, native addon or Node-only part', () => {
     const inputs = Object.keys(metafile.inputs);
-    for (const pkg of ['gpu-layers', 'checkpoints', 'grassmann-math', 'tokenizers', 'datasets'])
+    for (const pkg of ['gpu-layers', 'checkpoints', 'grassmann-math', 'tokenizers', 'prng'])
       expect(inputs.some((p) => p.includes(`packages/${pkg}/dist/`))).toBe(true);
     expect(inputs.filter((p) => /node_modules\/(\.pnpm\/)?(tokenizers|webgpu|@tensorflow\+tfjs-node)/.test(p))).toEqual(
       [],
