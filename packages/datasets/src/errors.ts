@@ -1,22 +1,14 @@
 // Typed errors of @grassflow/datasets: every failure says what is wrong and what to do.
-import { CodedError } from '@grassflow/checkpoints';
+import { CodedError, type DownloadErrorCode } from '@grassflow/checkpoints';
 
-/** Machine-readable reason of a {@link DatasetError}. */
+/** Machine-readable reason of a {@link DatasetError}: the downloader's codes, and the data folder's own. */
 export type DatasetErrorCode =
+  | DownloadErrorCode // a download failed (its code passed on as it is)
   | 'FILE_MISSING' // a data file is absent and could not be downloaded
   | 'DOWNLOAD_DISABLED' // a data file is absent and downloads are switched off
-  | 'DOWNLOAD_FAILED' // network error, refused connection, idle timeout
-  | 'TIMED_OUT' // the overall deadline passed before the last byte
-  | 'HTTP_STATUS' // the server answered with a non-2xx status
-  | 'TOO_MANY_REDIRECTS'
-  | 'SIZE_LIMIT' // more bytes than declared or than the allowed maximum
-  | 'TRUNCATED' // fewer bytes than the server declared
-  | 'CHECKSUM_MISMATCH'
   | 'UNSAFE_ARCHIVE' // entry outside the target folder, symlink, or too large
   | 'ARCHIVE_INVALID' // not a readable zip, or a member is missing
-  | 'NOT_WRITABLE' // the target folder cannot be written
   | 'MALFORMED_JSONL'
-  | 'INVALID_ARGUMENT'
   | 'UNKNOWN_DATASET';
 
 /** Error thrown by every public function of this package; `code` says what failed, `file` which file. */
