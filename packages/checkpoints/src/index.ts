@@ -27,6 +27,7 @@ export {
   folderPlaceProblem,
   makeFolder,
   makeFolderSync,
+  type ErrnoError,
   type FolderPlaceProblem,
   type MakeFolderOptions,
 } from './make-folder.js';

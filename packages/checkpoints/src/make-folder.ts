@@ -22,6 +22,16 @@ const SPECIAL_FILE_SYSTEMS = new Map<number, string>([
   [0xde5e81e4, 'efivarfs'],
 ]);
 
+/**
+ * An error as Node's file-system calls throw it (NodeJS.ErrnoException's fields this package reads), spelled out so
+ * that the declarations need no @types/node in a consumer.
+ */
+export interface ErrnoError extends Error {
+  code?: string;
+  path?: string;
+  syscall?: string;
+}
+
 /** Why a folder cannot be made at a path, found without creating anything (see {@link folderPlaceProblem}). */
 export type FolderPlaceProblem =
   /** `at` (the path itself, or a folder above it) is a file. */
@@ -29,7 +39,7 @@ export type FolderPlaceProblem =
   /** The nearest existing folder is on a kernel file system (`fileSystem`: proc, sysfs, …). */
   | { readonly kind: 'special'; readonly fileSystem: string }
   /** The nearest existing path cannot be looked at (permissions, …). */
-  | { readonly kind: 'error'; readonly error: NodeJS.ErrnoException };
+  | { readonly kind: 'error'; readonly error: ErrnoError };
 
 /** The nearest path above (or at) `path` that exists. */
 function nearestExisting(path: string): string {
@@ -77,7 +87,7 @@ function placeError(dir: string, p: FolderPlaceProblem): NodeJS.ErrnoException {
  * What to tell a user whose file or folder `path` cannot be made, read or written, by errno code: what is wrong and
  * what to do, with the code in brackets (e.g. "the disk is full: free space or choose another disk [ENOSPC]").
  */
-export function fileSystemProblem(path: string, err: NodeJS.ErrnoException): string {
+export function fileSystemProblem(path: string, err: ErrnoError): string {
   const code = err.code ?? 'unknown error';
   const what =
     code === 'ENOTDIR' || code === 'EEXIST'
