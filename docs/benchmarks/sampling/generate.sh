@@ -4,6 +4,7 @@
 # ROUNDS rounds (default 5), old and new alternating within each length. top-k 40, seed 1, one thread, slide-keep 32.
 # Usage: bash docs/benchmarks/sampling/generate.sh OLD_CHECKOUT RUN_DIR   (RUN_DIR: a `train` of the main job's
 # Grassmann model, or the main job's runs/compare/grassmann; GRASSFLOW_DATA_DIR set). Writes generate.txt, or $OUT.
+# OLD_CHECKOUT '-' times this checkout alone.
 set -euo pipefail
 old=$1 run=$2
 out=${OUT:-docs/benchmarks/sampling/generate.txt}
@@ -11,7 +12,7 @@ out=${OUT:-docs/benchmarks/sampling/generate.txt}
 echo "# $(date -u '+%F %T') UTC, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores" | tee -a "$out"
 for round in $(seq 1 "${ROUNDS:-5}"); do
   for tokens in 200 1000 3000; do
-    for side in "$old" .; do
+    for side in $([ "$old" = - ] || echo "$old") .; do
       line=$(node "$side/apps/lm-trainer/dist/cli.js" generate --checkpoint "$run" --prompt 'the history of' \
         --max-tokens "$tokens" --top-k 40 --seed 1 2>&1 >/dev/null | grep -E '^generate:')
       name=$([ "$side" = . ] && echo new || echo old)
