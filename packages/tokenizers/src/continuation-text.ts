@@ -24,14 +24,26 @@ export function continuationText(tok: Detokenizer, prompt: ArrayLike<number>, id
   return text.startsWith(head) ? `${head} ${text.slice(head.length)}` : text;
 }
 
+/** Tokens a stream decodes again on each push once it has left the prompt: its window is KEEP to 2·KEEP ids long. */
+const KEEP = 8;
+
 /**
  * {@link continuationText} piece by piece: `promptText` first, then `push(id)` for each sampled id returns the text
  * it adds (may be empty). The pieces joined are continuationText of the prompt and every id pushed.
+ *
+ * A push costs a decode of a short window, not of everything so far (which made n tokens cost O(n²)): past the first
+ * ids, each piece is the growth of the window's text, decode(ids[p…n]) beyond decode(ids[p…n−1]). That equals the
+ * growth of the whole text wherever a tokenizer's decode joins and cleans up tokens by their neighbours only (WordPiece
+ * with BERT's clean-up does), and the window moves only to a start whose text the text shown so far ends with.
  */
 export class ContinuationStream {
   readonly promptText: string;
   private readonly ids: number[] = [];
   private shown: string;
+  /** The window's first id (an index into ids), or -1 while pieces are read off the whole text. */
+  private start = -1;
+  /** decode(ids[start…]) as of the last piece returned. */
+  private windowText = '';
 
   constructor(
     private readonly tok: Detokenizer,
@@ -44,11 +56,31 @@ export class ContinuationStream {
   /** The text `id` adds. A decode that rewrites earlier text (a tokenizer's clean-up) adds nothing until it agrees. */
   push(id: number): string {
     this.ids.push(id);
-    const text = continuationText(this.tok, this.prompt, this.ids);
-    if (!text.startsWith(this.shown)) return '';
-    const piece = text.slice(this.shown.length);
-    this.shown = text;
+    const whole = this.start < 0;
+    const text = whole
+      ? continuationText(this.tok, this.prompt, this.ids)
+      : this.tok.decode(this.ids.slice(this.start));
+    const before = whole ? this.shown : this.windowText;
+    if (!text.startsWith(before)) return '';
+    const piece = text.slice(before.length);
+    this.shown += piece;
+    if (!whole) this.windowText = text;
+    const length = this.ids.length - Math.max(this.start, 0);
+    if (length >= 2 * KEEP && length % KEEP === 0) this.moveWindow(); // tried every KEEP ids, as it may not move
+
     return piece;
+  }
+
+  /** Start the window KEEP ids back, at an id that begins a word, if the text shown ends with the window's text. */
+  private moveWindow(): void {
+    for (let at = this.ids.length - KEEP; at > Math.max(this.start, 0); at--) {
+      if (this.tok.idToToken?.(this.ids[at] as number)?.startsWith(CONTINUATION)) continue;
+      const text = this.tok.decode(this.ids.slice(at));
+      if (!this.shown.endsWith(text)) continue;
+      this.start = at;
+      this.windowText = text;
+      return;
+    }
   }
 
   /** Everything shown so far: the prompt's text and the pieces returned. */

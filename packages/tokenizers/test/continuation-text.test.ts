@@ -3,10 +3,11 @@ import { describe, expect, it } from 'vitest';
 import {
   ContinuationStream,
   continuationText,
+  type Detokenizer,
   PureWordPieceTokenizer,
   WordPieceTokenizer,
 } from '@grassflow/tokenizers';
-import { TINY_VOCAB, tempDir, writeVocab } from './helpers.js';
+import { BERT_VOCAB, dataDir, dataPath, TINY_VOCAB, tempDir, writeVocab } from './helpers.js';
 
 // ids of TINY_VOCAB: 3 [SEP] 5 the 6 cat 7 un 8 ##aff 9 ##able 10 , 12 . 14 ##a
 const dir = tempDir();
@@ -16,6 +17,28 @@ const TOKENIZERS = [
   ['WordPieceTokenizer', native],
   ['PureWordPieceTokenizer', pure],
 ] as const;
+
+/** n ids drawn from [0, size) by a fixed linear congruential sequence (the same ids on every run). */
+function drawIds(n: number, size: number, seed: number): number[] {
+  let x = seed;
+  return Array.from({ length: n }, () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return (x >>> 8) % size;
+  });
+}
+
+/** The pieces a stream returns for ids, joined after its promptText, and the number of ids it gave decode. */
+function streamed(tok: Detokenizer, prompt: ArrayLike<number>, ids: readonly number[]) {
+  let decoded = 0;
+  const counting: Detokenizer = {
+    decode: (xs) => ((decoded += xs.length), tok.decode(xs)),
+    ...(tok.idToToken ? { idToToken: (id: number) => tok.idToToken?.(id) } : {}),
+  };
+  const s = new ContinuationStream(counting, prompt);
+  const text = s.promptText + ids.map((id) => s.push(id)).join('');
+  expect(text).toBe(s.text);
+  return { text, decoded };
+}
 
 describe.each(TOKENIZERS)('continuationText with %s', (_name, tok) => {
   const prompt = Int32Array.from([5, 6]); // "the cat"
@@ -39,10 +62,33 @@ describe.each(TOKENIZERS)('continuationText with %s', (_name, tok) => {
     expect(s.promptText + pieces.join('')).toBe(continuationText(tok, prompt, ids));
     expect(s.text).toBe('the cat a unaffable, the cat.');
   });
+
+  it('streamed: 300 ids of every kind (specials, pieces, punctuation) join to the whole text', () => {
+    for (const seed of [1, 2, 3]) {
+      const ids = drawIds(300, TINY_VOCAB.length, seed);
+      expect(streamed(tok, prompt, ids).text).toBe(continuationText(tok, prompt, ids));
+    }
+  });
+});
+
+describe.skipIf(dataDir === undefined)('ContinuationStream on the BERT vocabulary (real file)', () => {
+  it('2,000 random ids join to the whole text, each push decoding a window of at most 2·8 ids after the first', () => {
+    const tok = WordPieceTokenizer.fromVocabFile(dataPath(BERT_VOCAB));
+    const prompt = [1996, 2381, 1997]; // "the history of"
+    for (const seed of [1, 2]) {
+      const ids = drawIds(2000, tok.vocabSize, seed);
+      const { text, decoded } = streamed(tok, prompt, ids);
+      expect(text).toBe(continuationText(tok, prompt, ids));
+      // the whole text each push would decode ≈ 2,000²/2 ids; the window decodes ≤ 16 a push, plus the window's moves
+      expect(decoded).toBeLessThan(2000 * 40);
+    }
+  });
 });
 
 it('a tokenizer without word pieces (no idToToken): its decode as it is', () => {
   const words = ['<unk>', 'the', 'cat', 'sat'];
   const tok = { decode: (ids: ArrayLike<number>) => Array.from(ids, (i) => words[i]).join(' ') };
   expect(continuationText(tok, [1, 2], [3])).toBe('the cat sat');
+  const ids = drawIds(100, words.length, 4);
+  expect(streamed(tok, [1, 2], ids).text).toBe(continuationText(tok, [1, 2], ids));
 });
