@@ -113,6 +113,7 @@ describe.skipIf(DATA_DIR === undefined)('planCompare (needs GRASSFLOW_DATA_DIR f
       [['--block', '48'], /unknown flag --block/, 'block'],
       [['--micro-batch', '3'], /--micro-batch 3 must divide --batch 16/, 'micro-batch'],
       [['--d-model', '65'], /--d-model 65 must be divisible by the 2 attention heads of preset tiny/, 'd-model'],
+      [['--heads', '3'], /--d-model 64 must be divisible by --heads 3/, 'heads'],
       [['--gate', 'additive'], /--gate applies to --model grassmann, not to --model transformer-dpa/, 'gate'],
       [['--bogus'], /unknown flag --bogus/, 'bogus'],
     ];
@@ -126,6 +127,17 @@ describe.skipIf(DATA_DIR === undefined)('planCompare (needs GRASSFLOW_DATA_DIR f
 
 describe.skipIf(DATA_DIR === undefined)('planTrain: one name for the sequence length', () => {
   const data = ['--data-dir', DATA_DIR as string, '--preset', 'tiny'];
+
+  it("--heads sets a Transformer's nHeads (absent: the preset's); a Grassmann model has none", async () => {
+    const model = async (argv: string[]) => {
+      const plan = await planTrain([...data, ...argv]);
+      if (plan.kind !== 'fresh') throw new Error('a fresh plan was expected');
+      return plan.run.model;
+    };
+    expect(await model(['--model', 'transformer-dpa', '--heads', '4'])).toMatchObject({ nHeads: 4 });
+    expect(await model(['--model', 'transformer-ea'])).toMatchObject({ nHeads: 2 });
+    expect(await model(['--model', 'grassmann', '--heads', '4'])).not.toHaveProperty('nHeads');
+  });
 
   it("--seq-len sets training.seqLen and the model's positional table; absent: the preset's", async () => {
     for (const [argv, L] of [

@@ -23,7 +23,7 @@ import {
   type ScalingPoint,
   type ScalingResult,
 } from './scaling-report.js';
-import { MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
+import { MODEL_FIELD_FLAGS, MODEL_KINDS, type ModelKind } from '../shared/model-options.js';
 
 export const SCALING_FLAGS = {
   scaling: { type: 'boolean', help: 'this benchmark (time per token against L)' },
@@ -55,7 +55,7 @@ export const SCALING_FLAGS = {
     default: [1],
     help: 'Grassmann offsets, one per layer, cycling (as train --offsets)',
   },
-  heads: { type: 'int', min: 1, default: 4, help: 'attention heads H (d divisible by H)' },
+  heads: { ...MODEL_FIELD_FLAGS.heads, default: 4 },
   'keep-after-oom': {
     type: 'boolean',
     help: 'run longer L of a model after it ran out of memory (default: record them as OOM without running)',

@@ -26,7 +26,7 @@ export const LADDER_FLAGS = {
   },
   layers: MODEL_FIELD_FLAGS.layers,
   'd-model': MODEL_FIELD_FLAGS['d-model'],
-  heads: { type: 'int', min: 1, help: 'attention heads H (d divisible by H)' },
+  heads: MODEL_FIELD_FLAGS.heads,
   r: MODEL_FIELD_FLAGS.r,
   offsets: MODEL_FIELD_FLAGS.offsets,
   'seq-len': { type: 'int', min: 2, help: "sequence length L (inputs per row; the models' maxLen = L)" },

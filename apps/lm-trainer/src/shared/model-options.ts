@@ -203,14 +203,19 @@ export function modelConfigFrom(kind: ModelKind, f: CommonTrainFlags, vocabSize:
     // a Transformer config has no offsets or r (they are not stored)
   } else if (f.offsets !== undefined) o.offsets = offsetSchedule(f.offsets, nLayers, mode);
   else o.offsets = Array.from({ length: nLayers }, (_, i) => [...(base.offsets[i % base.offsets.length] as number[])]);
+  const nHeads = f.heads ?? base.nHeads;
+  if (kind !== 'grassmann' && f.heads !== undefined) o.nHeads = f.heads;
   if (f['d-model'] !== undefined) {
     o.dModel = f['d-model'];
     o.dFF = 4 * f['d-model'];
-    if (f['d-model'] % base.nHeads !== 0)
-      throw new UsageError(
-        `--d-model ${f['d-model']} must be divisible by the ${base.nHeads} attention heads of preset ${name}`,
-        'd-model',
-      );
+  }
+  const dModel = f['d-model'] ?? base.dModel;
+  if (kind !== 'grassmann' && dModel % nHeads !== 0) {
+    const heads = f.heads === undefined ? `the ${nHeads} attention heads of preset ${name}` : `--heads ${nHeads}`;
+    throw new UsageError(
+      `--d-model ${dModel} must be divisible by ${heads}`,
+      f.heads === undefined ? 'd-model' : 'heads',
+    );
   }
   if (f.r !== undefined && kind === 'grassmann') o.r = f.r;
   o.maxLen = seqLen;

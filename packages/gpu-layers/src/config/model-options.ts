@@ -169,6 +169,7 @@ export const MODEL_FIELDS = {
     default: 4,
     why: 'd_head = 64 at d = 256',
     doc: 'attention heads H (d divisible by H)',
+    flag: { name: 'heads', help: 'attention heads H of the Transformers (d divisible by H)' },
   },
   norm: {
     kinds: ['grassmann', 'transformer'],
