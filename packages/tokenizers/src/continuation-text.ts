@@ -67,7 +67,6 @@ export class ContinuationStream {
     if (!whole) this.windowText = text;
     const length = this.ids.length - Math.max(this.start, 0);
     if (length >= 2 * KEEP && length % KEEP === 0) this.moveWindow(); // tried every KEEP ids, as it may not move
-
     return piece;
   }
 
