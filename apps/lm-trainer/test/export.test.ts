@@ -219,6 +219,20 @@ describe.skipIf(DATA_DIR === undefined)('export (tiny, WikiText-2; needs GRASSFL
     }
   });
 
+  it('export --name: the card is titled by the name, the Hub metadata and the fromPretrained line carry it', () => {
+    const named = join(root, 'named');
+    const done = cli(['export', run, '--out', named, '--name', '@someone/tiny-lm']);
+    expect(done.code, done.stderr).toBe(0);
+    const card = readFileSync(join(named, 'README.md'), 'utf8');
+    expect(card).toMatch(/\n# @someone\/tiny-lm\n\nA Grassmann language model trained on WikiText-2\.\n/);
+    expect(card).toContain('  - name: "@someone/tiny-lm"');
+    expect(card).toContain('const lm = await fromPretrained("@someone/tiny-lm");');
+    expect(readFileSync(join(out, 'README.md'), 'utf8')).toContain('const lm = await fromPretrained("THIS_FOLDER");');
+    const bad = cli(['export', run, '--out', join(root, 'bad-name'), '--name', 'two words']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--name "two words": give one word/);
+  });
+
   it('the card has YAML front matter for the Hub: library, license, data set, metrics with the PPLs and baselines', () => {
     const card = readFileSync(join(out, 'README.md'), 'utf8');
     const match = /^---\n([\s\S]*?)\n---\n/.exec(card);

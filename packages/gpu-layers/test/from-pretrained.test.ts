@@ -1,6 +1,6 @@
 // fromPretrained: a saved pretrained folder as text in, text out — from the folder, and from a URL served on
 // 127.0.0.1 (downloaded once into a cache, every file checked by its SHA-256; the browser's fetch version too).
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -124,6 +124,32 @@ describe('fromPretrained from a folder', () => {
     }
     const trusted = await fromPretrained(copy, { trust: true }); // loaded only when asked
     trusted.dispose();
+  });
+});
+
+describe('fromPretrained of an installed model package, by its name', () => {
+  it('finds the package in node_modules up the tree from resolveFrom, as Node would, and loads it', async () => {
+    const project = join(root, 'project');
+    const installed = join(project, 'node_modules', '@someone', 'tiny-lm');
+    await cp(dir, installed, { recursive: true });
+    await writeFile(join(installed, 'package.json'), JSON.stringify({ name: '@someone/tiny-lm', version: '1.0.0' }));
+    const nested = join(project, 'src', 'deep');
+    await mkdir(nested, { recursive: true });
+    const byName = await fromPretrained('@someone/tiny-lm', { resolveFrom: nested });
+    const byDir = await fromPretrained(dir);
+    try {
+      expect(byName.source).toBe(installed);
+      expect(await byName.generate('the history of', OPTS)).toBe(await byDir.generate('the history of', OPTS));
+    } finally {
+      byName.dispose();
+      byDir.dispose();
+    }
+  });
+
+  it('refuses a name that is neither a folder nor installed, with both ways out', async () => {
+    await expect(fromPretrained('@someone/absent-lm', { resolveFrom: root })).rejects.toThrow(
+      /@someone\/absent-lm: no such folder, and no package of that name installed .*npm install @someone\/absent-lm/,
+    );
   });
 });
 

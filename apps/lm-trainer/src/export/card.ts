@@ -6,8 +6,10 @@ import { referenceBaselines, standingAgainst } from '../baselines/standing.js';
 
 /** What the card reads from a run (all optional: a run of an older version may lack some). */
 export interface CardInput {
-  /** The folder name given on the command line, for the card's title line. */
+  /** The folder name given on the command line, for the card's provenance line. */
   runName: string;
+  /** The model's name (`export --name`: e.g. the npm package it is published as), for the title and the library use. */
+  name?: string | undefined;
   /** The run's config.json (format grassflow-lm-run). */
   run: {
     command?: string;
@@ -137,7 +139,7 @@ function frontMatter(c: CardInput): string {
     tags: ['grassflow', c.model.kind, 'causal-lm'],
     datasets: [HUB_DATASET.id],
     metrics: ['perplexity'],
-    ...(results.length === 0 ? {} : { 'model-index': [{ name: c.runName, results }] }),
+    ...(results.length === 0 ? {} : { 'model-index': [{ name: c.name ?? c.runName, results }] }),
   };
   return `---\n${yaml(meta)}\n---\n`;
 }
@@ -185,8 +187,14 @@ export function modelCard(c: CardInput): string {
         ')';
   const lines = [
     frontMatter(c),
-    `# ${c.model.kind === 'transformer' ? 'Transformer' : 'Grassmann'} LM on WikiText-2 (${run.preset ?? 'custom'})`,
+    `# ${c.name ?? `${c.model.kind === 'transformer' ? 'Transformer' : 'Grassmann'} LM on WikiText-2`}`,
     '',
+    ...(c.name === undefined
+      ? []
+      : [
+          `A ${c.model.kind === 'transformer' ? 'Transformer' : 'Grassmann'} language model trained on WikiText-2.`,
+          '',
+        ]),
     `Exported by \`grassflow-lm export\` from the run \`${c.runName}\` (${c.checkpoint}) on ${c.exportedAt}.`,
     '',
     '## Model',
@@ -224,7 +232,18 @@ export function modelCard(c: CardInput): string {
     '## Use',
     '',
     '```sh',
-    'grassflow-lm generate --checkpoint THIS_FOLDER --prompt "the history of" --seed 1',
+    `grassflow-lm generate --checkpoint ${c.name === undefined ? 'THIS_FOLDER' : `node_modules/${c.name}`} ` +
+      '--prompt "the history of" --seed 1',
+    '```',
+    '',
+    'From JavaScript or TypeScript, with `@grassflow/gpu-layers`:',
+    '',
+    '```ts',
+    "import { fromPretrained } from '@grassflow/gpu-layers';",
+    '',
+    `const lm = await fromPretrained(${JSON.stringify(c.name ?? 'THIS_FOLDER')}); // a folder, an installed package, a URL`,
+    "console.log(await lm.generate('the history of', { maxTokens: 20, seed: 1 }));",
+    'lm.dispose();',
     '```',
     '',
     'Files: `config.json` (the model config under `model`, file sizes and SHA-256s, and `model_type`/`architectures`),',

@@ -68,6 +68,11 @@ const EXPORT_FLAGS = {
       "which checkpoint: best (lowest validation PPL; default) or latest (the last step's: what `study run` scores " +
       'on all of wiki.valid and wiki.test, so its card shows those)',
   },
+  name: {
+    type: 'string',
+    metavar: 'NAME',
+    help: "the model's name on its card (title, Hub metadata, the fromPretrained line), e.g. the npm package it ships as",
+  },
   'data-dir': CHECKPOINT_FLAGS['data-dir'],
   backend: CHECKPOINT_FLAGS.backend,
 } as const satisfies FlagSpecs;
@@ -83,6 +88,8 @@ export interface ExportPlan {
   backend: string | undefined;
   /** Which checkpoint of the run: its best (default) or its latest. */
   from: 'best' | 'latest';
+  /** The model's name on its card (default: none, the title names the kind). */
+  name: string | undefined;
 }
 
 export function planExport(argv: readonly string[]): ExportPlan {
@@ -96,7 +103,11 @@ export function planExport(argv: readonly string[]): ExportPlan {
   if (run === undefined) throw new UsageError('the run folder is required: grassflow-lm export RUN --out DIR', 'run');
   if (f.out === undefined) throw new UsageError('--out DIR is required (the export folder)', 'out');
   const from = f.from === 'latest' ? 'latest' : 'best';
-  return { run, out: resolve(f.out), dataDir: dataDirOrThrow(f['data-dir']), backend: f.backend, from };
+  const name = f.name?.trim();
+  if (name !== undefined && !/^[^\s`'"]{1,100}$/.test(name)) {
+    throw new UsageError(`--name ${JSON.stringify(f.name)}: give one word of up to 100 characters, no quotes`, 'name');
+  }
+  return { run, out: resolve(f.out), dataDir: dataDirOrThrow(f['data-dir']), backend: f.backend, from, name };
 }
 
 /** The run's config.json, or a UsageError that says what RUN is instead. */
@@ -220,6 +231,7 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
     const params = ck.model.namedParams().reduce((s, p) => s + p.variable.size, 0);
     const card = modelCard({
       runName: plan.run,
+      name: plan.name,
       run: cfg,
       model: ck.config,
       params: cfg.params ?? params,

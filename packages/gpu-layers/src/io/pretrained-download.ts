@@ -5,7 +5,8 @@
 // implies), all of them within a total, and an overall deadline. A file already in the cache with the recorded
 // SHA-256 is not fetched again; config.json is, every time (it is small, and says whether the folder changed).
 import { createHash } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -54,6 +55,11 @@ export interface DownloadPretrainedOptions {
   readonly maxTotalBytes?: number;
   /** Fetch weights config.json records no size and SHA-256 of, within their cap (refused `UNVERIFIED` without it). */
   readonly trust?: boolean;
+  /**
+   * Where a model package's name is looked up, as Node resolves a package from a file of this folder (default
+   * `process.cwd()`): `fromPretrained('@grassflow/wikitext2-grassmann')` after `npm install` of that package.
+   */
+  readonly resolveFrom?: string;
 }
 
 const MiB = 1024 * 1024;
@@ -208,5 +214,30 @@ export async function downloadPretrained(url: string, options: DownloadPretraine
  */
 export async function localFolderOf(dirOrUrl: string, options: DownloadPretrainedOptions = {}): Promise<string> {
   if (isPretrainedUrl(dirOrUrl)) return downloadPretrained(dirOrUrl, options);
-  return dirOrUrl.startsWith('file:') ? fileURLToPath(dirOrUrl) : dirOrUrl;
+  if (dirOrUrl.startsWith('file:')) return fileURLToPath(dirOrUrl);
+  const isDir = async (path: string) => (await stat(path).catch(() => undefined))?.isDirectory() === true;
+  if (!NPM_PACKAGE_NAME.test(dirOrUrl) || (await isDir(dirOrUrl))) return dirOrUrl;
+  return installedModelPackage(dirOrUrl, resolve(options.resolveFrom ?? process.cwd()), isDir);
+}
+
+/** An npm package's name, `name` or `@scope/name` (a folder of that name, where there is one, comes first). */
+const NPM_PACKAGE_NAME = /^(?:@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/;
+
+/**
+ * The folder of the model package `name` installed where Node would find it from `from` (each node_modules up the
+ * tree); a name neither a folder nor installed is refused with both ways out.
+ */
+async function installedModelPackage(
+  name: string,
+  from: string,
+  isDir: (path: string) => Promise<boolean>,
+): Promise<string> {
+  // Node's own lookup paths, not require.resolve: a model package need not export its package.json or any JS.
+  const paths = createRequire(join(from, 'package.json')).resolve.paths(name) ?? [];
+  for (const modules of paths) if (await isDir(join(modules, name))) return join(modules, name);
+  throw new CheckpointError(
+    'MISSING_FILE',
+    `${name}: no such folder, and no package of that name installed (looked up from ${from}): give the path or URL ` +
+      `of an exported folder, or install the model package first (npm install ${name})`,
+  );
 }
