@@ -185,16 +185,12 @@ export function modelCard(c: CardInput): string {
           .filter((x) => x !== undefined)
           .join(', ') +
         ')';
+  const kind = c.model.kind === 'transformer' ? 'Transformer' : 'Grassmann';
   const lines = [
     frontMatter(c),
-    `# ${c.name ?? `${c.model.kind === 'transformer' ? 'Transformer' : 'Grassmann'} LM on WikiText-2`}`,
+    `# ${c.name ?? `${kind} LM on WikiText-2`}`,
     '',
-    ...(c.name === undefined
-      ? []
-      : [
-          `A ${c.model.kind === 'transformer' ? 'Transformer' : 'Grassmann'} language model trained on WikiText-2.`,
-          '',
-        ]),
+    ...(c.name === undefined ? [] : [`A ${kind} language model trained on WikiText-2.`, '']),
     `Exported by \`grassflow-lm export\` from the run \`${c.runName}\` (${c.checkpoint}) on ${c.exportedAt}.`,
     '',
     '## Model',

@@ -57,7 +57,7 @@ export interface DownloadPretrainedOptions {
   readonly trust?: boolean;
   /**
    * Where a model package's name is looked up, as Node resolves a package from a file of this folder (default
-   * `process.cwd()`): `fromPretrained('@grassflow/wikitext2-grassmann')` after `npm install` of that package.
+   * `process.cwd()`): `fromPretrained('@scope/model')` after `npm install @scope/model`.
    */
   readonly resolveFrom?: string;
 }
