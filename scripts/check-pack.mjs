@@ -16,10 +16,11 @@
 // OpenBLAS is installed (info.blas 'openblas …'; with GRASSFLOW_REQUIRE_BLAS=1, as in CI, they must be). grassflow-lm installs without the Redis queue stack, and its worker says what to install.
 // For every package README with a `pnpm add` line, an empty project installs with that line exactly as written (pnpm on PATH; no flag: pnpm 10 and later refuse an install with unapproved build scripts,
 // so the line must need none; the @grassflow tarballs through pnpm-workspace.yaml overrides), as does
-// `pnpm add @grassflow/lm-trainer`. In the npm install and gpu-layers' pnpm install, gpu-layers' README
-// examples "Your own model with CausalGrassmannMixing" and "Saving any tfjs model" run as written (ESM, top-level
-// await; the last line printed must be what a trailing `// prints X` says), and a strict TypeScript consumer of the
-// README APIs
+// `pnpm add @grassflow/lm-trainer`. A trained model (models/*) is published with the packages; its tarball must hold
+// every file its config.json records. In the npm install and gpu-layers' pnpm install, the examples of EXAMPLE_SECTIONS
+// run as written (ESM, top-level await; the last line printed must be what a trailing `// prints X` says): the
+// repository README's "Try a trained model" (fromPretrained of the model package by its name; the pnpm project adds
+// it by name first), gpu-layers' README and guide sections; and a strict TypeScript consumer of the README APIs
 // (createDecoder((await loadCheckpoint(dir)).model) included) compiles with the workspace's tsc under
 // moduleResolution nodenext and bundler, skipLibCheck false: any error in our .d.ts or the consumer fails; errors
 // inside tfjs's own .d.ts (which do not pass strict lib checking upstream) are counted and reported, not failed.
@@ -108,28 +109,40 @@ const packages = readdirSync(join(root, 'packages'))
   .filter((dir) => existsSync(join(dir, 'package.json')))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
   .filter(({ pkg }) => !pkg.private);
+/** Trained models published as packages (models/*): the files of a pretrained folder, no code. */
+const models = readdirSync(join(root, 'models'))
+  .map((dir) => join(root, 'models', dir))
+  .filter((dir) => existsSync(join(dir, 'package.json')))
+  .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }));
 /** A per-platform package of built native code (the esbuild pattern): no dist/, its library in `files`. */
 const isPlatformPackage = (pkg) => Array.isArray(pkg.os) || Array.isArray(pkg.cpu);
 const nativeHere = packages.some(({ pkg }) => pkg.name === `@grassflow/native-${process.platform}-${process.arch}`);
 
 /**
- * The examples the pack check runs from the installed tarballs: the first ```ts block under each heading, of the
- * gpu-layers README or of its guide (docs/gpu-layers.md, relative to the package folder).
+ * The examples the pack check runs from the installed packages: the first ```ts block under each heading, of the
+ * gpu-layers README, of its guide (docs/gpu-layers.md) or of the repository's README (paths relative to the package
+ * folder). A section's `npm install` line before its block names the packages it needs (the trained model's).
  */
 const EXAMPLE_SECTIONS = [
+  ['../../README.md', '## Try a trained model'],
   ['README.md', '## A layer in your own model'],
   ['README.md', '## Saving and loading a model'],
   ['../../docs/gpu-layers.md', '## Saving any tfjs model'],
 ];
 
+/** [title, code, the @grassflow packages the section's install line names] of each of EXAMPLE_SECTIONS. */
 function readmeExamples(dir) {
   return EXAMPLE_SECTIONS.map(([file, heading]) => {
     const text = readFileSync(join(dir, file), 'utf8');
     const at = text.indexOf(`\n${heading}\n`);
     if (at < 0) throw new Error(`${join(dir, file)} has no section "${heading}"`);
-    const block = /\n```ts\n([\s\S]*?)\n```/.exec(text.slice(at));
+    const section = text.slice(at);
+    const block = /\n```ts\n([\s\S]*?)\n```/.exec(section);
     if (block === null) throw new Error(`${join(dir, file)}: section "${heading}" has no ts block`);
-    return [heading.replace(/^## /, ''), `${block[1]}\n`];
+    const install = /\nnpm install ([^\n]*)/.exec(section.slice(0, block.index))?.[1] ?? '';
+    const needs = install.split(/\s+/).filter((name) => name.startsWith('@grassflow/'));
+    const page = file === 'README.md' ? "gpu-layers' README" : file.replace(/^\.\.\/\.\.\//, '');
+    return [`${page}, "${heading.replace(/^## /, '')}"`, `${block[1]}\n`, needs];
   });
 }
 
@@ -255,17 +268,37 @@ try {
       }
     }
   }
-  const lmTarball = join(
-    work,
-    run('pnpm', ['pack', '--pack-destination', work], lmTrainer.dir).trim().split('\n').pop().split('/').pop(),
-  );
+  const packInto = (dir) =>
+    join(work, run('pnpm', ['pack', '--pack-destination', work], dir).trim().split('\n').pop().split('/').pop());
+  const lmTarball = packInto(lmTrainer.dir);
+  // a model package (models/*): its tarball holds every file its config.json records, and config.json itself
+  const modelTarballs = new Map();
+  for (const { dir, pkg } of models) {
+    checks++;
+    const tarball = packInto(dir);
+    modelTarballs.set(pkg.name, tarball);
+    const listing = run('tar', ['-tzf', tarball], work).split('\n');
+    const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    const recorded = [
+      'config.json',
+      ...Object.keys(config.files ?? {}),
+      ...Object.keys(config.extra?.pretrained?.files ?? {}),
+    ];
+    const lacking = recorded.filter((f) => !listing.includes(`package/${f}`));
+    if (lacking.length > 0) {
+      console.error(`check-pack: ${pkg.name}: tarball lacks ${lacking.join(', ')} (package.json's files)`);
+      failed++;
+    } else {
+      console.log(`check-pack: ${pkg.name}: the tarball holds the ${recorded.length} files its config.json records`);
+    }
+  }
   const app = join(work, 'app');
   run('mkdir', ['-p', app], work);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, version: '0.0.0' }));
   // All tarballs in one install, so inter-package dependencies resolve to the packed versions; the README's npm line
   // gives the rest (the peer dependencies a user imports).
   const gpuLayers = packages.find(({ pkg }) => pkg.name === '@grassflow/gpu-layers');
-  const tarballOf = new Map(packages.map(({ pkg }, i) => [pkg.name, tarballs[i]]));
+  const tarballOf = new Map([...packages.map(({ pkg }, i) => [pkg.name, tarballs[i]]), ...modelTarballs]);
   const npmLine = gpuLayers ? readmeInstallLine(gpuLayers.dir, 'npm install') : undefined;
   if (gpuLayers && npmLine === undefined) throw new Error("gpu-layers' README has no `npm install` line");
   const npmExtra = npmLine
@@ -276,7 +309,7 @@ try {
     : [];
   const npmArgs =
     registry === undefined
-      ? [...tarballs, lmTarball, ...npmExtra]
+      ? [...tarballs, ...modelTarballs.values(), lmTarball, ...npmExtra]
       : [
           '--registry',
           registry.url,
@@ -606,8 +639,19 @@ try {
       }
     }
     for (const [manager, dir] of Object.entries(apps)) {
-      for (const [title, code] of examples) {
+      for (const [title, code, needs] of examples) {
         checks++;
+        // the npm install has every package; the pnpm project gets what the section's install line adds, by name
+        const missing = needs.filter((name) => !existsSync(join(dir, 'node_modules', name)));
+        if (missing.length > 0) {
+          try {
+            runAll('pnpm', ['add', ...missing.map((name) => tarballOf.get(name) ?? name)], dir);
+          } catch (err) {
+            console.error(`check-pack: pnpm add ${missing.join(' ')} failed: ${err.stderr || err.message}`);
+            failed++;
+            continue;
+          }
+        }
         // the blocks are TypeScript (they compile under strict: examples/test): types stripped, run as the ESM a user's
         // build would produce
         const js = ts.transpileModule(code, {
@@ -625,11 +669,10 @@ try {
           const want = /\/\/ prints (\S+)\s*$/.exec(code.trim())?.[1];
           const last = out.trim().split('\n').pop();
           if (want !== undefined && last !== want) throw new Error(`it printed ${last}, the README says ${want}`);
-          console.log(`check-pack: gpu-layers README example "${title}" runs as written (${manager} install)`);
+          console.log(`check-pack: the example of ${title} runs as written (${manager} install)`);
         } catch (err) {
           console.error(
-            `check-pack: gpu-layers README example "${title}" failed (${manager} install): ` +
-              `${err.stderr || err.message}`,
+            `check-pack: the example of ${title} failed (${manager} install): ` + `${err.stderr || err.message}`,
           );
           failed++;
         }

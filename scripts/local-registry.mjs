@@ -75,9 +75,9 @@ export async function startRegistry(verdaccio, work) {
   throw new Error(`verdaccio did not answer on ${url} within 60 s:\n${output}`);
 }
 
-/** The workspace's package folders (packages/*, apps/*) with their package.json. */
+/** The workspace's package folders (packages/*, apps/*, models/*) with their package.json. */
 function workspacePackages(root) {
-  return ['packages', 'apps'].flatMap((group) =>
+  return ['packages', 'apps', 'models'].flatMap((group) =>
     readdirSync(join(root, group))
       .map((d) => join(root, group, d))
       .filter((d) => existsSync(join(d, 'package.json')))

@@ -38,9 +38,13 @@ async function siblingsOf(target: string): Promise<Sibling[]> {
   return out;
 }
 
-async function isDirectory(path: string): Promise<boolean | undefined> {
+/**
+ * Whether `path` is a folder (undefined: nothing there). `follow`: a symbolic link to a folder counts as one (reading:
+ * pnpm installs packages as links); writing swaps the entry itself, so it does not follow.
+ */
+async function isDirectory(path: string, follow = false): Promise<boolean | undefined> {
   try {
-    return (await lstat(path)).isDirectory();
+    return (await (follow ? stat : lstat)(path)).isDirectory();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
@@ -63,7 +67,7 @@ async function newestOld(target: string): Promise<string | undefined> {
  * crashed between its two renames, the complete previous checkpoint left at `<target>.old-*`.
  */
 export async function locateCheckpoint(target: string): Promise<{ dir: string; recovered: boolean }> {
-  const kind = await isDirectory(target);
+  const kind = await isDirectory(target, true);
   if (kind === true) return { dir: target, recovered: false };
   if (kind === false) {
     throw new CheckpointError(

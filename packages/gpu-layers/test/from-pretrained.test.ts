@@ -1,11 +1,11 @@
 // fromPretrained: a saved pretrained folder as text in, text out — from the folder, and from a URL served on
 // 127.0.0.1 (downloaded once into a cache, every file checked by its SHA-256; the browser's fetch version too).
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pathToFileURL } from 'node:url';
 import {
@@ -143,6 +143,22 @@ describe('fromPretrained of an installed model package, by its name', () => {
     } finally {
       byName.dispose();
       byDir.dispose();
+    }
+  });
+
+  it("finds it where pnpm installs it: node_modules/<name> a link into pnpm's store", async () => {
+    const store = join(root, 'pnpm-project', 'node_modules', '.pnpm', '@someone+linked-lm@1.0.0', 'node_modules');
+    const real = join(store, '@someone', 'linked-lm');
+    await cp(dir, real, { recursive: true });
+    const linked = join(root, 'pnpm-project', 'node_modules', '@someone', 'linked-lm');
+    await mkdir(dirname(linked), { recursive: true });
+    await symlink(real, linked, 'dir');
+    const byName = await fromPretrained('@someone/linked-lm', { resolveFrom: join(root, 'pnpm-project') });
+    try {
+      expect(byName.source).toBe(linked);
+      expect(await byName.generate('the history of', OPTS)).toMatch(/^the history of/);
+    } finally {
+      byName.dispose();
     }
   });
 

@@ -1,0 +1,3 @@
+import { packageVitest } from '../../tooling/vitest.mjs';
+
+export default packageVitest(import.meta.dirname);
