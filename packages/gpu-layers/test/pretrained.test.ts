@@ -15,6 +15,7 @@ import {
   type SavePretrainedOptions,
 } from '@grassflow/gpu-layers';
 import { logitsOf, TINY_TOKENIZER, tinyModel, useCpu } from './checkpoint-helpers.js';
+import { WordPieceTokenizer } from '@grassflow/tokenizers';
 
 let root: string;
 beforeAll(async () => {
@@ -37,14 +38,24 @@ describe('savePretrained → loadPretrained', () => {
       'README.md',
       'config.json',
       'model.safetensors',
+      'tokenizer.json',
       'tokenizer_config.json',
       'vocab.txt',
     ]);
     expect(await isPretrainedFolder(dir)).toBe(true);
     const loaded = await loadPretrained(dir);
     expect(loaded.extra['step']).toBe(3);
-    expect(loaded.tokenizer.config).toEqual(TOKENIZER.config);
+    // Hugging Face's tokenizer.json added beside the vocabulary, as their library saves it for the same tokens
+    expect(loaded.tokenizer.config).toEqual({
+      ...TOKENIZER.config,
+      files: { ...TOKENIZER.config.files, huggingFace: 'tokenizer.json' },
+    });
     expect(await readFile(loaded.tokenizer.paths['vocab'] as string, 'utf8')).toBe(VOCAB_TEXT);
+    const hfSaved = join(root, 'hf-tokenizer.json');
+    WordPieceTokenizer.fromVocab(VOCAB_TEXT.split('\n').slice(0, -1)).saveTokenizerJson(hfSaved);
+    expect(await readFile(loaded.tokenizer.paths['huggingFace'] as string, 'utf8')).toBe(
+      await readFile(hfSaved, 'utf8'),
+    );
     expect(logitsOf(loaded.model)).toEqual(logitsOf(model));
     // it is a checkpoint folder too
     const ck = await loadCheckpoint(dir);

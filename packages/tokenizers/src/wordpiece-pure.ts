@@ -140,6 +140,63 @@ export class PureWordPieceTokenizer {
     return new PureWordPieceTokenizer(checkedVocab(tokens, source), opts.lowercase ?? true);
   }
 
+  /**
+   * This tokenizer as Hugging Face's `tokenizer.json` (what `tokenizers`, transformers.js and transformers read): the
+   * bytes WordPieceTokenizer's saveTokenizerJson writes for the same vocabulary, written here without native code.
+   */
+  tokenizerJson(): string {
+    const special = BERT_SPECIAL_TOKENS.filter((t) => this.vocab.ids.has(t))
+      .map((content) => ({ id: this.vocab.ids.get(content) as number, content }))
+      .sort((a, b) => a.id - b.id);
+    const { cls, sep } = this.specialIds;
+    const token = (id: string, typeId: number) => ({ SpecialToken: { id, type_id: typeId } });
+    const sequence = (id: string, typeId: number) => ({ Sequence: { id, type_id: typeId } });
+    const config = {
+      version: '1.0',
+      truncation: null,
+      padding: null,
+      added_tokens: special.map(({ id, content }) => ({
+        id,
+        content,
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: true,
+      })),
+      normalizer: {
+        type: 'BertNormalizer',
+        clean_text: true,
+        handle_chinese_chars: true,
+        strip_accents: this.lowercase, // as HF's strip_accents = null: it follows lowercase
+        lowercase: this.lowercase,
+      },
+      pre_tokenizer: { type: 'BertPreTokenizer' },
+      post_processor: {
+        type: 'TemplateProcessing',
+        single: [token('[CLS]', 0), sequence('A', 0), token('[SEP]', 0)],
+        pair: [token('[CLS]', 0), sequence('A', 0), token('[SEP]', 0), sequence('B', 1), token('[SEP]', 1)],
+        special_tokens: {
+          '[CLS]': { id: '[CLS]', ids: [cls], tokens: ['[CLS]'] },
+          '[SEP]': { id: '[SEP]', ids: [sep], tokens: ['[SEP]'] },
+        },
+      },
+      decoder: { type: 'WordPiece', prefix: CONTINUATION, cleanup: true },
+      model: {
+        type: 'WordPiece',
+        unk_token: '[UNK]',
+        continuing_subword_prefix: CONTINUATION,
+        max_input_chars_per_word: MAX_INPUT_CHARS_PER_WORD,
+        vocab: null,
+      },
+    };
+    // The vocabulary in id order, as HF writes it: a JS object would put integer-like tokens ("1", "100") first.
+    const vocab = this.vocab.tokens.map((t, id) => `      ${JSON.stringify(t)}: ${id}`).join(',\n');
+    const text = JSON.stringify(config, null, 2);
+    const at = text.lastIndexOf('"vocab": null');
+    return `${text.slice(0, at)}"vocab": {\n${vocab}\n    }${text.slice(at + '"vocab": null'.length)}`;
+  }
+
   tokenToId(token: string): number | undefined {
     return this.vocab.ids.get(token);
   }

@@ -1,9 +1,10 @@
 // The pure-TypeScript WordPiece (the browser's tokenizer) against WordPieceTokenizer (HF's Rust library): the same
 // ids and the same decoded text on the real bert-base-uncased vocabulary.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PureWordPieceTokenizer, WordPieceTokenizer } from '@grassflow/tokenizers';
-import { BERT_VOCAB, dataDir, dataPath } from './helpers.js';
+import { BERT_VOCAB, dataDir, dataPath, tempDir } from './helpers.js';
 
 /** Cases where a hand-written BERT tokenizer usually drifts from HF's. */
 const WORDPIECE_CASES: readonly string[] = [
@@ -57,5 +58,35 @@ describe.skipIf(dataDir === undefined)('PureWordPieceTokenizer equals WordPieceT
   it('gives [UNK] for a word it cannot cover and for one over 100 characters', () => {
     expect(Array.from(pure.encode('\u{1f600}', { addSpecialTokens: false }).ids)).toEqual([100]);
     expect(Array.from(pure.encode('a'.repeat(101), { addSpecialTokens: false }).ids)).toEqual([100]);
+  });
+});
+
+describe("PureWordPieceTokenizer.tokenizerJson: Hugging Face's tokenizer.json without native code", () => {
+  const dir = tempDir();
+  /** What WordPieceTokenizer (HF's library) saves for the same tokens. */
+  const saved = (tokens: readonly string[], lowercase: boolean): string => {
+    const path = join(dir, `tokenizer-${lowercase ? 'uncased' : 'cased'}-${tokens.length}.json`);
+    WordPieceTokenizer.fromVocab(tokens, { lowercase }).saveTokenizerJson(path);
+    return readFileSync(path, 'utf8');
+  };
+  // integer-like tokens (a JS object would reorder them), quotes, a backslash, non-ASCII, specials out of order
+  const odd = ['the', '[PAD]', '1', '100', '0', '"quoted"', 'back\\slash', 'naïve', '##s', '[UNK]', '[SEP]', '[CLS]'];
+
+  it('writes the bytes HF saves, uncased and cased, for an odd vocabulary', () => {
+    for (const lowercase of [true, false]) {
+      expect(PureWordPieceTokenizer.fromVocab(odd, { lowercase }).tokenizerJson()).toBe(saved(odd, lowercase));
+    }
+  });
+
+  it.skipIf(dataDir === undefined)('writes the bytes HF saves for bert-base-uncased, which HF reads back', async () => {
+    const text = readFileSync(dataPath(BERT_VOCAB), 'utf8');
+    const json = PureWordPieceTokenizer.fromVocabText(text).tokenizerJson();
+    const tokens = text.split('\n').slice(0, -1);
+    expect(json).toBe(saved(tokens, true));
+    const path = join(dir, 'bert-tokenizer.json');
+    writeFileSync(path, json);
+    const back = WordPieceTokenizer.fromTokenizerJson(path);
+    const hf = WordPieceTokenizer.fromVocabFile(dataPath(BERT_VOCAB));
+    for (const s of WORDPIECE_CASES) expect((await back.encode(s)).ids).toEqual((await hf.encode(s)).ids);
   });
 });

@@ -1,8 +1,7 @@
 // `grassflow-lm export RUN --out DIR`: a run's best checkpoint as a folder to hand to someone — the model config and
 // weights, the tokenizer, a model card — without what only training needs (optimizer moments, RNG state).
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { BERT_VOCAB_REL_PATH, ensureDataFile } from '@grassflow/datasets';
 import { CheckpointError } from '@grassflow/checkpoints';
@@ -30,19 +29,6 @@ import { modelCard, type CardInput } from './card.js';
 
 const RUN_FORMAT = 'grassflow-lm-run';
 const VOCAB_FILE = 'vocab.txt';
-/** The tokenizer as Hugging Face's `tokenizers` (Rust, Python, and @huggingface/tokenizers in JS) reads it. */
-const TOKENIZER_JSON_FILE = 'tokenizer.json';
-
-/** tokenizer.json's bytes, as the tokenizer's own saveTokenizerJson writes them. */
-function tokenizerJsonBytes(save: (path: string) => void): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'grassflow-export-'));
-  try {
-    save(join(dir, TOKENIZER_JSON_FILE));
-    return readFileSync(join(dir, TOKENIZER_JSON_FILE));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** The n-gram baselines of wiki.test for the card (cached per data hash), or why there are none. */
 async function testBaselines(
@@ -246,22 +232,18 @@ export async function runExportPlan(plan: ExportPlan): Promise<number> {
       checkpoint: relative(plan.run, ckDir) || '.',
       exportedAt: new Date().toISOString(),
     });
-    if (tok.saveTokenizerJson === undefined) throw new Error('the WordPiece tokenizer has no saveTokenizerJson');
     const tokenizer: PretrainedTokenizerFiles = {
       config: {
         kind: 'wordpiece',
         id: tok.id,
-        files: { vocab: VOCAB_FILE, huggingFace: TOKENIZER_JSON_FILE },
+        files: { vocab: VOCAB_FILE }, // savePretrained adds Hugging Face's tokenizer.json
         ...WORDPIECE_PREPARATION,
         // what Hugging Face's tools read of tokenizer_config.json
         tokenizer_class: 'BertTokenizerFast',
         do_lower_case: WORDPIECE_PREPARATION.lowercase,
         model_max_length: ck.config.maxLen,
       },
-      files: new Map([
-        [VOCAB_FILE, await readFile(vocabPath)],
-        [TOKENIZER_JSON_FILE, tokenizerJsonBytes(tok.saveTokenizerJson)],
-      ]),
+      files: new Map([[VOCAB_FILE, await readFile(vocabPath)]]),
     };
     const source = {
       command: cfg.command ?? null,

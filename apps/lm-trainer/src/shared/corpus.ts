@@ -37,8 +37,6 @@ export interface CorpusTokenizer {
    * {@link WORD_VOCAB_FILE}, where the playground reads it).
    */
   saveVocab?: (path: string) => void;
-  /** WordPiece only: write the tokenizer as Hugging Face's `tokenizers` saves it (tokenizer.json). */
-  saveTokenizerJson?: (path: string) => void;
 }
 
 /** A word-level run's vocabulary in its folder: WordLevelTokenizer.save's JSON, read by PureWordLevelTokenizer. */
@@ -75,7 +73,6 @@ export function wordPieceTokenizer(vocabPath: string): CorpusTokenizer {
     // [SEP] ends a line
     decode: (ids) => wordPieceLines(wp.decode(ids, { skipSpecialTokens: false })),
     idToToken: (id) => wp.idToToken(id),
-    saveTokenizerJson: (path) => wp.saveTokenizerJson(path),
   };
 }
 

@@ -29,6 +29,7 @@ import {
   notPretrainedError,
   parseTokenizerConfig,
   PRETRAINED_FILES,
+  tokenizerFilesRead,
   pretrainedFileRecords,
   pretrainedFileUrl,
   pretrainedFolderUrl,
@@ -198,7 +199,7 @@ export async function downloadPretrained(url: string, options: DownloadPretraine
   const tokenizerBytes = neededFileBytes(PRETRAINED_FILES.tokenizer, records, model, where);
   await fetchOne(PRETRAINED_FILES.tokenizer, tokenizerBytes, sha(PRETRAINED_FILES.tokenizer));
   const tokenizer = parseTokenizerConfig(await readFile(join(dir, PRETRAINED_FILES.tokenizer), 'utf8'), shown);
-  const rest = [...new Set([...Object.values(tokenizer.files), PRETRAINED_FILES.model])];
+  const rest = [...new Set([...tokenizerFilesRead(tokenizer), PRETRAINED_FILES.model])];
   const sizes = rest.map((name) => neededFileBytes(name, records, model, where, options.trust === true));
   const total = tokenizerBytes + sizes.reduce((a, b) => a + b, 0);
   const maxTotal = options.maxTotalBytes ?? CHECKPOINT_MAX_TOTAL_BYTES;

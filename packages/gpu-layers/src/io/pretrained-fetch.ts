@@ -18,6 +18,7 @@ import {
   notPretrainedError,
   parseTokenizerConfig,
   PRETRAINED_FILES,
+  tokenizerFilesRead,
   pretrainedFileRecords,
   pretrainedFileUrl,
   pretrainedFolderUrl,
@@ -73,7 +74,7 @@ export async function fromPretrained(url: string, options: FetchPretrainedOption
   const modelConfig = pretrainedModelConfig(cfg, where);
   const need = (name: string) => neededFileBytes(name, records, modelConfig, where, options.trust === true);
   const tokenizerConfig = await get(PRETRAINED_FILES.tokenizer, need(PRETRAINED_FILES.tokenizer));
-  const tokenizerFiles = Object.values(parseTokenizerConfig(new TextDecoder().decode(tokenizerConfig), base).files);
+  const tokenizerFiles = tokenizerFilesRead(parseTokenizerConfig(new TextDecoder().decode(tokenizerConfig), base));
   const total = [PRETRAINED_FILES.tokenizer, ...new Set(tokenizerFiles), PRETRAINED_FILES.model]
     .map(need)
     .reduce((a, b) => a + b, 0);

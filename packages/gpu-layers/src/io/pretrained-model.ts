@@ -41,6 +41,19 @@ export const PRETRAINED_FILES = {
 } as const;
 
 /**
+ * The WordPiece tokenizer as Hugging Face's `tokenizers` reads it (Rust, Python, transformers.js): tokenizer_config.json
+ * names it under `files` by this role; savePretrained writes it when it is not given.
+ */
+export const HUGGING_FACE_TOKENIZER = { role: 'huggingFace', file: 'tokenizer.json' } as const;
+
+/** The files of tokenizer_config.json's `files` that grassflow reads (all but Hugging Face's): a loader fetches these. */
+export function tokenizerFilesRead(config: { readonly files: { readonly [role: string]: string } }): string[] {
+  return Object.entries(config.files)
+    .filter(([role]) => role !== HUGGING_FACE_TOKENIZER.role)
+    .map(([, name]) => name);
+}
+
+/**
  * How grassflow-lm prepares WikiText for BERT WordPiece (tokenizer_config.json's `preparation`): the prompt through
  * wikitextForWordPiece, then WordPiece without special tokens; decoded text with each [SEP] as a line end.
  */
@@ -294,6 +307,8 @@ export interface PretrainedTokenizer {
   /** Text of ids, as grassflow-lm generate prints it ([SEP] ends a line). */
   decode(ids: ArrayLike<number>): string;
   idToToken(id: number): string | undefined;
+  /** Hugging Face's tokenizer.json of this vocabulary: the same ids from `tokenizers`, transformers.js, transformers. */
+  tokenizerJson(): string;
 }
 
 /**
@@ -360,6 +375,7 @@ export function pretrainedTokenizer(
     encodePrompt: (text) => tok.encode(wikitextForWordPiece(text), { addSpecialTokens: false }).ids,
     decode: (ids) => wordPieceLines(tok.decode(ids, { skipSpecialTokens: false })),
     idToToken: (id) => tok.idToToken(id),
+    tokenizerJson: () => tok.tokenizerJson(),
   };
 }
 
@@ -397,7 +413,7 @@ export async function readPretrainedTokenizer(
   };
   const config = parseTokenizerConfig(await text(PRETRAINED_FILES.tokenizer), where);
   const files = new Map<string, string>();
-  for (const name of Object.values(config.files)) files.set(name, await text(name));
+  for (const name of tokenizerFilesRead(config)) files.set(name, await text(name));
   return pretrainedTokenizer(config, (name) => files.get(name) ?? '', where, options.vocabSize);
 }
 

@@ -25,7 +25,9 @@ import {
   notPretrainedError,
   hubConfigFields,
   parseTokenizerConfig,
+  HUGGING_FACE_TOKENIZER,
   PRETRAINED_FILES,
+  tokenizerFilesRead,
   PRETRAINED_FORMAT,
   PRETRAINED_FORMAT_VERSION,
   pretrainedFileCap,
@@ -169,24 +171,30 @@ export async function savePretrained(
   checkOptions(options);
   const target = resolve(dir);
   const fs = options.fs ?? nodeFileSystem;
-  const tokenizerText = `${JSON.stringify(options.tokenizer.config, null, 2)}\n`;
+  const given = options.tokenizer;
   // What fromPretrained would refuse is refused here, by the same checks on the same text, before anything is written.
   const fileText = (name: string): string => {
-    const data = options.tokenizer.files.get(name);
+    const data = given.files.get(name);
     return typeof data === 'string' ? data : new TextDecoder().decode(data);
   };
-  pretrainedModel(
-    { model, extra: {} },
-    pretrainedTokenizer(parseTokenizerConfig(tokenizerText, target), fileText, target, model.config.vocabSize),
+  const tokenizer = pretrainedTokenizer(
+    parseTokenizerConfig(`${JSON.stringify(given.config, null, 2)}\n`, target),
+    fileText,
     target,
+    model.config.vocabSize,
   );
+  pretrainedModel({ model, extra: {} }, tokenizer, target);
+  // Hugging Face's tokenizer.json beside the vocabulary, unless one is given: the folder is one their tools read.
+  const { role, file } = HUGGING_FACE_TOKENIZER;
+  const withJson = role in given.config.files || given.files.has(file);
+  const tokenizerFiles = withJson ? given.files : new Map([...given.files, [file, tokenizer.tokenizerJson()] as const]);
+  const config = withJson ? given.config : { ...given.config, files: { ...given.config.files, [role]: file } };
+  const tokenizerText = `${JSON.stringify(config, null, 2)}\n`;
   await targetKind(target);
   // Every file but config.json and model.safetensors (which saveCheckpoint records), with its record.
   const contents = new Map<string, string | Uint8Array>([
     [PRETRAINED_FILES.tokenizer, tokenizerText],
-    ...Object.values(options.tokenizer.config.files).map(
-      (name) => [name, options.tokenizer.files.get(name) as string | Uint8Array] as const,
-    ),
+    ...Object.values(config.files).map((name) => [name, tokenizerFiles.get(name) as string | Uint8Array] as const),
     [PRETRAINED_FILES.card, options.card],
   ]);
   const files: Record<string, CheckpointJson> = {};
@@ -282,7 +290,10 @@ export async function loadPretrained(dir: string, options: LoadPretrainedOptions
   const text = async (name: string): Promise<string> => new TextDecoder().decode(await read(name, records.get(name)));
   const tok = parseTokenizerConfig(await text(PRETRAINED_FILES.tokenizer), target);
   const paths: Record<string, string> = {};
+  const needed = new Set(tokenizerFilesRead(tok));
   for (const [role, name] of Object.entries(tok.files)) {
+    // Hugging Face's tokenizer.json is for their tools: listed where it is (a URL's download leaves it behind)
+    if (!needed.has(name) && (await stat(join(target, name)).catch(() => undefined)) === undefined) continue;
     await read(name, records.get(name));
     paths[role] = join(target, name);
   }
