@@ -97,6 +97,8 @@ def gap(g, o):
 def log_gap(g, o):
     seeds = sorted(set(g) & set(o))
     x = [math.log(g[s] / o[s]) for s in seeds]
+    if len(x) == 1:
+        return 1, math.expm1(x[0]), None
     m, h = st.mean(x), T975[len(x) - 1] * st.stdev(x) / math.sqrt(len(x))
     return len(x), math.expm1(m), (math.expm1(m - h), math.expm1(m + h))
 
