@@ -81,15 +81,61 @@ export function input(args: KernelArgs, name: string): tf.TensorInfo {
   return t;
 }
 
+const shapeOf = (args: KernelArgs, name: string): number[] => input(args, name).shape;
+
+/**
+ * Each fused kernel's outputs (float32), by their shapes from its inputs and attrs: the one table that the JS kernels
+ * here and the native ones (wasm-native.ts) allocate from, so that both give the same tensors.
+ */
+const OUTPUT_SHAPES: Readonly<Record<FusedKernelName, (args: KernelArgs) => number[][]>> = {
+  [FUSED.layerNorm]: (a) => {
+    const [N, d] = shapeOf(a, 'x') as [number, number];
+    return [
+      [N, d],
+      [N, d],
+      [N, 1],
+    ]; // y, x̂, rstd
+  },
+  [FUSED.layerNormGrad]: (a) => {
+    const [N, d] = shapeOf(a, 'dy') as [number, number];
+    return [[N, d], [d], [d]]; // dx, dγ, dβ
+  },
+  [FUSED.gelu]: (a) => [shapeOf(a, 'x'), shapeOf(a, 'x')], // y, Φ(x)
+  [FUSED.geluGrad]: (a) => [shapeOf(a, 'dy')],
+  [FUSED.expressiveWeights]: (a) => [shapeOf(a, 'scores')],
+  [FUSED.expressiveWeightsGrad]: (a) => [shapeOf(a, 'dy')],
+  [FUSED.pairSum]: (a) => {
+    const [B, L, r] = shapeOf(a, 'z') as [number, number, number];
+    const O = (a.attrs?.['offsets'] as number[]).length;
+    const C = (r * (r - 1)) / 2;
+    return [
+      [B, L, C],
+      [B, O, L, C],
+      [B, O, L, 1],
+    ]; // Σ p̂, p̂ per offset, ‖p‖ per offset
+  },
+  [FUSED.pairSumGrad]: (a) => [shapeOf(a, 'z')],
+  [FUSED.softmaxNll]: (a) => {
+    const [N, V] = shapeOf(a, 'logits') as [number, number];
+    return [[N], [N, V]]; // nll, softmax
+  },
+  [FUSED.softmaxNllGrad]: (a) => [shapeOf(a, 'probs')],
+};
+
+/** The outputs of fused kernel `name` for `args`, allocated on the wasm heap (views of the heap only after this). */
+export function fusedOutputs(name: FusedKernelName, args: KernelArgs): tf.TensorInfo[] {
+  const backend = args.backend as WasmHeapBackend;
+  return OUTPUT_SHAPES[name](args).map((shape) => backend.makeOutput(shape, 'float32'));
+}
+
 /** x [N, d], γ, β [d] → y = x̂·γ + β [N, d], x̂ = (x − μ)·rstd [N, d], rstd = 1/sqrt(σ² + ε) [N, 1]. */
 function layerNormKernel(args: KernelArgs): tf.TensorInfo[] {
   const backend = args.backend as WasmHeapBackend;
   const x = input(args, 'x');
   const [N, d] = x.shape as [number, number];
   const eps = Number(args.attrs?.['eps']);
-  const outs = [backend.makeOutput([N, d], 'float32'), backend.makeOutput([N, d], 'float32')];
-  const rstdOut = backend.makeOutput([N, 1], 'float32');
-  const [xs, gs, bs, ys, xh, rs] = views(backend, [x, input(args, 'gamma'), input(args, 'beta'), ...outs, rstdOut]) as [
+  const outs = fusedOutputs(FUSED.layerNorm, args);
+  const [xs, gs, bs, ys, xh, rs] = views(backend, [x, input(args, 'gamma'), input(args, 'beta'), ...outs]) as [
     Float32Array,
     Float32Array,
     Float32Array,
@@ -114,7 +160,7 @@ function layerNormKernel(args: KernelArgs): tf.TensorInfo[] {
       ys[o + k] = h * (gs[k] as number) + (bs[k] as number);
     }
   }
-  return [...outs, rstdOut];
+  return outs;
 }
 
 /**
@@ -125,11 +171,7 @@ function layerNormGradKernel(args: KernelArgs): tf.TensorInfo[] {
   const backend = args.backend as WasmHeapBackend;
   const dy = input(args, 'dy');
   const [N, d] = dy.shape as [number, number];
-  const outs = [
-    backend.makeOutput([N, d], 'float32'),
-    backend.makeOutput([d], 'float32'),
-    backend.makeOutput([d], 'float32'),
-  ];
+  const outs = fusedOutputs(FUSED.layerNormGrad, args);
   const ins = [dy, input(args, 'xhat'), input(args, 'rstd'), input(args, 'gamma')];
   const [dys, xh, rs, gs, dx, dg, db] = views(backend, [...ins, ...outs]) as [
     Float32Array,
@@ -183,7 +225,7 @@ function erf(x: number): number {
 function geluKernel(args: KernelArgs): tf.TensorInfo[] {
   const backend = args.backend as WasmHeapBackend;
   const x = input(args, 'x');
-  const outs = [backend.makeOutput(x.shape, 'float32'), backend.makeOutput(x.shape, 'float32')];
+  const outs = fusedOutputs(FUSED.gelu, args);
   const [xs, ys, cdf] = views(backend, [x, ...outs]) as [Float32Array, Float32Array, Float32Array];
   for (let i = 0; i < xs.length; i++) {
     const v = xs[i] as number;
@@ -200,7 +242,7 @@ const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
 function geluGradKernel(args: KernelArgs): tf.TensorInfo {
   const backend = args.backend as WasmHeapBackend;
   const dy = input(args, 'dy');
-  const out = backend.makeOutput(dy.shape, 'float32');
+  const [out] = fusedOutputs(FUSED.geluGrad, args) as [tf.TensorInfo];
   const [dys, xs, cdf, dx] = views(backend, [dy, input(args, 'x'), input(args, 'cdf'), out]) as [
     Float32Array,
     Float32Array,
@@ -235,7 +277,7 @@ function expressiveWeightsKernel(args: KernelArgs): tf.TensorInfo {
   const scores = input(args, 'scores');
   const [BH, L, n] = scores.shape as [number, number, number];
   const { eps, causal, t0 } = expressiveAttrs(args);
-  const out = backend.makeOutput(scores.shape, 'float32');
+  const [out] = fusedOutputs(FUSED.expressiveWeights, args) as [tf.TensorInfo];
   const [s, a] = views(backend, [scores, out]) as [Float32Array, Float32Array];
   for (let row = 0, o = 0; row < BH * L; row++, o += n) {
     const last = causal ? Math.min(n, t0 + (row % L) + 1) : n; // keys 0 … last − 1 are allowed
@@ -261,7 +303,7 @@ function expressiveWeightsGradKernel(args: KernelArgs): tf.TensorInfo {
   const dyInfo = input(args, 'dy');
   const [BH, L, n] = dyInfo.shape as [number, number, number];
   const { eps, causal, t0 } = expressiveAttrs(args);
-  const out = backend.makeOutput(dyInfo.shape, 'float32');
+  const [out] = fusedOutputs(FUSED.expressiveWeightsGrad, args) as [tf.TensorInfo];
   const [dy, s, a, ds] = views(backend, [dyInfo, input(args, 'scores'), input(args, 'weights'), out]) as [
     Float32Array,
     Float32Array,

@@ -9,6 +9,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import {
   expressiveAttrs,
   FUSED,
+  fusedOutputs,
   input,
   JS_FUSED_KERNELS,
   setFusedKernelsNative,
@@ -309,26 +310,21 @@ function layerNormKernel(args: KernelArgs): tf.TensorInfo[] {
   const backend = args.backend as WasmHeapBackend;
   const x = input(args, 'x');
   const [N, d] = x.shape as [number, number];
-  const outs = [backend.makeOutput([N, d], 'float32'), backend.makeOutput([N, d], 'float32')];
-  const rstd = backend.makeOutput([N, 1], 'float32');
+  const outs = fusedOutputs(FUSED.layerNorm, args);
   const h = heapOf(backend);
   const v = (t: tf.TensorInfo) => at(backend, h, t);
-  const [y, xhat] = outs as [tf.TensorInfo, tf.TensorInfo];
+  const [y, xhat, rstd] = outs as [tf.TensorInfo, tf.TensorInfo, tf.TensorInfo];
   const [gamma, beta] = [input(args, 'gamma'), input(args, 'beta')];
   if (N * d > 0)
     (native as Native).layerNorm(v(x), v(gamma), v(beta), v(y), v(xhat), v(rstd), N, d, Number(args.attrs?.['eps']));
-  return [...outs, rstd];
+  return outs;
 }
 
 function layerNormGradKernel(args: KernelArgs): tf.TensorInfo[] {
   const backend = args.backend as WasmHeapBackend;
   const dy = input(args, 'dy');
   const [N, d] = dy.shape as [number, number];
-  const outs = [
-    backend.makeOutput([N, d], 'float32'),
-    backend.makeOutput([d], 'float32'),
-    backend.makeOutput([d], 'float32'),
-  ] as [tf.TensorInfo, tf.TensorInfo, tf.TensorInfo];
+  const outs = fusedOutputs(FUSED.layerNormGrad, args) as [tf.TensorInfo, tf.TensorInfo, tf.TensorInfo];
   const h = heapOf(backend);
   const v = (t: tf.TensorInfo) => at(backend, h, t);
   const [xhat, rstd, gamma] = [input(args, 'xhat'), input(args, 'rstd'), input(args, 'gamma')];
@@ -340,17 +336,17 @@ function layerNormGradKernel(args: KernelArgs): tf.TensorInfo[] {
 function geluKernel(args: KernelArgs): tf.TensorInfo[] {
   const backend = args.backend as WasmHeapBackend;
   const x = input(args, 'x');
-  const outs = [backend.makeOutput(x.shape, 'float32'), backend.makeOutput(x.shape, 'float32')] as const;
+  const outs = fusedOutputs(FUSED.gelu, args) as [tf.TensorInfo, tf.TensorInfo];
   const h = heapOf(backend);
   const n = tf.util.sizeFromShape(x.shape);
   if (n > 0) (native as Native).gelu(at(backend, h, x), at(backend, h, outs[0]), at(backend, h, outs[1]), n);
-  return [...outs];
+  return outs;
 }
 
 function geluGradKernel(args: KernelArgs): tf.TensorInfo {
   const backend = args.backend as WasmHeapBackend;
   const dy = input(args, 'dy');
-  const out = backend.makeOutput(dy.shape, 'float32');
+  const [out] = fusedOutputs(FUSED.geluGrad, args) as [tf.TensorInfo];
   const h = heapOf(backend);
   const v = (t: tf.TensorInfo) => at(backend, h, t);
   const n = tf.util.sizeFromShape(dy.shape);
@@ -363,7 +359,7 @@ function expressiveWeightsKernel(args: KernelArgs): tf.TensorInfo {
   const scores = input(args, 'scores');
   const [BH, L, n] = scores.shape as [number, number, number];
   const { eps, causal, t0 } = expressiveAttrs(args);
-  const out = backend.makeOutput(scores.shape, 'float32');
+  const [out] = fusedOutputs(FUSED.expressiveWeights, args) as [tf.TensorInfo];
   const h = heapOf(backend);
   if (BH * L * n > 0)
     (native as Native).weights(at(backend, h, scores), at(backend, h, out), BH * L, L, n, eps, causal ? 1 : 0, t0);
@@ -375,7 +371,7 @@ function expressiveWeightsGradKernel(args: KernelArgs): tf.TensorInfo {
   const dy = input(args, 'dy');
   const [BH, L, n] = dy.shape as [number, number, number];
   const { eps, causal, t0 } = expressiveAttrs(args);
-  const out = backend.makeOutput(dy.shape, 'float32');
+  const [out] = fusedOutputs(FUSED.expressiveWeightsGrad, args) as [tf.TensorInfo];
   const h = heapOf(backend);
   const v = (t: tf.TensorInfo) => at(backend, h, t);
   if (BH * L * n > 0)
@@ -411,16 +407,12 @@ function pairSumKernel(args: KernelArgs): tf.TensorInfo[] {
   const { offsets, eps, bidirectional } = pairSumAttrs(args);
   const O = offsets.length;
   const C = (r * (r - 1)) / 2;
-  const outs = [
-    backend.makeOutput([B, L, C], 'float32'),
-    backend.makeOutput([B, O, L, C], 'float32'),
-    backend.makeOutput([B, O, L, 1], 'float32'),
-  ] as const;
+  const outs = fusedOutputs(FUSED.pairSum, args) as [tf.TensorInfo, tf.TensorInfo, tf.TensorInfo];
   const h = heapOf(backend);
   const v = (t: tf.TensorInfo) => at(backend, h, t);
   if (B * L * O * C > 0)
     (native as Native).pairSum(v(z), v(outs[0]), v(outs[1]), v(outs[2]), B, L, r, offsets, O, eps, bidirectional);
-  return [...outs];
+  return outs;
 }
 
 function pairSumGradKernel(args: KernelArgs): tf.TensorInfo {
@@ -428,7 +420,7 @@ function pairSumGradKernel(args: KernelArgs): tf.TensorInfo {
   const z = input(args, 'z');
   const [B, L, r] = z.shape as [number, number, number];
   const { offsets, eps, bidirectional } = pairSumAttrs(args);
-  const out = backend.makeOutput([B, L, r], 'float32');
+  const [out] = fusedOutputs(FUSED.pairSumGrad, args) as [tf.TensorInfo];
   const h = heapOf(backend);
   const v = (t: tf.TensorInfo) => at(backend, h, t);
   const [dy, pHat, nrm] = [input(args, 'dy'), input(args, 'pHat'), input(args, 'nrm')];
@@ -465,7 +457,7 @@ function softmaxNllKernel(args: KernelArgs): tf.TensorInfo[] {
   const logits = input(args, 'logits');
   const targets = intInput(args, 'targets');
   const [N, V] = logits.shape as [number, number];
-  const outs = [backend.makeOutput([N], 'float32'), backend.makeOutput([N, V], 'float32')] as const;
+  const outs = fusedOutputs(FUSED.softmaxNll, args) as [tf.TensorInfo, tf.TensorInfo];
   const h = heapOf(backend);
   if (N * V > 0)
     (native as Native).softmaxNll(
@@ -476,14 +468,14 @@ function softmaxNllKernel(args: KernelArgs): tf.TensorInfo[] {
       N,
       V,
     );
-  return [...outs];
+  return outs;
 }
 
 function softmaxNllGradKernel(args: KernelArgs): tf.TensorInfo {
   const backend = args.backend as WasmHeapBackend;
   const probs = input(args, 'probs');
   const [N, V] = probs.shape as [number, number];
-  const out = backend.makeOutput([N, V], 'float32');
+  const [out] = fusedOutputs(FUSED.softmaxNllGrad, args) as [tf.TensorInfo];
   const h = heapOf(backend);
   const v = (t: tf.TensorInfo) => at(backend, h, t);
   if (N * V > 0)
