@@ -34,6 +34,27 @@ struct pair_ctx {
   int bidirectional;
 };
 
+/* A pass over rows r0 … r1 − 1 of the b·l rows (b, t). */
+typedef void pair_rows_fn(const struct pair_ctx *x, long r0, long r1);
+
+struct pair_job {
+  const struct pair_ctx *x;
+  pair_rows_fn *rows;
+};
+
+/* Part `part` of `parts` of a pass for gf_parallel: rows n·part/parts … n·(part + 1)/parts − 1 of the n = b·l. */
+static void pair_part(void *p, int part, int parts) {
+  const struct pair_job *j = p;
+  const long n = (long)j->x->b * j->x->l;
+  j->rows(j->x, n * part / parts, n * (part + 1) / parts);
+}
+
+/* `rows` over every row, on as many cores as `work` (multiply-adds) pays for. */
+static void pair_pass(const struct pair_ctx *x, pair_rows_fn *rows, long work) {
+  struct pair_job j = { .x = x, .rows = rows };
+  gf_parallel(pair_part, &j, gf_parts(work, 16384));
+}
+
 /* Rows (b, t) of part: p̂ and nrm of every offset's pair (z_{t−Δ}, z_t) (0 and ε where t < Δ), and value[t] = Σ_o p̂. */
 GF_CLONES static void pair_forward_rows(const struct pair_ctx *x, long r0, long r1) {
   const int L = x->l, r = x->r, O = x->o;
@@ -83,25 +104,13 @@ GF_CLONES static void pair_future_rows(const struct pair_ctx *x, long r0, long r
   }
 }
 
-static void pair_forward_part(void *p, int part, int parts) {
-  const struct pair_ctx *x = p;
-  const long n = (long)x->b * x->l;
-  pair_forward_rows(x, n * part / parts, n * (part + 1) / parts);
-}
-
-static void pair_future_part(void *p, int part, int parts) {
-  const struct pair_ctx *x = p;
-  const long n = (long)x->b * x->l;
-  pair_future_rows(x, n * part / parts, n * (part + 1) / parts);
-}
-
 void gf_pair_sum(const float *z, float *value, float *phat, float *nrm, int b, int l, int r, const int *offsets, int o,
                  float eps, int bidirectional) {
   struct pair_ctx x = { .z = z, .value = value, .phat = phat, .nrm = nrm, .b = b, .l = l, .r = r, .o = o,
                         .offsets = offsets, .eps = eps, .bidirectional = bidirectional };
   const long work = (long)b * l * o * r * (r - 1) / 2;
-  gf_parallel(pair_forward_part, &x, gf_parts(work, 16384));
-  if (bidirectional) gf_parallel(pair_future_part, &x, gf_parts(work, 16384));
+  pair_pass(&x, pair_forward_rows, work);
+  if (bidirectional) pair_pass(&x, pair_future_rows, work);
 }
 
 /* dp = (g − p̂ (p̂·g)) / nrm for each stacked pair (b, o, t), g = dy[t] (+ dy[t − Δ] if bidirectional); 0 where t < Δ. */
@@ -182,18 +191,6 @@ GF_CLONES static void pair_dz_rows(const struct pair_ctx *x, long r0, long r1) {
   }
 }
 
-static void pair_dp_part(void *p, int part, int parts) {
-  const struct pair_ctx *x = p;
-  const long n = (long)x->b * x->l;
-  pair_dp_rows(x, n * part / parts, n * (part + 1) / parts);
-}
-
-static void pair_dz_part(void *p, int part, int parts) {
-  const struct pair_ctx *x = p;
-  const long n = (long)x->b * x->l;
-  pair_dz_rows(x, n * part / parts, n * (part + 1) / parts);
-}
-
 int gf_pair_sum_grad(const float *dy, const float *z, const float *phat, const float *nrm, float *dz, int b, int l,
                      int r, const int *offsets, int o, float eps, int bidirectional) {
   const long C = (long)r * (r - 1) / 2;
@@ -202,8 +199,8 @@ int gf_pair_sum_grad(const float *dy, const float *z, const float *phat, const f
   struct pair_ctx x = { .z = z, .dy = dy, .phat = (float *)phat, .nrm = (float *)nrm, .dp = dp, .dz = dz, .b = b,
                         .l = l, .r = r, .o = o, .offsets = offsets, .eps = eps, .bidirectional = bidirectional };
   const long work = (long)b * l * o * C;
-  gf_parallel(pair_dp_part, &x, gf_parts(work, 16384));
-  gf_parallel(pair_dz_part, &x, gf_parts(work, 16384));
+  pair_pass(&x, pair_dp_rows, work);
+  pair_pass(&x, pair_dz_rows, work);
   free(dp);
   return 0;
 }
