@@ -1,24 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createModel, initBackend, preset, type LanguageModel } from '@grassflow/gpu-layers';
+import { initBackend } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  checkEarlyStopRule,
-  createRun,
-  DEFAULT_EARLY_STOP,
-  earlyStopDecision,
-  loadTrainerCheckpoint,
-  namedParameters,
-  openRunToResume,
-  optimizerConfigFrom,
-  optimizerFlagSpecs,
-  parseFlags,
-  saveTrainerCheckpoint,
-  trainRun,
-  type ResumePoint,
-} from '@grassflow/training';
-import { ToyTask } from './toy-task';
+import { checkEarlyStopRule, DEFAULT_EARLY_STOP, earlyStopDecision, loadTrainerCheckpoint } from '@grassflow/training';
+import { ToyTask, trainToyRun } from './toy-task';
 
 const rule = DEFAULT_EARLY_STOP; // 0.5% over the last 20% of the steps so far, from the 5th evaluation on
 
@@ -79,40 +65,16 @@ beforeAll(async () => {
   await initBackend({ backend: 'wasm' });
 });
 
-const optimizer = optimizerConfigFrom(
-  parseFlags(['--lr', '0.01', '--warmup', '2'], optimizerFlagSpecs({ lr: 1, warmup: 0 })),
-);
-
-async function train(dir: string, opts: { stopAtStep?: number; resume?: boolean; earlyStop?: boolean }) {
-  let model: LanguageModel;
-  let resume: ResumePoint | undefined;
-  const opened = opts.resume === true ? await openRunToResume<{ format: 'toy-run' }>(dir, 'toy-run') : null;
-  const run = opened?.run ?? (await createRun(dir, { format: 'toy-run' }));
-  if (opened !== null) {
-    const ck = await loadTrainerCheckpoint(run.latestCheckpoint);
-    model = ck.model;
-    resume = { state: ck.state, optimizerTensors: ck.optimizerTensors };
-  } else model = createModel(preset('tiny'), { seed: 4 });
-  const o = await trainRun(new PlateauTask(model), {
-    run,
-    params: namedParameters(model),
-    optimizer,
+/** The toy run of 40 steps, evaluated every 2, with the default rule unless earlyStop is false. */
+const train = (dir: string, opts: { stopAtStep?: number; resume?: boolean; earlyStop?: boolean }) =>
+  trainToyRun(dir, {
     totalSteps: 40,
-    seed: 7,
     evalEvery: 2,
-    logEvery: 1,
-    bestMetric: 'val',
+    task: (m) => new PlateauTask(m),
     ...(opts.earlyStop === false ? {} : { earlyStop: rule }),
-    save: (d, s, opt) => saveTrainerCheckpoint(d, model, opt, s),
-    ...(resume === undefined ? {} : { resume }),
     ...(opts.stopAtStep === undefined ? {} : { stopAtStep: opts.stopAtStep }),
-    quiet: true,
-    describe: 'toy',
-    report: () => Promise.resolve(join(dir, 'report.md')),
-    dispose: () => model.dispose(),
+    ...(opts.resume === undefined ? {} : { resume: opts.resume }),
   });
-  return { ...o, metrics: await run.readMetrics() };
-}
 
 describe('trainRun with earlyStop', () => {
   it('stops at the first evaluation the rule fires on, keeps best and latest, and a resume stops there too', async () => {

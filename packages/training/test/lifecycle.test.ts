@@ -2,67 +2,32 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
-import { createModel, initBackend, preset, type LanguageModel } from '@grassflow/gpu-layers';
+import { createModel, initBackend, preset } from '@grassflow/gpu-layers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   backendLine,
   checkResumeFlags,
   createRun,
   loadCheckpointToResume,
-  loadTrainerCheckpoint,
-  namedParameters,
   openRunToResume,
   optimizerConfigFrom,
   optimizerFlagSpecs,
   parseFlags,
   resolveCheckpointDir,
   runProvenance,
-  saveTrainerCheckpoint,
   summariseRun,
-  trainRun,
   UsageError,
   warmupWarning,
-  type ResumePoint,
 } from '@grassflow/training';
-import { ToyTask } from './toy-task.js';
+import { TOY_OPTIMIZER, trainToyRun } from './toy-task.js';
 
 beforeAll(async () => {
   await initBackend({ backend: 'wasm' });
 });
 
-const optimizer = optimizerConfigFrom(
-  parseFlags(['--lr', '0.01', '--warmup', '2'], optimizerFlagSpecs({ lr: 1, warmup: 0 })),
-);
-
-async function train(dir: string, opts: { stopAtStep?: number; resume?: boolean }) {
-  let model: LanguageModel;
-  let resume: ResumePoint | undefined;
-  const opened = opts.resume === true ? await openRunToResume<{ format: 'toy-run' }>(dir, 'toy-run') : null;
-  const run = opened?.run ?? (await createRun(dir, { format: 'toy-run' }));
-  if (opened !== null) {
-    const ck = await loadTrainerCheckpoint(run.latestCheckpoint);
-    model = ck.model;
-    resume = { state: ck.state, optimizerTensors: ck.optimizerTensors };
-  } else model = createModel(preset('tiny'), { seed: 4 });
-  const o = await trainRun(new ToyTask(model), {
-    run,
-    params: namedParameters(model),
-    optimizer,
-    totalSteps: 8,
-    seed: 7,
-    evalEvery: 4,
-    logEvery: 1,
-    bestMetric: 'val',
-    save: (d, s, opt) => saveTrainerCheckpoint(d, model, opt, s),
-    ...(resume === undefined ? {} : { resume }),
-    ...(opts.stopAtStep === undefined ? {} : { stopAtStep: opts.stopAtStep }),
-    quiet: true,
-    describe: 'toy',
-    report: () => Promise.resolve(join(dir, 'report.md')),
-    dispose: () => model.dispose(),
-  });
-  return { ...o, metrics: await run.readMetrics() };
-}
+/** The toy run of 8 steps, evaluated every 4. */
+const train = (dir: string, opts: { stopAtStep?: number; resume?: boolean }) =>
+  trainToyRun(dir, { totalSteps: 8, evalEvery: 4, ...opts });
 
 // trainRun drives runTraining: these are the loop's stop/resume assertions, on the one lifecycle the apps use.
 describe('trainRun', () => {
@@ -175,7 +140,7 @@ describe('resolveCheckpointDir', () => {
 });
 
 describe('warmupWarning', () => {
-  const { warmup: _w, ...auto } = optimizer;
+  const { warmup: _w, ...auto } = TOY_OPTIMIZER;
   const c = (warmup?: number) => ({ ...auto, lr: 0.01, ...(warmup === undefined ? {} : { warmup }) });
   it('warns of an explicit warmup not shorter than the run, with what to do, and not otherwise', () => {
     const w = warmupWarning(c(100), 40);
