@@ -1,7 +1,7 @@
-// The wasm backend's native kernels (cblas_sgemm / sgemv through koffi, and Slice and GatherV2 on heap views) equal
-// tfjs-backend-wasm's own kernels on the shapes the models use: plain, transposed, batched, broadcast, one row, odd
-// sizes, empty; values and gradients. Needs OpenBLAS: skipped without it (or with GRASSFLOW_BLAS=off), and a failure
-// without it when GRASSFLOW_REQUIRE_BLAS=1 (CI).
+// The wasm backend's native kernels (cblas_sgemm / sgemv through koffi; Slice, GatherV2, Identity and Cast on heap
+// views) equal tfjs-backend-wasm's own kernels on the shapes the models use: plain, transposed, batched, broadcast, one
+// row, odd sizes, empty; values and gradients. Needs OpenBLAS: skipped without it (or with GRASSFLOW_BLAS=off), and a
+// failure without it when GRASSFLOW_REQUIRE_BLAS=1 (CI).
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blasInfo, initBackend, useNativeProducts, BLAS_INSTALL } from '@grassflow/gpu-layers';
@@ -188,6 +188,43 @@ describe.skipIf(!active)('native products on wasm (cblas_sgemm)', () => {
     const [stock, native] = bothPaths(() => tf.matMul(keep, keep, false, true));
     expectClose(stock, native);
     tf.dispose([keep, big]);
+  });
+});
+
+describe('Identity and Cast on wasm share storage', () => {
+  interface Refs {
+    refCount(dataId: object): number;
+  }
+  it('a clone is a second reference: same values, one storage, still readable after the original is disposed', () => {
+    const backend = tf.backend() as unknown as Refs;
+    const x = tf.tensor2d([1.5, -2, 3, 4.25, 0, -1], [2, 3]);
+    const y = tf.clone(x);
+    const z = tf.cast(x, 'float32');
+    expect(y.dataId).toBe(x.dataId);
+    expect(z.dataId).toBe(x.dataId);
+    expect(backend.refCount(x.dataId)).toBe(3);
+    x.dispose();
+    z.dispose();
+    expect(backend.refCount(y.dataId)).toBe(1);
+    expect(Array.from(y.dataSync())).toEqual([1.5, -2, 3, 4.25, 0, -1]);
+    expect(y.shape).toEqual([2, 3]);
+    y.dispose();
+  });
+
+  it('a cast to another dtype converts (to bool: x ≠ 0), strings clone, and gradients pass through a clone', () => {
+    tf.tidy(() => {
+      const x = tf.tensor1d([1.7, -2.2, 0.5]);
+      const i = tf.cast(x, 'int32');
+      expect(i.dataId).not.toBe(x.dataId);
+      expect(i.dtype).toBe('int32');
+      expect(Array.from(i.dataSync())).toEqual([1, -2, 0]);
+      expect(Array.from(tf.cast(i, 'float32').dataSync())).toEqual([1, -2, 0]);
+      expect(Array.from(tf.cast(tf.tensor1d([0, 2, -0.5]), 'bool').dataSync())).toEqual([0, 1, 1]); // stock: 2
+      expect(Array.from(tf.cast(tf.tensor1d([0, 3], 'int32'), 'bool').dataSync())).toEqual([0, 1]);
+      expect(tf.clone(tf.tensor1d(['a', 'b'])).arraySync()).toEqual(['a', 'b']);
+      const dx = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(tf.clone(v), v)))(x); // d/dx Σ x² = 2x
+      expect(Array.from(dx.dataSync())).toEqual([3.4, -4.4, 1].map(Math.fround));
+    });
   });
 });
 

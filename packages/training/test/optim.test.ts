@@ -203,23 +203,31 @@ describe('AdamW one pass over storage (cpu, wasm) against tf ops', () => {
     },
   );
 
-  it('writes only its own storage: a tensor a variable was assigned from, and saved moments, are left as they were', () => {
-    const source = tf.tensor1d([1, 2, 3]);
-    const w = tf.variable(source);
-    const shared = tf.variable(tf.zeros([3]));
-    shared.assign(w); // two variables on one storage
-    const opt = new AdamW([{ name: 'w', variable: w }], { weightDecay: 0 });
-    opt.apply({ [w.name]: tf.tensor1d([1, 1, 1]) }, 0.1);
-    const saved = opt.stateTensors();
-    const savedM = Array.from(saved.get('adamw.m.w')!.dataSync());
-    opt.apply({ [w.name]: tf.tensor1d([1, 1, 1]) }, 0.1);
-    expect(Array.from(source.dataSync())).toEqual([1, 2, 3]);
-    expect(Array.from(shared.dataSync())).toEqual([1, 2, 3]);
-    expect(Array.from(saved.get('adamw.m.w')!.dataSync())).toEqual(savedM);
-    expect(Array.from(w.dataSync())[0]).toBeCloseTo(1 - 0.2, 5); // two steps of ≈ lr·sign(g)
-    tf.dispose([source, w, shared, ...saved.values()]);
-    opt.dispose();
-  });
+  // on wasm, clones and saved moments share storage too (its Identity makes a second reference, as cpu's does)
+  for (const backend of ['cpu', 'wasm'] as const) {
+    it(`writes only its own storage on ${backend}: a tensor a variable was assigned from, and saved moments, are left as they were`, async () => {
+      await initBackend({ backend });
+      try {
+        const source = tf.tensor1d([1, 2, 3]);
+        const w = tf.variable(source);
+        const shared = tf.variable(tf.zeros([3]));
+        shared.assign(w); // two variables on one storage
+        const opt = new AdamW([{ name: 'w', variable: w }], { weightDecay: 0 });
+        opt.apply({ [w.name]: tf.tensor1d([1, 1, 1]) }, 0.1);
+        const saved = opt.stateTensors();
+        const savedM = Array.from(saved.get('adamw.m.w')!.dataSync());
+        opt.apply({ [w.name]: tf.tensor1d([1, 1, 1]) }, 0.1);
+        expect(Array.from(source.dataSync())).toEqual([1, 2, 3]);
+        expect(Array.from(shared.dataSync())).toEqual([1, 2, 3]);
+        expect(Array.from(saved.get('adamw.m.w')!.dataSync())).toEqual(savedM);
+        expect(Array.from(w.dataSync())[0]).toBeCloseTo(1 - 0.2, 5); // two steps of ≈ lr·sign(g)
+        tf.dispose([source, w, shared, ...saved.values()]);
+        opt.dispose();
+      } finally {
+        await initBackend({ backend: 'cpu' });
+      }
+    });
+  }
 
   it('checks gradient shapes and the scale', () => {
     const w = tf.variable(tf.zeros([2, 2]));

@@ -4,7 +4,8 @@
 // UnsortedSegmentSum (the gradient of tf.gather, used by the embedding lookup) beyond what wasm has.
 // Erf, Exp, Softmax, Sigmoid, PadV2, Slice, Transpose, BatchMatMul, Sum, Mean, Max, Rsqrt, Select,
 // TensorScatterUpdate and GatherV2 all exist in wasm; LayerNorm, GELU, matmul and the LM loss use
-// hand-written gradients built from those (see ops.ts, loss.ts).
+// hand-written gradients built from those (see ops.ts, loss.ts). Some stock kernels are replaced by faster ones
+// of the same meaning (registerWasmKernelOverrides).
 import * as tf from '@tensorflow/tfjs-core';
 import { registerWasmFusedKernels } from './wasm-fused.js';
 
@@ -43,6 +44,42 @@ interface WasmHeapBackend {
   wasm: { HEAPU8: Uint8Array };
   dataIdMap: { get(dataId: object): { memoryOffset: number } | undefined };
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  incRef(dataId: object): void;
+  typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array | Uint8Array;
+}
+
+let stockIdentity: tf.KernelConfig | undefined;
+let stockCast: tf.KernelConfig | undefined;
+
+/**
+ * y = x as a second reference to x's storage, as the cpu backend's Identity and every backend's Reshape do: a tensor's
+ * data never changes once written. tfjs-backend-wasm 4.22 copies instead, and the engine calls Identity for every
+ * tensor it saves for the backward pass (`clone`): ≈ 300 copies a training step, one thread, ≈ 10% of its wall time.
+ */
+function identityShared(args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
+  const x = args.inputs['x'] as tf.TensorInfo;
+  if (x.dtype === 'string') return (stockIdentity as tf.KernelConfig).kernelFunc(args as never) as tf.TensorInfo;
+  (args.backend as WasmHeapBackend).incRef(x.dataId);
+  return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };
+}
+
+/**
+ * Cast to x's own dtype shares x's storage ({@link identityShared}: the gradient of every clone); to bool it is
+ * x ≠ 0 (the stock kernel stores the number itself, so 2 became a bool of value 2); others convert as stock.
+ */
+function castShared(args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs?: tf.NamedAttrMap }): tf.TensorInfo {
+  const x = args.inputs['x'] as tf.TensorInfo;
+  const dtype = args.attrs?.['dtype'];
+  if (x.dtype === dtype && x.dtype !== 'string') return identityShared(args);
+  if (dtype === 'bool' && (x.dtype === 'float32' || x.dtype === 'int32')) {
+    const backend = args.backend as WasmHeapBackend;
+    const out = backend.makeOutput(x.shape, 'bool');
+    const src = backend.typedArrayFromHeap(x); // after makeOutput, whose malloc may have grown the heap
+    const dst = backend.typedArrayFromHeap(out);
+    for (let i = 0; i < src.length; i++) dst[i] = src[i] !== 0 ? 1 : 0;
+    return out;
+  }
+  return (stockCast as tf.KernelConfig).kernelFunc(args as never) as tf.TensorInfo;
 }
 
 let stockSlice: tf.KernelConfig | undefined;
@@ -168,10 +205,23 @@ function gatherOnHeap(args: {
 }
 
 /**
- * Replace tfjs-backend-wasm's Slice and GatherV2 by {@link sliceOnHeap} and {@link gatherOnHeap}: after the backend is initialised (its own Slice stays
- * set up for the string tensors it falls back to, and for the wasm kernels that call it directly). Idempotent.
+ * Replace tfjs-backend-wasm's Slice, GatherV2, Identity and Cast by {@link sliceOnHeap}, {@link gatherOnHeap},
+ * {@link identityShared} and {@link castShared}: after the backend is initialised (its own kernels stay set up for the
+ * string tensors they fall back to, and for the wasm kernels that call them directly). Idempotent.
  */
 export function registerWasmKernelOverrides(): void {
+  const identity = tf.getKernel('Identity', 'wasm');
+  if (identity !== undefined && identity.kernelFunc !== identityShared) {
+    stockIdentity = identity;
+    tf.unregisterKernel('Identity', 'wasm');
+    tf.registerKernel({ kernelName: 'Identity', backendName: 'wasm', kernelFunc: identityShared });
+  }
+  const cast = tf.getKernel('Cast', 'wasm');
+  if (cast !== undefined && cast.kernelFunc !== castShared) {
+    stockCast = cast;
+    tf.unregisterKernel('Cast', 'wasm');
+    tf.registerKernel({ kernelName: 'Cast', backendName: 'wasm', kernelFunc: castShared });
+  }
   const slice = tf.getKernel('Slice', 'wasm');
   if (slice !== undefined && slice.kernelFunc !== sliceOnHeap) {
     stockSlice = slice;

@@ -57,10 +57,16 @@ export function projectAndGate(
     const bias = tf.mul(tf.reshape(w.bPlu, [1, 1, d]), perPosition(counts.map((c) => (c > 0 ? 1 : 0)))); // 0: no pair
     g2 = tf.reshape(tf.add(proj, bias), [B * L, d]);
   }
-  const hg = tf.concat([h2, g2], 1); // [B·L, 2d], order [h; g]
-  const a2 = inference
-    ? (tf.fused.matMul({ a: hg, b: w.wGate, bias: w.bGate, activation: 'sigmoid' }) as tf.Tensor2D)
-    : tf.sigmoid(tf.add(matmul(hg, w.wGate), w.bGate));
+  let a2: tf.Tensor2D; // [B·L, d]
+  if (inference) {
+    const hg = tf.concat([h2, g2], 1); // [B·L, 2d], order [h; g]
+    a2 = tf.fused.matMul({ a: hg, b: w.wGate, bias: w.bGate, activation: 'sigmoid' }) as tf.Tensor2D;
+  } else {
+    // [h; g]·W_gate = h·W_gate[:d] + g·W_gate[d:]: no [B·L, 2d] copy forward, and no split of its gradient backward
+    const wH = tf.slice(w.wGate, [0, 0], [d, -1]); // [d, d]
+    const wG = tf.slice(w.wGate, [d, 0], [d, -1]);
+    a2 = tf.sigmoid(tf.add<tf.Tensor2D>(tf.add(matmul(h2, wH), matmul(g2, wG)), w.bGate));
+  }
   const g = tf.reshape<tf.Rank.R3>(g2, [B, L, d]);
   const alpha = tf.reshape<tf.Rank.R3>(a2, [B, L, d]); // [B, L, d]
   return { output: gateOutput(h, g, alpha, w, options), g, alpha };
