@@ -48,8 +48,13 @@ interface WasmHeapBackend {
   typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array | Uint8Array;
 }
 
-let stockIdentity: tf.KernelConfig | undefined;
-let stockCast: tf.KernelConfig | undefined;
+/** tfjs-backend-wasm's own kernels under the names replaced here (registerWasmKernelOverrides). */
+const stock = new Map<string, tf.KernelConfig>();
+
+/** The stock kernel `name` on args: for the inputs a replacement leaves to it (strings, batched gathers …). */
+function stockKernel(name: string, args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
+  return (stock.get(name) as tf.KernelConfig).kernelFunc(args as never) as tf.TensorInfo;
+}
 
 /**
  * y = x as a second reference to x's storage, as the cpu backend's Identity and every backend's Reshape do: a tensor's
@@ -58,7 +63,7 @@ let stockCast: tf.KernelConfig | undefined;
  */
 function identityShared(args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
   const x = args.inputs['x'] as tf.TensorInfo;
-  if (x.dtype === 'string') return (stockIdentity as tf.KernelConfig).kernelFunc(args as never) as tf.TensorInfo;
+  if (x.dtype === 'string') return stockKernel('Identity', args);
   (args.backend as WasmHeapBackend).incRef(x.dataId);
   return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };
 }
@@ -79,10 +84,8 @@ function castShared(args: { inputs: tf.NamedTensorInfoMap; backend: unknown; att
     for (let i = 0; i < src.length; i++) dst[i] = src[i] !== 0 ? 1 : 0;
     return out;
   }
-  return (stockCast as tf.KernelConfig).kernelFunc(args as never) as tf.TensorInfo;
+  return stockKernel('Cast', args);
 }
-
-let stockSlice: tf.KernelConfig | undefined;
 
 /**
  * y = x[begin : begin + size] on views of the wasm heap: one copyWithin per contiguous run (the innermost axes that
@@ -95,8 +98,7 @@ function sliceOnHeap(args: {
   attrs?: tf.NamedAttrMap;
 }): tf.TensorInfo {
   const x = args.inputs['x'] as tf.TensorInfo;
-  if (x.dtype === 'string' || x.dtype === 'complex64')
-    return (stockSlice as tf.KernelConfig).kernelFunc(args as never) as tf.TensorInfo;
+  if (x.dtype === 'string' || x.dtype === 'complex64') return stockKernel('Slice', args);
   const backend = args.backend as WasmHeapBackend;
   const [begin, size] = tf.slice_util.parseSliceParams(
     x,
@@ -139,8 +141,6 @@ function sliceOnHeap(args: {
   return out;
 }
 
-let stockGather: tf.KernelConfig | undefined;
-
 /**
  * y[o, k, s] = x[o, indices[k], s] (o over the axes before `axis`, s over those after) on views of the wasm heap: one
  * copyWithin per gathered run of the trailing axes, or one plain loop when the run is a single element. tfjs-backend-wasm
@@ -158,8 +158,7 @@ function gatherOnHeap(args: {
   const x = args.inputs['x'] as tf.TensorInfo;
   const indices = args.inputs['indices'] as tf.TensorInfo;
   const batchDims = Number(args.attrs?.['batchDims'] ?? 0);
-  if (batchDims !== 0 || x.dtype === 'string' || x.dtype === 'complex64')
-    return (stockGather as tf.KernelConfig).kernelFunc(args as never) as tf.TensorInfo;
+  if (batchDims !== 0 || x.dtype === 'string' || x.dtype === 'complex64') return stockKernel('GatherV2', args);
   const backend = args.backend as WasmHeapBackend;
   const axis = tf.util.parseAxisParam(args.attrs?.['axis'] as number, x.shape)[0] as number;
   const dim = x.shape[axis] as number;
@@ -210,29 +209,18 @@ function gatherOnHeap(args: {
  * string tensors they fall back to, and for the wasm kernels that call them directly). Idempotent.
  */
 export function registerWasmKernelOverrides(): void {
-  const identity = tf.getKernel('Identity', 'wasm');
-  if (identity !== undefined && identity.kernelFunc !== identityShared) {
-    stockIdentity = identity;
-    tf.unregisterKernel('Identity', 'wasm');
-    tf.registerKernel({ kernelName: 'Identity', backendName: 'wasm', kernelFunc: identityShared });
-  }
-  const cast = tf.getKernel('Cast', 'wasm');
-  if (cast !== undefined && cast.kernelFunc !== castShared) {
-    stockCast = cast;
-    tf.unregisterKernel('Cast', 'wasm');
-    tf.registerKernel({ kernelName: 'Cast', backendName: 'wasm', kernelFunc: castShared });
-  }
-  const slice = tf.getKernel('Slice', 'wasm');
-  if (slice !== undefined && slice.kernelFunc !== sliceOnHeap) {
-    stockSlice = slice;
-    tf.unregisterKernel('Slice', 'wasm');
-    tf.registerKernel({ kernelName: 'Slice', backendName: 'wasm', kernelFunc: sliceOnHeap });
-  }
-  const gather = tf.getKernel('GatherV2', 'wasm');
-  if (gather !== undefined && gather.kernelFunc !== gatherOnHeap) {
-    stockGather = gather;
-    tf.unregisterKernel('GatherV2', 'wasm');
-    tf.registerKernel({ kernelName: 'GatherV2', backendName: 'wasm', kernelFunc: gatherOnHeap });
+  const ours: Readonly<Record<string, tf.KernelFunc>> = {
+    Identity: identityShared,
+    Cast: castShared,
+    Slice: sliceOnHeap,
+    GatherV2: gatherOnHeap,
+  };
+  for (const [kernelName, kernelFunc] of Object.entries(ours)) {
+    const current = tf.getKernel(kernelName, 'wasm');
+    if (current === undefined || current.kernelFunc === kernelFunc) continue;
+    stock.set(kernelName, current);
+    tf.unregisterKernel(kernelName, 'wasm');
+    tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc });
   }
 }
 
