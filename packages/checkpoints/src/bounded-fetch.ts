@@ -2,7 +2,22 @@
 // proportional to the bytes expected, with a floor), a size cap (a larger Content-Length refused before reading, a
 // longer body cut off while it streams), and URLs whose password is never printed. No node: modules (browsers too).
 import { CheckpointError } from './checkpoint-config.js';
-import type { FetchLike, FetchResponseLike } from './checkpoint-sources.js';
+
+/**
+ * What `fetchBytes` (and so `fetchCheckpointBytes`) needs of `fetch`'s response (a real Response has all of it;
+ * without `body` the size cap is checked only after the whole body arrived).
+ */
+export interface FetchResponseLike {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers?: { get(name: string): string | null };
+  readonly body?: ReadableStream<Uint8Array> | null;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** `fetch`, or anything that fetches a URL the same way (the signal aborts it at the deadline). */
+export type FetchLike = (url: string, init?: { signal?: AbortSignal }) => Promise<FetchResponseLike>;
 
 /** Slowest transfer rate the default deadline allows for: 256 KiB/s. */
 export const DOWNLOAD_MIN_BYTES_PER_SECOND = 256 * 1024;

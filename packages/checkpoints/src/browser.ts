@@ -35,14 +35,14 @@ export {
   fetchCheckpointBytes,
   type CheckpointFileLike,
   type FetchCheckpointOptions,
-  type FetchLike,
-  type FetchResponseLike,
 } from './checkpoint-sources.js';
 export {
   DOWNLOAD_DEADLINE_FLOOR_MS,
   DOWNLOAD_MIN_BYTES_PER_SECOND,
   downloadDeadlineMs,
   fetchBytes,
+  type FetchLike,
+  type FetchResponseLike,
   redactUrl,
   type FetchBytesOptions,
 } from './bounded-fetch.js';

@@ -3,7 +3,7 @@
 
 import { CHECKPOINT_FILES, CHECKPOINT_FORMAT, CheckpointError, parseCheckpointConfig } from './checkpoint-config.js';
 import type { CheckpointBytes } from './checkpoint-bytes.js';
-import { fetchBytes, redactUrl } from './bounded-fetch.js';
+import { fetchBytes, redactUrl, type FetchLike } from './bounded-fetch.js';
 
 /** Largest config.json a fetch accepts (1 MiB; a checkpoint's is a few KiB: large data belongs in tensors). */
 export const CHECKPOINT_CONFIG_MAX_BYTES = 1024 * 1024;
@@ -29,22 +29,6 @@ export interface CheckpointFileLike {
   readonly webkitRelativePath?: string;
   arrayBuffer(): Promise<ArrayBuffer>;
 }
-
-/**
- * What `fetchCheckpointBytes` needs of `fetch`'s response (a real Response has all of it; without `body` the size
- * cap is checked only after the whole body arrived).
- */
-export interface FetchResponseLike {
-  readonly ok: boolean;
-  readonly status: number;
-  readonly statusText: string;
-  readonly headers?: { get(name: string): string | null };
-  readonly body?: ReadableStream<Uint8Array> | null;
-  arrayBuffer(): Promise<ArrayBuffer>;
-}
-
-/** `fetch`, or anything that fetches a URL the same way (the signal aborts it at the deadline). */
-export type FetchLike = (url: string, init?: { signal?: AbortSignal }) => Promise<FetchResponseLike>;
 
 function folderOf(path: string): string {
   const cut = path.lastIndexOf('/');
