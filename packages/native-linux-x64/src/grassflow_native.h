@@ -57,4 +57,8 @@ void gf_softmax_nll(const float *x, const int *targets, float *p, float *nll, in
 /* The mean NLL's gradient: dx = (p − onehot(t))·dy[0]/N [N, V]. */
 void gf_softmax_nll_grad(const float *p, const int *targets, const float *dy, float *dx, int n, int v);
 
+/* An inverted-dropout mask of n entries: h_i = lowbias32(i·0x9e3779b9 + seed) (32-bit arithmetic), out[i] = scale where
+ * h_i >> 8 < threshold (keep probability threshold/2^24), else 0. The same bits as gpu-layers' JS `dropoutMask`. */
+void gf_dropout_mask(float *out, long n, unsigned seed, unsigned threshold, float scale);
+
 #endif

@@ -33,9 +33,9 @@ export class TrainingRng {
 }
 
 /**
- * Run `fn` with `Math.random` replaced by a stream seeded with `seed`, then restore it. tfjs draws
- * the seed of every unseeded random op (tf.dropout, tf.randomUniform) from Math.random, so a forward
- * pass with dropout becomes a pure function of (weights, batch, seed). `fn` must be synchronous.
+ * Run `fn` with `Math.random` replaced by a stream seeded with `seed`, then restore it. gpu-layers' dropout and
+ * tfjs's unseeded random ops (tf.randomUniform…) draw their seeds from Math.random, so a forward pass with dropout
+ * becomes a pure function of (weights, batch, seed). `fn` must be synchronous.
  */
 export function withSeededRandom<T>(seed: number, fn: () => T): T {
   const saved = Math.random;

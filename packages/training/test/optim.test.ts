@@ -205,7 +205,7 @@ describe('AdamW one pass over storage (cpu, wasm) against tf ops', () => {
 
   // on wasm, clones and saved moments share storage too (its Identity makes a second reference, as cpu's does)
   for (const backend of ['cpu', 'wasm'] as const) {
-    it(`writes only its own storage on ${backend}: a tensor a variable was assigned from, and saved moments, are left as they were`, async () => {
+    it(`writes only its own storage on ${backend}: a tensor it was assigned from and saved moments stay`, async () => {
       await initBackend({ backend });
       try {
         const source = tf.tensor1d([1, 2, 3]);

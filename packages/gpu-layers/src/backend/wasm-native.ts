@@ -2,9 +2,10 @@
 // AVX2 chosen when it loads), called through koffi on Float32Array views of the wasm heap as wasm-blas.ts calls sgemm:
 // LayerNorm, exact GELU and expressive attention's weights (under the names of wasm-fused.ts's JS kernels, which stay
 // the fallback where the package is not installed, and in the browser), the mixer's Plücker sum and the loss's softmax
-// and NLL (native only: the composed tfjs ops are their fallback), forward and backward; and the optimizer's passes
-// (nativeVectorKernels, for training's AdamW and global norm). GRASSFLOW_NATIVE: unset or 'auto' loads the package for
-// this platform, 'off' keeps the JS path, a path is the library to load and must load.
+// and NLL (native only: the composed tfjs ops are their fallback), forward and backward; dropout's masks (the same bits
+// as ops/dropout.ts's JS loop); and the optimizer's passes (nativeVectorKernels, for training's AdamW and global
+// norm). GRASSFLOW_NATIVE: unset or 'auto' loads the package for this platform, 'off' keeps the JS path, a path is the
+// library to load and must load.
 import * as tf from '@tensorflow/tfjs-core';
 import {
   expressiveAttrs,
@@ -17,9 +18,10 @@ import {
   type KernelArgs,
   type WasmHeapBackend,
 } from './wasm-fused.js';
+import { setNativeDropoutMask } from '../ops/dropout.js';
 
 /** The library's ABI version this file binds (gf_version()). */
-const ABI = 4;
+const ABI = 5;
 const KOFFI = 'koffi';
 
 /** What the fused kernels run on, for logs and benchmark lines. */
@@ -101,6 +103,7 @@ interface Native {
   sumSquares(x: F32, n: number): number;
   softmaxNll(x: F32, targets: Int32Array, p: F32, nll: F32, n: number, v: number): void;
   softmaxNllGrad(p: F32, targets: Int32Array, dy: F32, dx: F32, n: number, v: number): void;
+  dropoutMask(out: F32, n: number, seed: number, threshold: number, scale: number): void;
   setThreads(n: number): number;
   isa: string;
   library: string;
@@ -169,6 +172,7 @@ function bind(koffi: Koffi, library: string): Native {
     softmaxNllGrad: f(
       'void gf_softmax_nll_grad(const float *p, const int *targets, const float *dy, float *dx, int n, int v)',
     ),
+    dropoutMask: f('void gf_dropout_mask(float *out, long n, unsigned int seed, unsigned int threshold, float scale)'),
     setThreads: f('int gf_set_threads(int n)'),
     isa: (lib.func('const char *gf_isa(void)') as () => string)(),
     library,
@@ -518,6 +522,12 @@ export function useNativeKernels(on: boolean): void {
     if (kernelFunc !== undefined) tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc });
   }
   setFusedKernelsNative(on);
+  const lib = native;
+  setNativeDropoutMask(
+    on && lib !== undefined
+      ? (out, seed, threshold, scale) => lib.dropoutMask(out, out.length, seed, threshold, scale)
+      : undefined,
+  );
   if (native !== undefined)
     info = on
       ? { ...info, active: true }

@@ -207,11 +207,7 @@ export function gelu<T extends tf.Tensor>(x: T): T {
   return geluWithGrad(x) as T;
 }
 
-/** Inverted dropout: zero each entry with probability `rate` and scale the rest by 1/(1 − rate). */
-export function dropout<T extends tf.Tensor>(x: T, rate: number, training: boolean): T {
-  if (!training || rate <= 0) return x;
-  return tf.dropout(x, rate) as T;
-}
+export { dropout } from './dropout.js';
 
 /**
  * Embedding lookup table[ids]: ids int32 [B, L], table [V, d] → [B, L, d]. The gradient is
