@@ -165,8 +165,9 @@ def comparisons():
     three("S, 12.8M tokens", "size S, 12.8M tokens (5.8 epochs)", lad, (0.004, 0.002, 0.004), sweep,
           tokens=12800000)
     # the gap as its study report gives it (exp of the mean NLL difference), so that both say the same
+    # each kind at its lr from the grid; the same study's tuning-term runs (neighbouring lrs, seed 1) are not this row's
     three("S, converged", "size S, early stop within 30 epochs (≤ 66M tokens)", ledger("../evidence-3/converged"),
-          (None,) * 3, "best on all of wiki.valid of five lr √2 apart at ¼ of the budget, one seed", paired=log_gap)
+          (0.002828, 0.004, 0.002828), "best on all of wiki.valid of five lr √2 apart at ¼ of the budget, one seed", paired=log_gap)
     three("M, 0.8M tokens", "size M (blocks matched), 0.8M tokens", size_m, (None,) * 3, "size S's, not tuned at M")
     paper_lr = "5e-4 for all, the reproductions' range; not tuned"
     three("paper-6l post-LN", "paper-6l post-LN (12.6M), one epoch", paper, (None,) * 3, paper_lr, norm="post")
