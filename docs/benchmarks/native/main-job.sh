@@ -11,7 +11,8 @@ for arg in "$@"; do
   dir="${arg#off:}"
   native=auto
   [ "$dir" != "$arg" ] && native=off
-  commit="$(git -C "$dir" rev-parse --short HEAD)$(git -C "$dir" diff --quiet HEAD || echo -dirty)"
+  # this script's own output file does not count as a change
+  commit="$(git -C "$dir" rev-parse --short HEAD)$(git -C "$dir" diff --quiet HEAD -- . ":!$txt" || echo -dirty)"
   out="$(mktemp -d)"
   load="$(cut -d' ' -f1 /proc/loadavg)"
   start=$(date +%s.%N)
