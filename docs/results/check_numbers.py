@@ -132,8 +132,11 @@ def lr_cell(*lrs):
 def main_job():
     """The main job's one-seed gaps on validation PPL (first 16,384 targets), from its committed report."""
     text = (ROOT / "docs/results/main-job/report.md").read_text()
-    row = r"^\| (grassmann|transformer-dpa|transformer-ea) \|(?:[^|]*\|){3}\s*([\d.]+) \|"
-    val = {m: float(v) for m, v in re.findall(row, text, re.M)}
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("| model |"))
+    col = [c.strip() for c in header.strip("|").split("|")].index("val PPL")  # the report's columns may grow
+    cells = (line.strip("|").split("|") for line in lines if re.match(r"^\| (grassmann|transformer-dpa|transformer-ea) \|", line))
+    val = {c[0].strip(): float(c[col]) for c in cells}
     lr = float(re.search(r"AdamW lr ([\d.]+)", text).group(1))
     g = {1: val["grassmann"]}
     return lr, (1, g[1] / val["transformer-dpa"] - 1, None), (1, g[1] / val["transformer-ea"] - 1, None)
