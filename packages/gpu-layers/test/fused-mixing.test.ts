@@ -115,6 +115,39 @@ describe.each(PATHS)('fused Plücker op on %s', (path) => {
     });
   });
 
+  it.each([
+    ['blend', false],
+    ['blend', true],
+    ['additive', false],
+  ] as const)('gate %s (LN_mix %s): gradients of every weight equal the unfused path (1e-5)', async (gate, ln) => {
+    await usePath(path);
+    const [B, L, d, r] = [2, 9, 8, 5];
+    const base = mixingWeights(d, r, 80);
+    const w: GrassmannMixingWeights = ln
+      ? { ...base, ln: { weight: rnd([d], 81, 0.5), bias: rnd([d], 82, 0.3) } as GrassmannMixingWeights['ln'] }
+      : base;
+    const h = rnd([B, L, d], 83) as tf.Tensor3D;
+    const probe = rnd([B, L, d], 84);
+    const names = ['wRed', 'bRed', 'wPlu', 'bPlu', 'wGate', 'bGate'] as const;
+    const grads = (fused: boolean) =>
+      tf.tidy(() => {
+        const options: GrassmannMixingOptions = { offsets: [1, 3], eps: 1e-6, direction: 'causal', gate, fused };
+        const f = (x: tf.Tensor, ...ws: tf.Tensor[]) => {
+          const weights = { ...w, ...Object.fromEntries(names.map((n, k) => [n, ws[k]])) };
+          return tf.sum(tf.mul(grassmannMixing(x as tf.Tensor3D, weights, options), probe));
+        };
+        return tf
+          .grads(f)([h, ...names.map((n) => w[n])])
+          .map(values);
+      });
+    const a = grads(true);
+    const b = grads(false);
+    a.forEach((g, k) => {
+      expect(relErr(g, b[k] as Float32Array), k === 0 ? 'h' : names[k - 1]).toBeLessThan(1e-5);
+      expect(Math.max(...g.map(Math.abs))).toBeGreaterThan(1e-3);
+    });
+  });
+
   it.skipIf(path === 'cpu')('the native kernels are the ones that run (forward and backward), or none', async () => {
     await usePath(path);
     const w = mixingWeights(6, 5, 70);
@@ -123,10 +156,11 @@ describe.each(PATHS)('fused Plücker op on %s', (path) => {
     const names = kernelsRun(() => {
       gradsOf(objective(w, probe, { offsets: [1, 2], eps: 1e-6, direction: 'causal' }), [h, w.wRed, w.bRed]);
     });
-    const native = names.filter((n) => n.startsWith('GrassflowPairSum'));
+    const native = names.filter((n) => n.startsWith('Grassflow'));
     // GRASSFLOW_FUSED=off (the test:xnnpack run) bypasses every fused kernel, native ones too
     const fusedOff = /^(off|0|false)$/i.test(process.env['GRASSFLOW_FUSED'] ?? '');
-    const want = path === 'wasm, native' && !fusedOff ? ['GrassflowPairSum', 'GrassflowPairSumGrad'] : [];
+    const kernels = ['GrassflowPairSum', 'GrassflowBlendGate', 'GrassflowBlendGateGrad', 'GrassflowPairSumGrad'];
+    const want = path === 'wasm, native' && !fusedOff ? kernels : [];
     expect(native).toEqual(want);
   });
 

@@ -1,6 +1,6 @@
 #include "grassflow_native.h"
 
-int gf_version(void) { return 5; }
+int gf_version(void) { return 6; }
 
 const char *gf_isa(void) {
 #if defined(__x86_64__)

@@ -19,6 +19,9 @@ export const FUSED = {
   /** Softmax and per-row NLL of the loss (loss/loss.ts) and the mean NLL's gradient: native only. */
   softmaxNll: 'GrassflowSoftmaxNll',
   softmaxNllGrad: 'GrassflowSoftmaxNllGrad',
+  /** The mixer's blend gate m = g + α⊙(h − g), α = σ(z_h + z_g + b), and its gradient (grassmann/gate.ts): native only. */
+  blendGate: 'GrassflowBlendGate',
+  blendGateGrad: 'GrassflowBlendGateGrad',
 } as const;
 
 /** Whether the active backend has fused kernel `name` (the wasm backend once initBackend has set it up). */
@@ -120,6 +123,8 @@ const OUTPUT_SHAPES: Readonly<Record<FusedKernelName, (args: KernelArgs) => numb
     return [[N], [N, V]]; // nll, softmax
   },
   [FUSED.softmaxNllGrad]: (a) => [shapeOf(a, 'probs')],
+  [FUSED.blendGate]: (a) => [shapeOf(a, 'h'), shapeOf(a, 'h')], // m, α
+  [FUSED.blendGateGrad]: (a) => [shapeOf(a, 'dm'), shapeOf(a, 'dm'), shapeOf(a, 'dm')], // dh, dg, dz
 };
 
 /** The outputs of fused kernel `name` for `args`, allocated on the wasm heap (views of the heap only after this). */

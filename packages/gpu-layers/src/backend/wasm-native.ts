@@ -1,11 +1,11 @@
 // Native kernels for the 'wasm' backend under Node, from @grassflow/native-<os>-<cpu> (C, on every core, AVX-512F /
 // AVX2 chosen when it loads), called through koffi on Float32Array views of the wasm heap as wasm-blas.ts calls sgemm:
 // LayerNorm, exact GELU and expressive attention's weights (under the names of wasm-fused.ts's JS kernels, which stay
-// the fallback where the package is not installed, and in the browser), the mixer's Plücker sum and the loss's softmax
-// and NLL (native only: the composed tfjs ops are their fallback), forward and backward; dropout's masks (the same bits
-// as ops/dropout.ts's JS loop); and the optimizer's passes (nativeVectorKernels, for training's AdamW and global
-// norm). GRASSFLOW_NATIVE: unset or 'auto' loads the package for this platform, 'off' keeps the JS path, a path is the
-// library to load and must load.
+// the fallback where the package is not installed, and in the browser), the mixer's Plücker sum and blend gate and
+// the loss's softmax and NLL (native only: the composed tfjs ops are their fallback), forward and backward; dropout's
+// masks (the same bits as ops/dropout.ts's JS loop); and the optimizer's passes (nativeVectorKernels, for training's
+// AdamW and global norm). GRASSFLOW_NATIVE: unset or 'auto' loads the package for this platform, 'off' keeps the JS
+// path, a path is the library to load and must load.
 import * as tf from '@tensorflow/tfjs-core';
 import {
   expressiveAttrs,
@@ -21,7 +21,7 @@ import {
 import { setNativeDropoutMask } from '../ops/dropout.js';
 
 /** The library's ABI version this file binds (gf_version()). */
-const ABI = 5;
+const ABI = 6;
 const KOFFI = 'koffi';
 
 /** What the fused kernels run on, for logs and benchmark lines. */
@@ -104,6 +104,8 @@ interface Native {
   softmaxNll(x: F32, targets: Int32Array, p: F32, nll: F32, n: number, v: number): void;
   softmaxNllGrad(p: F32, targets: Int32Array, dy: F32, dx: F32, n: number, v: number): void;
   dropoutMask(out: F32, n: number, seed: number, threshold: number, scale: number): void;
+  blendGate(h: F32, g: F32, zh: F32, zg: F32, b: F32, m: F32, alpha: F32, n: number, d: number): void;
+  blendGateGrad(dm: F32, h: F32, g: F32, alpha: F32, dh: F32, dg: F32, dz: F32, n: number): void;
   setThreads(n: number): number;
   isa: string;
   library: string;
@@ -173,6 +175,14 @@ function bind(koffi: Koffi, library: string): Native {
       'void gf_softmax_nll_grad(const float *p, const int *targets, const float *dy, float *dx, int n, int v)',
     ),
     dropoutMask: f('void gf_dropout_mask(float *out, long n, unsigned int seed, unsigned int threshold, float scale)'),
+    blendGate: f(
+      'void gf_blend_gate(const float *h, const float *g, const float *zh, const float *zg, const float *b, ' +
+        'float *m, float *alpha, int n, int d)',
+    ),
+    blendGateGrad: f(
+      'void gf_blend_gate_grad(const float *dm, const float *h, const float *g, const float *alpha, float *dh, ' +
+        'float *dg, float *dz, long n)',
+    ),
     setThreads: f('int gf_set_threads(int n)'),
     isa: (lib.func('const char *gf_isa(void)') as () => string)(),
     library,
@@ -494,6 +504,32 @@ function softmaxNllGradKernel(args: KernelArgs): tf.TensorInfo {
   return out;
 }
 
+/** h, g, z_h, z_g [N, d], b [d] → m = g + α⊙(h − g), α = σ(z_h + z_g + b) [N, d]. */
+function blendGateKernel(args: KernelArgs): tf.TensorInfo[] {
+  const backend = args.backend as WasmHeapBackend;
+  const hIn = input(args, 'h');
+  const [N, d] = hIn.shape as [number, number];
+  const outs = fusedOutputs(FUSED.blendGate, args) as [tf.TensorInfo, tf.TensorInfo];
+  const heap = heapOf(backend);
+  const v = (t: tf.TensorInfo) => at(backend, heap, t);
+  const [g, zh, zg, b] = ['g', 'zh', 'zg', 'b'].map((name) => v(input(args, name))) as [F32, F32, F32, F32];
+  if (N * d > 0) (native as Native).blendGate(v(hIn), g, zh, zg, b, v(outs[0]), v(outs[1]), N, d);
+  return outs;
+}
+
+/** dm, h, g, α [N, d] → dh = dm⊙α, dg = dm⊙(1 − α), dz = dm⊙(h − g)⊙α⊙(1 − α) [N, d]. */
+function blendGateGradKernel(args: KernelArgs): tf.TensorInfo[] {
+  const backend = args.backend as WasmHeapBackend;
+  const dm = input(args, 'dm');
+  const outs = fusedOutputs(FUSED.blendGateGrad, args) as [tf.TensorInfo, tf.TensorInfo, tf.TensorInfo];
+  const heap = heapOf(backend);
+  const v = (t: tf.TensorInfo) => at(backend, heap, t);
+  const [h, g, alpha] = ['h', 'g', 'alpha'].map((name) => v(input(args, name))) as [F32, F32, F32];
+  const n = dm.shape.reduce((p, c) => p * c, 1);
+  if (n > 0) (native as Native).blendGateGrad(v(dm), h, g, alpha, v(outs[0]), v(outs[1]), v(outs[2]), n);
+  return outs;
+}
+
 const NATIVE_KERNELS: Readonly<Record<FusedKernelName, tf.KernelFunc>> = {
   [FUSED.layerNorm]: layerNormKernel,
   [FUSED.layerNormGrad]: layerNormGradKernel,
@@ -505,6 +541,8 @@ const NATIVE_KERNELS: Readonly<Record<FusedKernelName, tf.KernelFunc>> = {
   [FUSED.pairSumGrad]: pairSumGradKernel,
   [FUSED.softmaxNll]: softmaxNllKernel,
   [FUSED.softmaxNllGrad]: softmaxNllGradKernel,
+  [FUSED.blendGate]: blendGateKernel,
+  [FUSED.blendGateGrad]: blendGateGradKernel,
 };
 
 /**

@@ -1,5 +1,6 @@
 // The mixer's last stage, shared by the training forward and the decoding step: from Σ p̂ to the gated output.
 import * as tf from '@tensorflow/tfjs-core';
+import { FUSED, hasFusedKernel } from '../backend/wasm-fused.js';
 import { LN_EPS } from '../layers/block-parts.js';
 import { dropout, layerNorm, matmul } from '../ops/ops.js';
 import type { GrassmannMixingOptions, GrassmannMixingWeights } from './types.js';
@@ -29,7 +30,8 @@ function perPosition(v: number[]): tf.Tensor3D {
 /**
  * g_t = W_plu (Σ p̂)_t / n_t + b_plu (0 where n_t = 0: no pair), α = σ(W_gate [h; g] + b_gate), then the gate
  * ({@link gateOutput}); h [B, L, d], pSum [B, L, C] (null: no pair anywhere), n = counts. `inference`: fused
- * products with their bias and sigmoid (one kernel each; tfjs has no gradient for a fused sigmoid).
+ * products with their bias and sigmoid (one kernel each; tfjs has no gradient for a fused sigmoid); in training, the
+ * blend without branch dropout is one kernel each way where the native ones run ({@link blendGate}).
  */
 export function projectAndGate(
   h: tf.Tensor3D,
@@ -38,9 +40,9 @@ export function projectAndGate(
   w: GrassmannMixingWeights,
   options: GrassmannMixingOptions,
   inference = false,
-): { output: tf.Tensor3D; g: tf.Tensor3D; alpha: tf.Tensor3D } {
+): { output: tf.Tensor3D; g: tf.Tensor3D } {
   const [B, L, d] = h.shape;
-  const h2 = tf.reshape(h, [B * L, d]); // [B·L, d]
+  const h2 = tf.reshape<tf.Rank.R2>(h, [B * L, d]); // [B·L, d]
   let g2: tf.Tensor2D; // [B·L, d]
   // every position with the same count (e.g. all past max(Δ), as when decoding): 1/n is a number
   const uniform = counts.every((c) => c === counts[0]) && (counts[0] as number) > 0;
@@ -57,19 +59,49 @@ export function projectAndGate(
     const bias = tf.mul(tf.reshape(w.bPlu, [1, 1, d]), perPosition(counts.map((c) => (c > 0 ? 1 : 0)))); // 0: no pair
     g2 = tf.reshape(tf.add(proj, bias), [B * L, d]);
   }
-  let a2: tf.Tensor2D; // [B·L, d]
+  const g = tf.reshape<tf.Rank.R3>(g2, [B, L, d]);
   if (inference) {
     const hg = tf.concat([h2, g2], 1); // [B·L, 2d], order [h; g]
-    a2 = tf.fused.matMul({ a: hg, b: w.wGate, bias: w.bGate, activation: 'sigmoid' }) as tf.Tensor2D;
-  } else {
-    // [h; g]·W_gate = h·W_gate[:d] + g·W_gate[d:]: no [B·L, 2d] copy forward, and no split of its gradient backward
-    const wH = tf.slice(w.wGate, [0, 0], [d, -1]); // [d, d]
-    const wG = tf.slice(w.wGate, [d, 0], [d, -1]);
-    a2 = tf.sigmoid(tf.add<tf.Tensor2D>(tf.add(matmul(h2, wH), matmul(g2, wG)), w.bGate));
+    const a2 = tf.fused.matMul({ a: hg, b: w.wGate, bias: w.bGate, activation: 'sigmoid' }) as tf.Tensor2D;
+    return { output: gateOutput(h, g, tf.reshape<tf.Rank.R3>(a2, [B, L, d]), w, options), g };
   }
-  const g = tf.reshape<tf.Rank.R3>(g2, [B, L, d]);
-  const alpha = tf.reshape<tf.Rank.R3>(a2, [B, L, d]); // [B, L, d]
-  return { output: gateOutput(h, g, alpha, w, options), g, alpha };
+  // [h; g]·W_gate = h·W_gate[:d] + g·W_gate[d:]: no [B·L, 2d] copy forward, and no split of its gradient backward
+  const zh = matmul(h2, tf.slice(w.wGate, [0, 0], [d, -1])); // [B·L, d]
+  const zg = matmul(g2, tf.slice(w.wGate, [d, 0], [d, -1]));
+  const { gate = 'blend', branchDropout = 0 } = options;
+  if (gate === 'blend' && branchDropout === 0 && hasFusedKernel(FUSED.blendGate)) {
+    const m = tf.reshape<tf.Rank.R3>(blendGate(h2, g2, zh, zg, w.bGate), [B, L, d]); // α⊙h + (1−α)⊙g
+    return { output: w.ln === undefined ? m : (layerNorm(m, w.ln.weight, w.ln.bias, LN_EPS) as tf.Tensor3D), g };
+  }
+  const alpha = tf.reshape<tf.Rank.R3>(tf.sigmoid(tf.add(tf.add(zh, zg), w.bGate)), [B, L, d]); // [B, L, d]
+  return { output: gateOutput(h, g, alpha, w, options), g };
+}
+
+/**
+ * m = g + α⊙(h − g) with α = σ(z_h + z_g + b) on rows [N, d] (b [d]), in one fused kernel each way:
+ * dh = dm⊙α, dg = dm⊙(1 − α), dz_h = dz_g = dm⊙(h − g)⊙α⊙(1 − α), db = Σ_n dz. Only where FUSED.blendGate is registered.
+ */
+function blendGate(h: tf.Tensor2D, g: tf.Tensor2D, zh: tf.Tensor2D, zg: tf.Tensor2D, b: tf.Tensor1D): tf.Tensor2D {
+  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [x, y, u, v, c] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+    const save = args[5] as tf.GradSaveFunc;
+    const [m, alpha] = tf
+      .engine()
+      .runKernel<[tf.Tensor2D, tf.Tensor2D]>(FUSED.blendGate, { h: x, g: y, zh: u, zg: v, b: c });
+    save([x, y, alpha]);
+    return {
+      value: m,
+      gradFunc: (dm: tf.Tensor, saved: tf.Tensor[]) => {
+        const [sh, sg, sa] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+        const inputs = { dm, h: sh, g: sg, alpha: sa };
+        const [dh, dg, dz] = tf
+          .engine()
+          .runKernel<[tf.Tensor2D, tf.Tensor2D, tf.Tensor2D]>(FUSED.blendGateGrad, inputs);
+        return [dh, dg, dz, tf.clone(dz), tf.sum(dz, 0)];
+      },
+    };
+  });
+  return op(h, g, zh, zg, b);
 }
 
 /**
