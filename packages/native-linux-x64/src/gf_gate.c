@@ -5,13 +5,13 @@
 /* σ(x) = 1/(1 + e^−x) (gf_exp clamps its argument, so σ saturates to 0 or 1 without overflow). */
 static inline float gf_sigmoid(float x) { return 1.0f / (1.0f + gf_exp(-x)); }
 
-GF_CLONES static void gate_rows(const float *h, const float *g, const float *zh, const float *zg, const float *b,
-                                float *m, float *alpha, long r0, long r1, int d) {
+GF_CLONES static void gate_rows(const float *h, const float *g, const float *z, const float *b, float *m,
+                                float *alpha, long r0, long r1, int d) {
   for (long row = r0; row < r1; row++) {
     const long o = row * d;
 #pragma omp simd
     for (int k = 0; k < d; k++) {
-      const float a = gf_sigmoid((zh[o + k] + zg[o + k]) + b[k]);
+      const float a = gf_sigmoid(z[o + k] + b[k]);
       alpha[o + k] = a;
       m[o + k] = g[o + k] + a * (h[o + k] - g[o + k]);
     }
@@ -30,7 +30,7 @@ GF_CLONES static void gate_grad_range(const float *dm, const float *h, const flo
 }
 
 struct gate_ctx {
-  const float *dm, *h, *g, *zh, *zg, *b, *alpha_in;
+  const float *dm, *h, *g, *z, *b, *alpha_in;
   float *m, *alpha, *dh, *dg, *dz;
   long n;
   int d;
@@ -38,7 +38,7 @@ struct gate_ctx {
 
 static void gate_part(void *p, int part, int parts) {
   const struct gate_ctx *c = p;
-  gate_rows(c->h, c->g, c->zh, c->zg, c->b, c->m, c->alpha, c->n * part / parts, c->n * (part + 1) / parts, c->d);
+  gate_rows(c->h, c->g, c->z, c->b, c->m, c->alpha, c->n * part / parts, c->n * (part + 1) / parts, c->d);
 }
 
 static void gate_grad_part(void *p, int part, int parts) {
@@ -47,14 +47,14 @@ static void gate_grad_part(void *p, int part, int parts) {
                   c->n * (part + 1) / parts);
 }
 
-void gf_blend_gate(const float *h, const float *g, const float *zh, const float *zg, const float *b, float *m,
-                   float *alpha, int n, int d) {
-  struct gate_ctx c = { 0, h, g, zh, zg, b, 0, m, alpha, 0, 0, 0, n, d };
+void gf_blend_gate(const float *h, const float *g, const float *z, const float *b, float *m, float *alpha, int n,
+                   int d) {
+  struct gate_ctx c = { 0, h, g, z, b, 0, m, alpha, 0, 0, 0, n, d };
   gf_parallel(gate_part, &c, gf_parts((long)n * d, 8192));
 }
 
 void gf_blend_gate_grad(const float *dm, const float *h, const float *g, const float *alpha, float *dh, float *dg,
                         float *dz, long n) {
-  struct gate_ctx c = { dm, h, g, 0, 0, 0, alpha, 0, 0, dh, dg, dz, n, 0 };
+  struct gate_ctx c = { dm, h, g, 0, 0, alpha, 0, 0, dh, dg, dz, n, 0 };
   gf_parallel(gate_grad_part, &c, gf_parts(n, 8192));
 }

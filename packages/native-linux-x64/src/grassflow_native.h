@@ -61,12 +61,12 @@ void gf_softmax_nll_grad(const float *p, const int *targets, const float *dy, fl
  * h_i >> 8 < threshold (keep probability threshold/2^24), else 0. The same bits as gpu-layers' JS `dropoutMask`. */
 void gf_dropout_mask(float *out, long n, unsigned seed, unsigned threshold, float scale);
 
-/* The Grassmann mixer's blend gate on rows [N, d]: α = σ(z_h + z_g + b) (z_h = h·W_gate[:d], z_g = g·W_gate[d:],
- * b [d]), m = g + α⊙(h − g). Writes m and α [N, d]. */
-void gf_blend_gate(const float *h, const float *g, const float *zh, const float *zg, const float *b, float *m,
-                   float *alpha, int n, int d);
-/* Its gradient from dm over n entries: dh = dm⊙α, dg = dm⊙(1 − α), dz = dm⊙(h − g)⊙α⊙(1 − α) (z's, the same for
- * z_h, z_g and, summed over rows, b). */
+/* The Grassmann mixer's blend gate on rows [N, d]: α = σ(z + b) (z = [h; g]·W_gate, b [d]), m = g + α⊙(h − g).
+ * Writes m and α [N, d]. */
+void gf_blend_gate(const float *h, const float *g, const float *z, const float *b, float *m, float *alpha, int n,
+                   int d);
+/* Its gradient from dm over n entries: dh = dm⊙α, dg = dm⊙(1 − α), dz = dm⊙(h − g)⊙α⊙(1 − α) (z's; summed over
+ * rows, b's). */
 void gf_blend_gate_grad(const float *dm, const float *h, const float *g, const float *alpha, float *dh, float *dg,
                         float *dz, long n);
 

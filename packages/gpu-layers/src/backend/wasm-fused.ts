@@ -19,7 +19,7 @@ export const FUSED = {
   /** Softmax and per-row NLL of the loss (loss/loss.ts) and the mean NLL's gradient: native only. */
   softmaxNll: 'GrassflowSoftmaxNll',
   softmaxNllGrad: 'GrassflowSoftmaxNllGrad',
-  /** The mixer's blend gate m = g + α⊙(h − g), α = σ(z_h + z_g + b), and its gradient (grassmann/gate.ts): native only. */
+  /** The mixer's blend gate m = g + α⊙(h − g), α = σ(z + b), and its gradient (grassmann/gate.ts): native only. */
   blendGate: 'GrassflowBlendGate',
   blendGateGrad: 'GrassflowBlendGateGrad',
 } as const;

@@ -104,7 +104,7 @@ interface Native {
   softmaxNll(x: F32, targets: Int32Array, p: F32, nll: F32, n: number, v: number): void;
   softmaxNllGrad(p: F32, targets: Int32Array, dy: F32, dx: F32, n: number, v: number): void;
   dropoutMask(out: F32, n: number, seed: number, threshold: number, scale: number): void;
-  blendGate(h: F32, g: F32, zh: F32, zg: F32, b: F32, m: F32, alpha: F32, n: number, d: number): void;
+  blendGate(h: F32, g: F32, z: F32, b: F32, m: F32, alpha: F32, n: number, d: number): void;
   blendGateGrad(dm: F32, h: F32, g: F32, alpha: F32, dh: F32, dg: F32, dz: F32, n: number): void;
   setThreads(n: number): number;
   isa: string;
@@ -176,8 +176,8 @@ function bind(koffi: Koffi, library: string): Native {
     ),
     dropoutMask: f('void gf_dropout_mask(float *out, long n, unsigned int seed, unsigned int threshold, float scale)'),
     blendGate: f(
-      'void gf_blend_gate(const float *h, const float *g, const float *zh, const float *zg, const float *b, ' +
-        'float *m, float *alpha, int n, int d)',
+      'void gf_blend_gate(const float *h, const float *g, const float *z, const float *b, float *m, float *alpha, ' +
+        'int n, int d)',
     ),
     blendGateGrad: f(
       'void gf_blend_gate_grad(const float *dm, const float *h, const float *g, const float *alpha, float *dh, ' +
@@ -504,7 +504,7 @@ function softmaxNllGradKernel(args: KernelArgs): tf.TensorInfo {
   return out;
 }
 
-/** h, g, z_h, z_g [N, d], b [d] → m = g + α⊙(h − g), α = σ(z_h + z_g + b) [N, d]. */
+/** h, g, z [N, d], b [d] → m = g + α⊙(h − g), α = σ(z + b) [N, d]. */
 function blendGateKernel(args: KernelArgs): tf.TensorInfo[] {
   const backend = args.backend as WasmHeapBackend;
   const hIn = input(args, 'h');
@@ -512,8 +512,8 @@ function blendGateKernel(args: KernelArgs): tf.TensorInfo[] {
   const outs = fusedOutputs(FUSED.blendGate, args) as [tf.TensorInfo, tf.TensorInfo];
   const heap = heapOf(backend);
   const v = (t: tf.TensorInfo) => at(backend, heap, t);
-  const [g, zh, zg, b] = ['g', 'zh', 'zg', 'b'].map((name) => v(input(args, name))) as [F32, F32, F32, F32];
-  if (N * d > 0) (native as Native).blendGate(v(hIn), g, zh, zg, b, v(outs[0]), v(outs[1]), N, d);
+  const [g, z, b] = ['g', 'z', 'b'].map((name) => v(input(args, name))) as [F32, F32, F32];
+  if (N * d > 0) (native as Native).blendGate(v(hIn), g, z, b, v(outs[0]), v(outs[1]), N, d);
   return outs;
 }
 

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { FUSED, hasFusedKernel } from '../backend/wasm-fused.js';
 import { LN_EPS } from '../layers/block-parts.js';
-import { dropout, layerNorm, matmul } from '../ops/ops.js';
+import { dropout, layerNorm, matMulT, matmul } from '../ops/ops.js';
 import type { GrassmannMixingOptions, GrassmannMixingWeights } from './types.js';
 
 /**
@@ -56,7 +56,13 @@ export function projectAndGate(
   } else {
     const pMean = tf.mul(pSum, perPosition(counts.map((c) => (c > 0 ? 1 / c : 0)))); // [B, L, C]
     const proj = tf.reshape(matmul(tf.reshape(pMean, [B * L, pSum.shape[2]]), w.wPlu), [B, L, d]);
-    const bias = tf.mul(tf.reshape(w.bPlu, [1, 1, d]), perPosition(counts.map((c) => (c > 0 ? 1 : 0)))); // 0: no pair
+    // b_plu on the rows that have a pair, as the outer product [L, 1]·[1, d]: its gradient is a product too, where a
+    // broadcast multiply's is two slow broadcast passes on wasm
+    const has = tf.tensor2d(
+      counts.map((c) => (c > 0 ? 1 : 0)),
+      [L, 1],
+    );
+    const bias = tf.reshape(matmul(has, tf.reshape(w.bPlu, [1, d])), [1, L, d]); // [1, L, d], 0: no pair
     g2 = tf.reshape(tf.add(proj, bias), [B * L, d]);
   }
   const g = tf.reshape<tf.Rank.R3>(g2, [B, L, d]);
@@ -65,29 +71,50 @@ export function projectAndGate(
     const a2 = tf.fused.matMul({ a: hg, b: w.wGate, bias: w.bGate, activation: 'sigmoid' }) as tf.Tensor2D;
     return { output: gateOutput(h, g, tf.reshape<tf.Rank.R3>(a2, [B, L, d]), w, options), g };
   }
-  // [h; g]·W_gate = h·W_gate[:d] + g·W_gate[d:]: no [B·L, 2d] copy forward, and no split of its gradient backward
-  const zh = matmul(h2, tf.slice(w.wGate, [0, 0], [d, -1])); // [B·L, d]
-  const zg = matmul(g2, tf.slice(w.wGate, [d, 0], [d, -1]));
+  const z = gateLogits(h2, g2, w.wGate); // [B·L, d], [h; g]·W_gate
   const { gate = 'blend', branchDropout = 0 } = options;
   if (gate === 'blend' && branchDropout === 0 && hasFusedKernel(FUSED.blendGate)) {
-    const m = tf.reshape<tf.Rank.R3>(blendGate(h2, g2, zh, zg, w.bGate), [B, L, d]); // α⊙h + (1−α)⊙g
+    const m = tf.reshape<tf.Rank.R3>(blendGate(h2, g2, z, w.bGate), [B, L, d]); // α⊙h + (1−α)⊙g
     return { output: w.ln === undefined ? m : (layerNorm(m, w.ln.weight, w.ln.bias, LN_EPS) as tf.Tensor3D), g };
   }
-  const alpha = tf.reshape<tf.Rank.R3>(tf.sigmoid(tf.add(tf.add(zh, zg), w.bGate)), [B, L, d]); // [B, L, d]
+  const alpha = tf.reshape<tf.Rank.R3>(tf.sigmoid(tf.add(z, w.bGate)), [B, L, d]); // [B, L, d]
   return { output: gateOutput(h, g, alpha, w, options), g };
 }
 
 /**
- * m = g + α⊙(h − g) with α = σ(z_h + z_g + b) on rows [N, d] (b [d]), in one fused kernel each way:
- * dh = dm⊙α, dg = dm⊙(1 − α), dz_h = dz_g = dm⊙(h − g)⊙α⊙(1 − α), db = Σ_n dz. Only where FUSED.blendGate is registered.
+ * z = [h; g]·W_gate = h·W_gate[:d] + g·W_gate[d:] on rows [N, d], without the [N, 2d] copy forward:
+ * dh = dz·W_gate[:d]ᵀ, dg = dz·W_gate[d:]ᵀ, dW_gate = [hᵀ·dz; gᵀ·dz] (one concat, not each half's gradient padded to
+ * [2d, d] and the two summed).
  */
-function blendGate(h: tf.Tensor2D, g: tf.Tensor2D, zh: tf.Tensor2D, zg: tf.Tensor2D, b: tf.Tensor1D): tf.Tensor2D {
+const gateLogits = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  const [h, g, w] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+  const save = args[3] as tf.GradSaveFunc;
+  const d = h.shape[1];
+  const [z, wH, wG] = tf.tidy(() => {
+    const top = tf.slice(w, [0, 0], [d, -1]); // [d, d]
+    const bottom = tf.slice(w, [d, 0], [d, -1]);
+    return [tf.add<tf.Tensor2D>(tf.matMul(h, top), tf.matMul(g, bottom)), top, bottom];
+  });
+  save([h, g, wH, wG]);
+  return {
+    value: z,
+    gradFunc: (dz: tf.Tensor, saved: tf.Tensor[]) => {
+      const [sh, sg, sH, sG] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+      const dW = tf.concat([matMulT(sh, dz, true, false), matMulT(sg, dz, true, false)], 0); // [2d, d]
+      return [matMulT(dz, sH, false, true), matMulT(dz, sG, false, true), dW];
+    },
+  };
+});
+
+/**
+ * m = g + α⊙(h − g) with α = σ(z + b) on rows [N, d] (b [d]), in one fused kernel each way:
+ * dh = dm⊙α, dg = dm⊙(1 − α), dz = dm⊙(h − g)⊙α⊙(1 − α), db = Σ_n dz. Only where FUSED.blendGate is registered.
+ */
+function blendGate(h: tf.Tensor2D, g: tf.Tensor2D, z: tf.Tensor2D, b: tf.Tensor1D): tf.Tensor2D {
   const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [x, y, u, v, c] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
-    const save = args[5] as tf.GradSaveFunc;
-    const [m, alpha] = tf
-      .engine()
-      .runKernel<[tf.Tensor2D, tf.Tensor2D]>(FUSED.blendGate, { h: x, g: y, zh: u, zg: v, b: c });
+    const [x, y, u, c] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+    const save = args[4] as tf.GradSaveFunc;
+    const [m, alpha] = tf.engine().runKernel<[tf.Tensor2D, tf.Tensor2D]>(FUSED.blendGate, { h: x, g: y, z: u, b: c });
     save([x, y, alpha]);
     return {
       value: m,
@@ -97,11 +124,11 @@ function blendGate(h: tf.Tensor2D, g: tf.Tensor2D, zh: tf.Tensor2D, zg: tf.Tenso
         const [dh, dg, dz] = tf
           .engine()
           .runKernel<[tf.Tensor2D, tf.Tensor2D, tf.Tensor2D]>(FUSED.blendGateGrad, inputs);
-        return [dh, dg, dz, tf.clone(dz), tf.sum(dz, 0)];
+        return [dh, dg, dz, tf.sum(dz, 0)];
       },
     };
   });
-  return op(h, g, zh, zg, b);
+  return op(h, g, z, b);
 }
 
 /**
